@@ -1,0 +1,505 @@
+//! A game: the board plus its history — whose turn, ko and superko, passes,
+//! the move cap, undo and the end.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use thiserror::Error;
+
+use crate::board::{Board, Vertex, zobrist};
+use crate::point::{Action, Color, Move, Point};
+use crate::rules::{KoRule, Rules};
+
+/// Extra Zobrist keys for "this player moves next", used by situational superko.
+const SIDE_TO_MOVE: [u64; 2] = [0x5bd1_e995_9f3c_2a71, 0xc2b2_ae3d_27d4_eb4f];
+
+/// Why a game ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EndReason {
+    /// Two passes in a row: the board is counted.
+    TwoPasses,
+    /// The move cap was reached: counted as if both had passed.
+    MoveCap,
+    /// A player resigned; the other wins.
+    Resignation { winner: Color },
+    /// A player ran out of time; the other wins, whatever the board says.
+    Timeout { winner: Color },
+    /// Both players agreed to a draw.
+    DrawAgreed,
+}
+
+impl EndReason {
+    /// Whether the result comes from counting the board.
+    #[must_use]
+    pub const fn is_counted(self) -> bool {
+        matches!(self, EndReason::TwoPasses | EndReason::MoveCap)
+    }
+}
+
+impl fmt::Display for EndReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            EndReason::TwoPasses => f.write_str("two passes"),
+            EndReason::MoveCap => f.write_str("move cap reached"),
+            EndReason::Resignation { winner } => write!(f, "{} resigned", winner.opponent()),
+            EndReason::Timeout { winner } => write!(f, "{} ran out of time", winner.opponent()),
+            EndReason::DrawAgreed => f.write_str("draw agreed"),
+        }
+    }
+}
+
+/// Why a move was refused. The game is unchanged after any of these.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum IllegalMove {
+    #[error("the game is over")]
+    GameOver,
+    #[error("it is {to_move}'s turn")]
+    NotYourTurn { to_move: Color },
+    #[error("{point} is off the {size}x{size} board")]
+    OffBoard { point: Point, size: u8 },
+    #[error("{point} is occupied")]
+    Occupied { point: Point },
+    #[error("{point} is suicide: the stone would have no liberty and captures nothing")]
+    Suicide { point: Point },
+    #[error("{point} retakes the ko at once: play elsewhere first")]
+    Ko { point: Point },
+    #[error("{point} repeats the position after move {repeats_move} (superko)")]
+    Superko { point: Point, repeats_move: usize },
+}
+
+/// Why an undo was refused.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum UndoError {
+    #[error("there is no move to undo")]
+    NothingToUndo,
+    #[error("the game was ended by {0}; it cannot be taken back")]
+    Ended(EndReason),
+}
+
+/// What an accepted move did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    /// The number of this move (1 for the first).
+    pub move_number: usize,
+    /// Stones taken off the board by this move, in board order.
+    pub captured: Vec<Point>,
+    /// Set when this move ended the game (second pass, move cap).
+    pub ended: Option<EndReason>,
+}
+
+/// One position in the history: its superko key and the stones, so a key
+/// match is confirmed by comparing positions (a hash collision can never
+/// forbid a legal move).
+#[derive(Debug, Clone)]
+struct Position {
+    key: u64,
+    stones: Box<[u8]>,
+}
+
+/// A game under one ruleset: the board plus everything the rules need to
+/// know about the past.
+#[derive(Debug, Clone)]
+pub struct Game {
+    rules: Rules,
+    start: Board,
+    start_to_move: Color,
+    board: Board,
+    to_move: Color,
+    moves: Vec<Move>,
+    /// Position `i` is the one after move `i`; 0 is the start.
+    positions: Vec<Position>,
+    /// Superko key → indexes into `positions`.
+    seen: HashMap<u64, Vec<u32>>,
+    passes_in_a_row: u32,
+    end: Option<EndReason>,
+}
+
+impl Game {
+    /// A new game on an empty board, Black to move.
+    #[must_use]
+    pub fn new(rules: Rules) -> Game {
+        Game::from_setup(rules, Board::new(rules.board_size), Color::Black)
+    }
+
+    /// A game starting from a set-up position (SGF `AB`/`AW`, handicap).
+    /// `setup` must be on the rules' board size.
+    #[must_use]
+    pub fn from_setup(rules: Rules, setup: Board, to_move: Color) -> Game {
+        let mut game = Game {
+            rules: Rules {
+                board_size: setup.size(),
+                ..rules
+            },
+            start: setup.clone(),
+            start_to_move: to_move,
+            board: setup,
+            to_move,
+            moves: Vec::new(),
+            positions: Vec::new(),
+            seen: HashMap::new(),
+            passes_in_a_row: 0,
+            end: None,
+        };
+        game.record_position();
+        game
+    }
+
+    /// The rules of this game.
+    #[must_use]
+    pub fn rules(&self) -> &Rules {
+        &self.rules
+    }
+
+    /// Replaces the komi (GTP `komi` before or during a game); nothing else changes.
+    pub fn set_komi(&mut self, komi: crate::rules::Komi) {
+        self.rules.komi = komi;
+    }
+
+    /// The current position.
+    #[must_use]
+    pub fn board(&self) -> &Board {
+        &self.board
+    }
+
+    /// The position the game started from.
+    #[must_use]
+    pub fn setup(&self) -> &Board {
+        &self.start
+    }
+
+    /// Who is to move in the starting position.
+    #[must_use]
+    pub fn setup_to_move(&self) -> Color {
+        self.start_to_move
+    }
+
+    /// Whose turn it is.
+    #[must_use]
+    pub fn to_move(&self) -> Color {
+        self.to_move
+    }
+
+    /// The moves so far, passes included.
+    #[must_use]
+    pub fn moves(&self) -> &[Move] {
+        &self.moves
+    }
+
+    /// The number of moves played so far (passes count).
+    #[must_use]
+    pub fn move_number(&self) -> usize {
+        self.moves.len()
+    }
+
+    /// The last move, if any.
+    #[must_use]
+    pub fn last_move(&self) -> Option<Move> {
+        self.moves.last().copied()
+    }
+
+    /// Passes in a row at the end of the game so far.
+    #[must_use]
+    pub fn passes_in_a_row(&self) -> u32 {
+        self.passes_in_a_row
+    }
+
+    /// Why the game ended, or `None` while it goes on.
+    #[must_use]
+    pub fn end(&self) -> Option<EndReason> {
+        self.end
+    }
+
+    /// Whether the game is over.
+    #[must_use]
+    pub fn is_over(&self) -> bool {
+        self.end.is_some()
+    }
+
+    /// Plays a move for the player whose turn it is.
+    pub fn play(&mut self, mv: Move) -> Result<Outcome, IllegalMove> {
+        if self.end.is_some() {
+            return Err(IllegalMove::GameOver);
+        }
+        if mv.color != self.to_move {
+            return Err(IllegalMove::NotYourTurn {
+                to_move: self.to_move,
+            });
+        }
+        self.play_as(mv)
+    }
+
+    /// Plays a move for either colour, whoever's turn it is (GTP `play` and
+    /// SGF records allow two moves of one colour in a row). All other rules
+    /// apply as in [`Game::play`].
+    pub fn play_as(&mut self, mv: Move) -> Result<Outcome, IllegalMove> {
+        if self.end.is_some() {
+            return Err(IllegalMove::GameOver);
+        }
+        let captured = match mv.action {
+            Action::Pass => {
+                self.board.clear_ko();
+                self.passes_in_a_row += 1;
+                Vec::new()
+            }
+            Action::Play(point) => {
+                let v = self.check_stone(mv.color, point)?;
+                let captured = self.captured_by(v, mv.color);
+                self.board.play(v, mv.color);
+                self.passes_in_a_row = 0;
+                captured
+            }
+        };
+        self.moves.push(mv);
+        self.to_move = mv.color.opponent();
+        self.record_position();
+        let n = self.moves.len();
+        if self.passes_in_a_row >= 2 {
+            self.end = Some(EndReason::TwoPasses);
+        } else if self.rules.move_cap.is_some_and(|cap| n >= cap as usize) {
+            self.end = Some(EndReason::MoveCap);
+        }
+        Ok(Outcome {
+            move_number: n,
+            captured,
+            ended: self.end,
+        })
+    }
+
+    /// Checks whether `color` may play at `point` now, without playing it.
+    /// Turn order is not checked: it answers for either colour.
+    pub fn check(&self, color: Color, point: Point) -> Result<(), IllegalMove> {
+        if self.end.is_some() {
+            return Err(IllegalMove::GameOver);
+        }
+        self.check_stone(color, point).map(|_| ())
+    }
+
+    /// Whether `color` may play `action` now (a pass always may while the game goes on).
+    #[must_use]
+    pub fn is_legal(&self, color: Color, action: Action) -> bool {
+        match action {
+            Action::Pass => self.end.is_none(),
+            Action::Play(p) => self.check(color, p).is_ok(),
+        }
+    }
+
+    /// Every point where `color` may put a stone now.
+    #[must_use]
+    pub fn legal_points(&self, color: Color) -> Vec<Point> {
+        if self.end.is_some() {
+            return Vec::new();
+        }
+        self.board
+            .vertices()
+            .filter(|&v| self.check_vertex(color, v).is_ok())
+            .map(|v| self.board.point(v))
+            .collect()
+    }
+
+    /// The empty points where the player to move may not play right now
+    /// because of ko or superko (the client draws a small square there).
+    /// Occupied points and suicide are not included.
+    #[must_use]
+    pub fn ko_forbidden_points(&self) -> Vec<Point> {
+        if self.end.is_some() {
+            return Vec::new();
+        }
+        let color = self.to_move;
+        self.board
+            .vertices()
+            .filter(|&v| {
+                matches!(
+                    self.check_vertex(color, v),
+                    Err(IllegalMove::Ko { .. } | IllegalMove::Superko { .. })
+                )
+            })
+            .map(|v| self.board.point(v))
+            .collect()
+    }
+
+    /// Ends the game by resignation of `loser`.
+    pub fn resign(&mut self, loser: Color) -> Result<EndReason, IllegalMove> {
+        self.end_with(EndReason::Resignation {
+            winner: loser.opponent(),
+        })
+    }
+
+    /// Ends the game because `loser` ran out of time.
+    pub fn time_out(&mut self, loser: Color) -> Result<EndReason, IllegalMove> {
+        self.end_with(EndReason::Timeout {
+            winner: loser.opponent(),
+        })
+    }
+
+    /// Ends the game as a draw both players agreed to.
+    pub fn agree_draw(&mut self) -> Result<EndReason, IllegalMove> {
+        self.end_with(EndReason::DrawAgreed)
+    }
+
+    fn end_with(&mut self, reason: EndReason) -> Result<EndReason, IllegalMove> {
+        if self.end.is_some() {
+            return Err(IllegalMove::GameOver);
+        }
+        self.end = Some(reason);
+        Ok(reason)
+    }
+
+    /// Takes back the last move (a stone or a pass), restoring exactly the
+    /// earlier state: stones, prisoners, ko, history and whose turn. A game
+    /// ended by passes or the move cap reopens; one ended by resignation,
+    /// time or agreement cannot be undone.
+    pub fn undo(&mut self) -> Result<Move, UndoError> {
+        match self.end {
+            Some(reason) if !reason.is_counted() => return Err(UndoError::Ended(reason)),
+            _ => {}
+        }
+        let mut moves = std::mem::take(&mut self.moves);
+        let Some(last) = moves.pop() else {
+            return Err(UndoError::NothingToUndo);
+        };
+        let mut replay = Game::from_setup(self.rules, self.start.clone(), self.start_to_move);
+        for mv in moves {
+            // Every one of these moves was accepted before, in this order.
+            let replayed = replay.play_as(mv);
+            debug_assert!(replayed.is_ok(), "replaying an accepted move failed");
+        }
+        *self = replay;
+        Ok(last)
+    }
+
+    // ----- legality -----
+
+    fn check_stone(&self, color: Color, point: Point) -> Result<Vertex, IllegalMove> {
+        let size = self.rules.board_size;
+        if !size.contains(point) {
+            return Err(IllegalMove::OffBoard {
+                point,
+                size: size.get(),
+            });
+        }
+        let v = self.board.vertex(point);
+        self.check_vertex(color, v).map(|()| v)
+    }
+
+    fn check_vertex(&self, color: Color, v: Vertex) -> Result<(), IllegalMove> {
+        let board = &self.board;
+        let point = board.point(v);
+        if !board.is_empty(v) {
+            return Err(IllegalMove::Occupied { point });
+        }
+        let suicide = board.is_suicide(v, color);
+        if suicide && !self.rules.suicide_allowed {
+            return Err(IllegalMove::Suicide { point });
+        }
+        let after_key = if suicide {
+            None
+        } else {
+            Some(self.key_after(v, color))
+        };
+        match self.rules.ko {
+            KoRule::Simple => {
+                // Only the position before the opponent's last move is
+                // forbidden: the immediate retake.
+                let n = self.positions.len();
+                if n >= 2 {
+                    let before = &self.positions[n - 2];
+                    if after_key.is_none_or(|k| k == before.key) {
+                        let after = self.board_after(v, color);
+                        if after.matches_key(&before.stones) {
+                            return Err(IllegalMove::Ko { point });
+                        }
+                    }
+                }
+                Ok(())
+            }
+            KoRule::PositionalSuperko | KoRule::SituationalSuperko => {
+                let key = match after_key {
+                    Some(k) => k,
+                    None => self.position_key_of(&self.board_after(v, color), color.opponent()),
+                };
+                let Some(candidates) = self.seen.get(&key) else {
+                    return Ok(());
+                };
+                let after = self.board_after(v, color);
+                for &i in candidates {
+                    if after.matches_key(&self.positions[i as usize].stones) {
+                        return Err(IllegalMove::Superko {
+                            point,
+                            repeats_move: i as usize,
+                        });
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// The board after `color` plays at `v` (which must be empty).
+    fn board_after(&self, v: Vertex, color: Color) -> Board {
+        let mut after = self.board.clone();
+        after.play(v, color);
+        after
+    }
+
+    /// The superko key after `color` plays at the empty vertex `v`, when the
+    /// move is not suicide: computed from the hash without playing it.
+    fn key_after(&self, v: Vertex, color: Color) -> u64 {
+        let board = &self.board;
+        let enemy = color.opponent();
+        let mut hash = board.hash() ^ zobrist(color, v);
+        let mut taken: [Vertex; 4] = [0; 4];
+        let mut n_taken = 0;
+        for n in board.neighbours(v) {
+            if board.color_at(n) == Some(enemy) && board.in_atari(n) {
+                let h = board.chain_head(n);
+                if !taken[..n_taken].contains(&h) {
+                    taken[n_taken] = h;
+                    n_taken += 1;
+                    for s in board.chain_stones(h) {
+                        hash ^= zobrist(enemy, s);
+                    }
+                }
+            }
+        }
+        self.key_of_hash(hash, enemy)
+    }
+
+    fn key_of_hash(&self, hash: u64, next_to_move: Color) -> u64 {
+        match self.rules.ko {
+            KoRule::SituationalSuperko => hash ^ SIDE_TO_MOVE[next_to_move.index()],
+            KoRule::PositionalSuperko | KoRule::Simple => hash,
+        }
+    }
+
+    fn position_key_of(&self, board: &Board, next_to_move: Color) -> u64 {
+        self.key_of_hash(board.hash(), next_to_move)
+    }
+
+    /// The stones `color` would capture by playing at `v`.
+    fn captured_by(&self, v: Vertex, color: Color) -> Vec<Point> {
+        let board = &self.board;
+        let mut captured = Vec::new();
+        let mut heads: Vec<Vertex> = Vec::new();
+        for n in board.neighbours(v) {
+            if board.color_at(n) == Some(color.opponent()) && board.in_atari(n) {
+                let h = board.chain_head(n);
+                if !heads.contains(&h) {
+                    heads.push(h);
+                    captured.extend(board.chain_stones(h).map(|s| board.point(s)));
+                }
+            }
+        }
+        captured.sort_unstable_by_key(|p| (p.row(), p.col()));
+        captured
+    }
+
+    fn record_position(&mut self) {
+        let key = self.position_key_of(&self.board, self.to_move);
+        let index = self.positions.len() as u32;
+        self.positions.push(Position {
+            key,
+            stones: self.board.position_key(),
+        });
+        self.seen.entry(key).or_default().push(index);
+    }
+}

@@ -1,0 +1,173 @@
+//! Random playouts: light ones for speed measurement, and the policy the
+//! dead-stone judgement reads with.
+//!
+//! Playouts use the board's own rules (simple ko, no suicide) rather than
+//! superko, which is standard for playouts and keeps them fast; a playout is
+//! cut off after `3 × points` moves so a long cycle cannot run forever.
+
+use crate::board::{Board, NO_VERTEX, SplitMix64, Vertex};
+use crate::point::Color;
+
+/// Plays uniformly random legal moves that do not fill a single-point eye
+/// shape of the mover's own, from `board` with `to_move` first, until both
+/// pass. Returns the number of moves played (passes excluded).
+pub fn light_playout(board: &mut Board, mut to_move: Color, rng: &mut SplitMix64) -> u32 {
+    let limit = 3 * board.size().points() as u32;
+    let mut moves = 0;
+    let mut passes = 0;
+    while passes < 2 && moves < limit {
+        match random_move(board, to_move, rng, |_, _, _| true) {
+            Some(v) => {
+                board.play(v, to_move);
+                moves += 1;
+                passes = 0;
+            }
+            None => {
+                board.clear_ko();
+                passes += 1;
+            }
+        }
+        to_move = to_move.opponent();
+    }
+    moves
+}
+
+/// A random empty point where `color` may play that is not its own eye
+/// shape and that `accept` agrees to, or `None` (pass). The scan starts at a
+/// random place in the empty list and takes the first fit.
+#[inline]
+pub fn random_move(
+    board: &Board,
+    color: Color,
+    rng: &mut SplitMix64,
+    mut accept: impl FnMut(&Board, Vertex, Color) -> bool,
+) -> Option<Vertex> {
+    let n = board.empty_vertices().len();
+    if n == 0 {
+        return None;
+    }
+    let start = rng.below(n);
+    let empties = board.empty_vertices();
+    for i in (start..n).chain(0..start) {
+        let v = usize::from(empties[i]);
+        if Some(v) == board.ko_point()
+            || board.is_eye_shape(v, color)
+            || board.is_suicide(v, color)
+        {
+            continue;
+        }
+        if accept(board, v, color) {
+            return Some(v);
+        }
+    }
+    None
+}
+
+/// Whether `color` playing on `v` leaves its new chain (of two stones or
+/// more) in atari without capturing anything: a throw-in of one stone is
+/// allowed, since killing eye shapes needs it.
+#[must_use]
+pub fn is_big_self_atari(board: &Board, v: Vertex, color: Color) -> bool {
+    let enemy = color.opponent();
+    // The first liberty found; a second distinct one means no atari.
+    let mut first: Vertex = NO_VERTEX;
+    let mut size = 1;
+    let mut more_than_one = |l: Vertex| -> bool {
+        if l == v || l == first {
+            false
+        } else if first == NO_VERTEX {
+            first = l;
+            false
+        } else {
+            true
+        }
+    };
+    for nb in board.neighbours(v) {
+        if board.is_empty(nb) {
+            if more_than_one(nb) {
+                return false;
+            }
+        } else if board.color_at(nb) == Some(enemy) {
+            if board.in_atari(nb) {
+                return false; // it captures
+            }
+        } else if board.color_at(nb) == Some(color) {
+            size += board.chain_len(nb);
+            if board.liberty_count_up_to(nb, 3) >= 3 {
+                return false;
+            }
+            for l in board.liberties(nb) {
+                if more_than_one(l) {
+                    return false;
+                }
+            }
+        }
+    }
+    size >= 2
+}
+
+/// The move the dead-stone policy picks for `color`: capture a chain that
+/// the last move left in atari, else save an own chain the last move put in
+/// atari, else a random move that is not a big self-atari.
+pub fn policy_move(
+    board: &Board,
+    color: Color,
+    last: Option<Vertex>,
+    rng: &mut SplitMix64,
+) -> Option<Vertex> {
+    if let Some(last) = last {
+        // Capture the stone just played, or a neighbour of it, if in atari.
+        let mut around = [last; 5];
+        around[1..].copy_from_slice(&board.neighbours(last));
+        for x in around {
+            if board.color_at(x) == Some(color.opponent()) {
+                if let Some(l) = board.atari_liberty(x) {
+                    if board.is_playable(l, color, false) {
+                        return Some(l);
+                    }
+                }
+            }
+        }
+        // Escape: an own chain next to the last move in atari gets extended
+        // when that gives it room.
+        for x in board.neighbours(last) {
+            if board.color_at(x) == Some(color) {
+                if let Some(l) = board.atari_liberty(x) {
+                    if board.is_playable(l, color, false) && !is_big_self_atari(board, l, color) {
+                        let mut after = board.clone();
+                        after.play(l, color);
+                        if !after.is_empty(l) && after.liberty_count_up_to(l, 2) >= 2 {
+                            return Some(l);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    random_move(board, color, rng, |b, v, c| !is_big_self_atari(b, v, c))
+}
+
+/// Plays the dead-stone policy from `board` with `to_move` first until both
+/// pass (or the move limit).
+pub fn policy_playout(board: &mut Board, mut to_move: Color, rng: &mut SplitMix64) {
+    let limit = 3 * board.size().points();
+    let mut passes = 0;
+    let mut last = None;
+    let mut moves = 0;
+    while passes < 2 && moves < limit {
+        match policy_move(board, to_move, last, rng) {
+            Some(v) => {
+                board.play(v, to_move);
+                last = Some(v);
+                passes = 0;
+                moves += 1;
+            }
+            None => {
+                board.clear_ko();
+                last = None;
+                passes += 1;
+            }
+        }
+        to_move = to_move.opponent();
+    }
+}
