@@ -515,12 +515,17 @@ impl Board {
         self.lib_sum[v] = 0;
         self.lib_sum_sq[v] = 0;
 
+        // The new stone's own liberties first, while it is still its chain's head.
+        for n in self.neighbours(v) {
+            if self.cells[n] == EMPTY {
+                self.add_liberty(v, n);
+            }
+        }
         let mut captured = 0u32;
         let mut captured_at = NO_VERTEX;
         for n in self.neighbours(v) {
             match self.cells[n] {
-                EMPTY => self.add_liberty(v, n),
-                BORDER => {}
+                EMPTY | BORDER => {}
                 c => {
                     let h = self.chain_head(n);
                     self.remove_liberty(h, v);

@@ -30,7 +30,7 @@ use crate::game::Game;
 use crate::playout::policy_playout;
 use crate::point::{Color, Point};
 use crate::rules::DeadStoneRule;
-use crate::score::{Score, seki_chains};
+use crate::score::{GameResult, Score, seki_chains};
 
 /// The seed of the dead-stone playouts. Changing it changes verdicts.
 pub const DEAD_STONE_SEED: u64 = 0x6465_6164_2d73_746e; // "dead-stn"
@@ -223,12 +223,16 @@ pub fn analyse(board: &Board) -> LifeAndDeath {
 
 /// For each vertex, in how many playouts (with Black first, with White first)
 /// the stone there was lost: the point ended owned by the other colour.
-struct Losses {
-    black_first: Vec<u32>,
-    white_first: Vec<u32>,
+#[derive(Debug)]
+pub struct Losses {
+    /// Losses with Black moving first, per vertex.
+    pub black_first: Vec<u32>,
+    /// Losses with White moving first, per vertex.
+    pub white_first: Vec<u32>,
 }
 
-fn playout_losses(board: &Board) -> Losses {
+/// Playout losses of every stone (for diagnostics).
+pub fn playout_losses(board: &Board) -> Losses {
     let mut rng = SplitMix64::new(DEAD_STONE_SEED);
     let mut losses = Losses {
         black_first: vec![0; MAX_VERTICES],
@@ -383,5 +387,13 @@ impl Game {
     #[must_use]
     pub fn score_preview(&self) -> Score {
         self.score_with_dead(&self.dead_stones())
+    }
+
+    /// The result of a finished game, counted with the automatic dead
+    /// stones when it ended on the board; `None` while it goes on.
+    #[must_use]
+    pub fn result(&self) -> Option<GameResult> {
+        let end = self.end()?;
+        Some(end.uncounted_result().unwrap_or_else(|| self.score_preview().result()))
     }
 }

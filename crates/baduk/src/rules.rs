@@ -268,7 +268,7 @@ impl Rules {
     }
 
     /// The same rules on another board. Ttakji's move cap grows with the
-    /// board's area (300 on 9×9, so 3.7 moves a point: 626 on 13×13, 1337 on
+    /// board's area (300 on 9×9, so 3.7 moves a point: 626 on 13×13, 1338 on
     /// 19×19), since a fixed 300 would cut a 19×19 game short.
     #[must_use]
     pub fn with_board_size(mut self, size: BoardSize) -> Rules {
@@ -320,6 +320,6 @@ mod tests {
         assert_eq!((r.komi.to_string(), r.move_cap), ("7".to_owned(), Some(300)));
         assert!(Rules::tromp_taylor().suicide_allowed);
         assert_eq!(Rules::japanese().ko, KoRule::Simple);
-        assert_eq!(Rules::ttakji().with_board_size(BoardSize::NINETEEN).move_cap, Some(1337));
+        assert_eq!(Rules::ttakji().with_board_size(BoardSize::NINETEEN).move_cap, Some(1338));
     }
 }

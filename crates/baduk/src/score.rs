@@ -362,6 +362,17 @@ pub fn territory_score(board: &Board, dead: &[Point], prisoners: [u32; 2], komi:
     }
 }
 
+/// The stones of chains in seki (see [`territory_score`]), in board order.
+#[must_use]
+pub fn seki_points(board: &Board) -> Vec<Point> {
+    let heads = seki_chains(board);
+    board
+        .vertices()
+        .filter(|&v| board.color_at(v).is_some() && heads.contains(&board.chain_head(v)))
+        .map(|v| board.point(v))
+        .collect()
+}
+
 /// Heads of chains in seki: chains touching an empty point that is a
 /// liberty of both colours and that neither colour can fill without its
 /// resulting chain being left with at most one liberty.

@@ -1,0 +1,70 @@
+//! The dead-stone judgement measured against GNU Go 3.8 on finished games.
+//!
+//! `tests/data/gnugo-finished/` holds 9×9 games GNU Go played against itself
+//! to two passes (made by `tools/gnugo_selfplay.py`), with the stones GNU Go
+//! (level 10) reports by `final_status_list dead`. The engine must never
+//! remove a stone GNU Go calls alive, and must remove at least 90% of the
+//! stones it calls dead.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use baduk::{Point, sgf};
+
+struct Case {
+    file: String,
+    dead: BTreeSet<Point>,
+    ours: BTreeSet<Point>,
+}
+
+fn cases() -> Vec<Case> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/gnugo-finished");
+    let index = std::fs::read_to_string(dir.join("status.tsv")).expect("status.tsv is readable");
+    let mut out = Vec::new();
+    for line in index.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()) {
+        let cols: Vec<&str> = line.split('\t').collect();
+        let file = cols[0].to_owned();
+        let text = std::fs::read_to_string(dir.join(&file)).expect("game file is readable");
+        let (_, game) = sgf::read_game(&text).unwrap_or_else(|e| panic!("{file}: {e}"));
+        let size = game.rules().board_size;
+        let dead: BTreeSet<Point> = cols[1]
+            .split_whitespace()
+            .filter(|s| *s != "-")
+            .map(|s| size.parse_point(s).expect("GNU Go vertex"))
+            .collect();
+        let ours = baduk::analyse(game.board()).dead.into_iter().collect();
+        out.push(Case { file, dead, ours });
+    }
+    out
+}
+
+#[test]
+fn dead_stones_agree_with_gnu_go_on_finished_games() {
+    let cases = cases();
+    let mut wrong = Vec::new();
+    let mut missed = Vec::new();
+    let (mut gnugo_dead, mut found) = (0usize, 0usize);
+    for case in &cases {
+        gnugo_dead += case.dead.len();
+        found += case.dead.intersection(&case.ours).count();
+        let extra: Vec<String> = case.ours.difference(&case.dead).map(Point::to_string).collect();
+        if !extra.is_empty() {
+            wrong.push(format!("{}: {}", case.file, extra.join(" ")));
+        }
+        let miss: Vec<String> = case.dead.difference(&case.ours).map(Point::to_string).collect();
+        if !miss.is_empty() {
+            missed.push(format!("{}: {}", case.file, miss.join(" ")));
+        }
+    }
+    let recall = found as f64 / gnugo_dead.max(1) as f64;
+    println!(
+        "{} games, GNU Go dead stones {gnugo_dead}, removed {found} ({:.1}%), wrongly removed in {} games",
+        cases.len(),
+        recall * 100.0,
+        wrong.len()
+    );
+    println!("missed:\n  {}", missed.join("\n  "));
+    assert!(cases.len() >= 50, "only {} games in the data set", cases.len());
+    assert!(wrong.is_empty(), "stones GNU Go calls alive were removed:\n  {}", wrong.join("\n  "));
+    assert!(recall >= 0.90, "only {:.1}% of GNU Go's dead stones removed", recall * 100.0);
+}

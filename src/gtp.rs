@@ -1,0 +1,353 @@
+//! The GTP version 2 front end to the rules engine (`ttakji gtp`), so the
+//! engine works in GoGui, Sabaki and bot bridges.
+//!
+//! Besides the standard commands it answers GNU Go's `is_legal` and
+//! `all_legal`, and KataGo's `kata-set-rules` / `kata-get-rules` with the
+//! rules presets' names. After two passes the game is over and `play` is
+//! refused, as on the server; `undo` takes the last pass back.
+
+use std::io::{BufRead, Write};
+
+use baduk::sgf::{self, Record};
+use baduk::{Action, BoardSize, Color, Game, Komi, Move, Point, Preset, Rules, score};
+
+/// Every command this front end knows, as `list_commands` prints them.
+const COMMANDS: &[&str] = &[
+    "protocol_version",
+    "name",
+    "version",
+    "known_command",
+    "list_commands",
+    "quit",
+    "boardsize",
+    "clear_board",
+    "komi",
+    "play",
+    "undo",
+    "showboard",
+    "final_score",
+    "final_status_list",
+    "loadsgf",
+    "printsgf",
+    "is_legal",
+    "all_legal",
+    "kata-set-rules",
+    "kata-get-rules",
+];
+
+/// A GTP engine session: one game and the settings the controller gave it.
+#[derive(Debug)]
+pub struct Session {
+    game: Game,
+}
+
+/// What a command produced: an answer, or an answer after which the session ends.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Reply {
+    Success(String),
+    Failure(String),
+}
+
+impl Default for Session {
+    fn default() -> Self {
+        Session::new(Rules::ttakji())
+    }
+}
+
+impl Session {
+    /// A session with an empty board under `rules`.
+    #[must_use]
+    pub fn new(rules: Rules) -> Session {
+        Session {
+            game: Game::new(rules),
+        }
+    }
+
+    /// The game as it stands.
+    #[cfg(test)]
+    pub fn game(&self) -> &Game {
+        &self.game
+    }
+
+    /// Runs one command (without its id) and returns the reply, and whether
+    /// the session should end after it.
+    pub fn execute(&mut self, command: &str, args: &[&str]) -> (Reply, bool) {
+        let result = match command {
+            "protocol_version" => Ok("2".to_owned()),
+            "name" => Ok("Ttakji".to_owned()),
+            "version" => Ok(env!("CARGO_PKG_VERSION").to_owned()),
+            "known_command" => Ok(args
+                .first()
+                .is_some_and(|c| COMMANDS.contains(c))
+                .to_string()),
+            "list_commands" => Ok(COMMANDS.join("\n")),
+            "quit" => return (Reply::Success(String::new()), true),
+            "boardsize" => self.boardsize(args),
+            "clear_board" => {
+                self.game = Game::new(*self.game.rules());
+                Ok(String::new())
+            }
+            "komi" => self.komi(args),
+            "play" => self.play(args),
+            "undo" => self
+                .game
+                .undo()
+                .map(|_| String::new())
+                .map_err(|e| format!("cannot undo: {e}")),
+            "showboard" => Ok(self.showboard()),
+            "final_score" => Ok(self.game.score_preview().result().to_string()),
+            "final_status_list" => self.final_status_list(args),
+            "loadsgf" => self.loadsgf(args),
+            "printsgf" => self.printsgf(args),
+            "is_legal" => self.is_legal(args),
+            "all_legal" => self.all_legal(args),
+            "kata-set-rules" => self.set_rules(args),
+            "kata-get-rules" => Ok(self.game.rules().preset.name().to_owned()),
+            _ => Err("unknown command".to_owned()),
+        };
+        match result {
+            Ok(s) => (Reply::Success(s), false),
+            Err(e) => (Reply::Failure(e), false),
+        }
+    }
+
+    fn boardsize(&mut self, args: &[&str]) -> Result<String, String> {
+        let n: u32 = arg(args, 0, "board size")?
+            .parse()
+            .map_err(|_| "boardsize not an integer".to_owned())?;
+        let size = BoardSize::new(n).map_err(|_| "unacceptable size".to_owned())?;
+        self.game = Game::new(self.game.rules().with_board_size(size));
+        Ok(String::new())
+    }
+
+    fn komi(&mut self, args: &[&str]) -> Result<String, String> {
+        let komi = Komi::parse(arg(args, 0, "komi")?).map_err(|e| format!("syntax error: {e}"))?;
+        self.game.set_komi(komi);
+        Ok(String::new())
+    }
+
+    fn play(&mut self, args: &[&str]) -> Result<String, String> {
+        let color = color(arg(args, 0, "colour")?)?;
+        let action = self.vertex(arg(args, 1, "vertex")?)?;
+        self.game
+            .play_as(Move { color, action })
+            .map(|_| String::new())
+            .map_err(|e| format!("illegal move: {e}"))
+    }
+
+    fn is_legal(&self, args: &[&str]) -> Result<String, String> {
+        let color = color(arg(args, 0, "colour")?)?;
+        let action = self.vertex(arg(args, 1, "vertex")?)?;
+        Ok(if self.game.is_legal(color, action) { "1" } else { "0" }.to_owned())
+    }
+
+    fn all_legal(&self, args: &[&str]) -> Result<String, String> {
+        let color = color(arg(args, 0, "colour")?)?;
+        Ok(join_points(&self.game.legal_points(color)))
+    }
+
+    fn final_status_list(&self, args: &[&str]) -> Result<String, String> {
+        let board = self.game.board();
+        let dead = self.game.dead_stones();
+        let (cleared, _) = score::remove_dead(board, &dead);
+        let seki: Vec<Point> = score::seki_points(&cleared);
+        let stones = |keep: &dyn Fn(Point) -> bool| -> Vec<Point> {
+            board
+                .vertices()
+                .filter(|&v| board.color_at(v).is_some())
+                .map(|v| board.point(v))
+                .filter(|&p| keep(p))
+                .collect()
+        };
+        let list = match arg(args, 0, "status")? {
+            "dead" => dead.clone(),
+            "alive" => stones(&|p| !dead.contains(&p) && !seki.contains(&p)),
+            "seki" => seki,
+            other => return Err(format!("unknown status `{other}` (dead, alive or seki)")),
+        };
+        Ok(join_points(&list))
+    }
+
+    fn loadsgf(&mut self, args: &[&str]) -> Result<String, String> {
+        let path = arg(args, 0, "file name")?;
+        let text = std::fs::read_to_string(path).map_err(|e| format!("cannot load file: {path}: {e}"))?;
+        let mut record = sgf::parse(&text).map_err(|e| format!("cannot load file: {e}"))?;
+        if let Some(n) = args.get(1) {
+            // GTP: the position before move number `n` is played.
+            let n: usize = n.parse().map_err(|_| format!("move number `{n}` is not a number"))?;
+            record.moves.truncate(n.saturating_sub(1));
+        }
+        let game = record.to_game().map_err(|e| format!("cannot load file: {e}"))?;
+        let to_move = game.to_move();
+        self.game = game;
+        Ok(to_move.to_string().to_lowercase())
+    }
+
+    fn printsgf(&self, args: &[&str]) -> Result<String, String> {
+        let mut record = Record::from_game(&self.game);
+        record.result = self.game.result();
+        let text = record.to_sgf();
+        match args.first() {
+            Some(path) => std::fs::write(path, &text)
+                .map(|()| String::new())
+                .map_err(|e| format!("cannot write {path}: {e}")),
+            None => Ok(text.trim_end().to_owned()),
+        }
+    }
+
+    fn set_rules(&mut self, args: &[&str]) -> Result<String, String> {
+        let preset = Preset::parse(arg(args, 0, "rules")?).map_err(|e| e.to_string())?;
+        let rules = Rules::preset(preset).with_board_size(self.game.rules().board_size);
+        let mut record = Record::from_game(&self.game);
+        record.rules = rules;
+        let game = record
+            .to_game()
+            .map_err(|e| format!("the moves so far are not legal under {preset} rules: {e}"))?;
+        self.game = game;
+        Ok(String::new())
+    }
+
+    fn vertex(&self, s: &str) -> Result<Action, String> {
+        if s.eq_ignore_ascii_case("pass") {
+            return Ok(Action::Pass);
+        }
+        self.game
+            .rules()
+            .board_size
+            .parse_point(s)
+            .map(Action::Play)
+            .map_err(|e| format!("invalid vertex: {e}"))
+    }
+
+    fn showboard(&self) -> String {
+        let board = self.game.board();
+        let n = board.size().get();
+        let letters: String = (0..n)
+            .map(|c| Point::new(c, 0).to_string().chars().next().unwrap_or('?'))
+            .flat_map(|c| [' ', c])
+            .collect();
+        let last = self.game.last_move().and_then(|m| match m.action {
+            Action::Play(p) => Some(p),
+            Action::Pass => None,
+        });
+        let ko = self.game.ko_forbidden_points();
+        let mut out = format!("\n   {letters}\n");
+        for row in (0..n).rev() {
+            out.push_str(&format!("{:>2} ", row + 1));
+            for col in 0..n {
+                let p = Point::new(col, row);
+                let mark = match board.get(p) {
+                    baduk::Stone::Black => 'X',
+                    baduk::Stone::White => 'O',
+                    baduk::Stone::Empty if ko.contains(&p) => '#',
+                    baduk::Stone::Empty => '.',
+                };
+                let before = if Some(p) == last { '(' } else { ' ' };
+                out.push(before);
+                out.push(mark);
+            }
+            out.push_str(&format!(" {}\n", row + 1));
+        }
+        out.push_str(&format!("   {letters}\n"));
+        out.push_str(&format!(
+            "Move {}, {} to play. Captured by Black: {}, by White: {}. Rules: {}, komi {}.",
+            self.game.move_number(),
+            self.game.to_move(),
+            board.prisoners(Color::Black),
+            board.prisoners(Color::White),
+            self.game.rules().preset,
+            self.game.rules().komi
+        ));
+        out
+    }
+}
+
+fn arg<'a>(args: &[&'a str], i: usize, what: &str) -> Result<&'a str, String> {
+    args.get(i)
+        .copied()
+        .ok_or_else(|| format!("syntax error: {what} missing"))
+}
+
+fn color(s: &str) -> Result<Color, String> {
+    Color::parse(s).map_err(|e| format!("syntax error: {e}"))
+}
+
+fn join_points(points: &[Point]) -> String {
+    points.iter().map(Point::to_string).collect::<Vec<_>>().join(" ")
+}
+
+/// Cleans a line as GTP asks: control characters go (tabs become spaces),
+/// and everything after `#` is a comment.
+fn preprocess(line: &str) -> String {
+    let line = line.split('#').next().unwrap_or("");
+    line.chars()
+        .filter_map(|c| match c {
+            '\t' => Some(' '),
+            c if c.is_control() => None,
+            c => Some(c),
+        })
+        .collect()
+}
+
+/// Speaks GTP on `input`/`output` until `quit` or the end of the input.
+pub fn serve(session: &mut Session, input: impl BufRead, mut output: impl Write) -> std::io::Result<()> {
+    for line in input.lines() {
+        let line = preprocess(&line?);
+        let mut words = line.split_whitespace();
+        let Some(first) = words.next() else {
+            continue;
+        };
+        let (id, command) = match first.parse::<u64>() {
+            Ok(id) => match words.next() {
+                Some(c) => (Some(id), c),
+                None => {
+                    write!(output, "?{id} syntax error: command missing\n\n")?;
+                    output.flush()?;
+                    continue;
+                }
+            },
+            Err(_) => (None, first),
+        };
+        let args: Vec<&str> = words.collect();
+        let (reply, quit) = session.execute(command, &args);
+        let id = id.map(|i| i.to_string()).unwrap_or_default();
+        match reply {
+            Reply::Success(s) if s.is_empty() => write!(output, "={id}\n\n")?,
+            Reply::Success(s) => write!(output, "={id} {s}\n\n")?,
+            Reply::Failure(e) => write!(output, "?{id} {e}\n\n")?,
+        }
+        output.flush()?;
+        if quit {
+            break;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(session: &mut Session, script: &str) -> String {
+        let mut out = Vec::new();
+        serve(session, script.as_bytes(), &mut out).expect("in-memory I/O");
+        String::from_utf8(out).expect("GTP output is UTF-8")
+    }
+
+    #[test]
+    fn ids_comments_and_errors_follow_the_protocol() {
+        let mut s = Session::default();
+        let out = run(&mut s, "1 protocol_version\n# a comment\n\n2 frobnicate\nknown_command play\n3 boardsize 42\n");
+        assert_eq!(out, "=1 2\n\n?2 unknown command\n\n= true\n\n?3 unacceptable size\n\n");
+    }
+
+    #[test]
+    fn an_illegal_play_says_why_and_changes_nothing() {
+        let mut s = Session::default();
+        let out = run(&mut s, "play b D5\nplay w d5\nplay w I5\nplay w A10\n");
+        assert!(out.contains("? illegal move: D5 is occupied"), "{out}");
+        assert!(out.contains("? invalid vertex: `I5` is not a point"), "{out}");
+        assert!(out.contains("? invalid vertex: `A10` is off the 9x9 board"), "{out}");
+        assert_eq!(s.game().move_number(), 1);
+    }
+}
