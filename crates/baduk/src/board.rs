@@ -17,8 +17,11 @@ use crate::point::{BoardSize, Color, Point};
 /// border ring around the board has indexes too, never occupied by stones.
 pub type Vertex = usize;
 
-/// Cells of the padded array for the largest board: (19 + 2)².
-pub const MAX_VERTICES: usize = 21 * 21;
+/// Every vertex index is below this: the padded array of the largest board,
+/// (19 + 2)² = 441, rounded up to a power of two so that indexing with
+/// `v & VERTEX_MASK` needs no bounds check in the hot loops.
+pub const MAX_VERTICES: usize = 512;
+const VERTEX_MASK: usize = MAX_VERTICES - 1;
 
 const EMPTY: u8 = 0;
 const BLACK: u8 = 1;
@@ -28,6 +31,15 @@ const BORDER: u8 = 3;
 /// "No vertex", for the simple-ko point; never a real board vertex because
 /// index 0 is a corner of the border ring.
 pub const NO_VERTEX: Vertex = 0;
+
+/// One empty neighbour in [`Board`]'s neighbour counts; black and white
+/// counts sit four and eight bits up.
+const NBR_EMPTY: u16 = 1;
+
+/// The neighbour-count unit of a cell value (`BLACK` or `WHITE`).
+const fn nbr_unit(cell: u8) -> u16 {
+    1 << (4 * cell as u16)
+}
 
 const fn cell_of(c: Color) -> u8 {
     match c {
@@ -125,6 +137,9 @@ pub struct Board {
     size: BoardSize,
     stride: usize,
     cells: [u8; MAX_VERTICES],
+    /// For every point: how many of its neighbours are empty, black and
+    /// white, four bits each (see [`NBR_EMPTY`]); the rest are border.
+    nbrs: [u16; MAX_VERTICES],
     /// For a stone: the head vertex of its chain.
     head: [u16; MAX_VERTICES],
     /// For a stone: the next stone of its chain (a circular list).
@@ -172,6 +187,7 @@ impl Board {
             size,
             stride,
             cells: [BORDER; MAX_VERTICES],
+            nbrs: [0; MAX_VERTICES],
             head: [0; MAX_VERTICES],
             next: [0; MAX_VERTICES],
             libs: [0; MAX_VERTICES],
@@ -189,6 +205,11 @@ impl Board {
             let v = board.vertex(p);
             board.cells[v] = EMPTY;
             board.push_empty(v);
+        }
+        for p in size.all_points() {
+            let v = board.vertex(p);
+            let empty = board.neighbours(v).iter().filter(|&&n| board.cells[n] == EMPTY).count();
+            board.nbrs[v] = empty as u16 * NBR_EMPTY;
         }
         board
     }
@@ -224,7 +245,7 @@ impl Board {
     /// Whether `v` is a point of the board (not the border ring, not beyond it).
     #[must_use]
     pub fn is_on_board(&self, v: Vertex) -> bool {
-        v < MAX_VERTICES && self.cells[v] != BORDER
+        v < MAX_VERTICES && self.cells[v & VERTEX_MASK] != BORDER
     }
 
     /// The four orthogonal neighbours of `v` (some may be border).
@@ -250,7 +271,7 @@ impl Board {
     #[inline]
     #[must_use]
     pub fn stone_at(&self, v: Vertex) -> Stone {
-        match self.cells[v] {
+        match self.cells[v & VERTEX_MASK] {
             BLACK => Stone::Black,
             WHITE => Stone::White,
             _ => Stone::Empty,
@@ -268,14 +289,14 @@ impl Board {
     #[inline]
     #[must_use]
     pub fn is_empty(&self, v: Vertex) -> bool {
-        self.cells[v] == EMPTY
+        self.cells[v & VERTEX_MASK] == EMPTY
     }
 
     /// Whether `v` is part of the border ring.
     #[inline]
     #[must_use]
     pub fn is_border(&self, v: Vertex) -> bool {
-        self.cells[v] == BORDER
+        self.cells[v & VERTEX_MASK] == BORDER
     }
 
     /// What stands on point `p`.
@@ -331,13 +352,13 @@ impl Board {
     /// these bytes are equal.
     #[must_use]
     pub fn position_key(&self) -> Box<[u8]> {
-        self.vertices().map(|v| self.cells[v]).collect()
+        self.vertices().map(|v| self.cells[v & VERTEX_MASK]).collect()
     }
 
     /// Whether the stones equal a key made by [`Board::position_key`].
     #[must_use]
     pub fn matches_key(&self, key: &[u8]) -> bool {
-        key.len() == self.size.points() && self.vertices().zip(key).all(|(v, &k)| self.cells[v] == k)
+        key.len() == self.size.points() && self.vertices().zip(key).all(|(v, &k)| self.cells[v & VERTEX_MASK] == k)
     }
 
     // ----- chains -----
@@ -346,13 +367,13 @@ impl Board {
     #[inline]
     #[must_use]
     pub fn chain_head(&self, v: Vertex) -> Vertex {
-        usize::from(self.head[v])
+        usize::from(self.head[v & VERTEX_MASK])
     }
 
     /// Number of stones in the chain on `v`.
     #[must_use]
     pub fn chain_len(&self, v: Vertex) -> usize {
-        usize::from(self.chain_len[self.chain_head(v)])
+        usize::from(self.chain_len[self.chain_head(v) & VERTEX_MASK])
     }
 
     /// The stones of the chain on `v`.
@@ -369,9 +390,9 @@ impl Board {
     #[must_use]
     pub fn in_atari(&self, v: Vertex) -> bool {
         let h = self.chain_head(v);
-        let n = u64::from(self.libs[h]);
-        let sum = u64::from(self.lib_sum[h]);
-        n > 0 && sum * sum == n * u64::from(self.lib_sum_sq[h])
+        let n = u64::from(self.libs[h & VERTEX_MASK]);
+        let sum = u64::from(self.lib_sum[h & VERTEX_MASK]);
+        n > 0 && sum * sum == n * u64::from(self.lib_sum_sq[h & VERTEX_MASK])
     }
 
     /// The only liberty of a chain in atari.
@@ -379,7 +400,7 @@ impl Board {
     pub fn atari_liberty(&self, v: Vertex) -> Option<Vertex> {
         if self.in_atari(v) {
             let h = self.chain_head(v);
-            Some((self.lib_sum[h] / u32::from(self.libs[h])) as Vertex)
+            Some((self.lib_sum[h & VERTEX_MASK] / u32::from(self.libs[h & VERTEX_MASK])) as Vertex)
         } else {
             None
         }
@@ -391,7 +412,7 @@ impl Board {
         let mut libs: Vec<Vertex> = Vec::new();
         for s in self.chain_stones(v) {
             for n in self.neighbours(s) {
-                if self.cells[n] == EMPTY {
+                if self.cells[n & VERTEX_MASK] == EMPTY {
                     libs.push(n);
                 }
             }
@@ -413,7 +434,7 @@ impl Board {
         let mut count = 0;
         for s in self.chain_stones(v) {
             for n in self.neighbours(s) {
-                if self.cells[n] == EMPTY && !seen[..count].contains(&n) {
+                if self.cells[n & VERTEX_MASK] == EMPTY && !seen[..count].contains(&n) {
                     if count + 1 >= limit {
                         return limit;
                     }
@@ -434,7 +455,7 @@ impl Board {
     pub fn is_suicide(&self, v: Vertex, color: Color) -> bool {
         let own = cell_of(color);
         for n in self.neighbours(v) {
-            match self.cells[n] {
+            match self.cells[n & VERTEX_MASK] {
                 EMPTY => return false,
                 BORDER => {}
                 c if c == own => {
@@ -452,6 +473,21 @@ impl Board {
         true
     }
 
+    /// Whether a playout may put a `color` stone on the empty vertex `v`: not
+    /// its own single-point eye shape and not suicide. The common case (an
+    /// empty neighbour) is answered from the four neighbours alone.
+    #[inline]
+    #[must_use]
+    pub fn is_playout_candidate(&self, v: Vertex, color: Color) -> bool {
+        let counts = self.nbrs[v & VERTEX_MASK];
+        if counts & 0xF != 0 {
+            return true;
+        }
+        // No empty neighbour: an eye shape if no enemy stone is next to it.
+        let enemy = (counts / nbr_unit(cell_of(color.opponent()))) & 0xF;
+        enemy != 0 && !self.is_suicide(v, color)
+    }
+
     /// Whether every on-board neighbour of `v` is a `color` stone: a
     /// single-point eye shape, which playouts never fill.
     #[inline]
@@ -460,7 +496,7 @@ impl Board {
         let own = cell_of(color);
         self.neighbours(v)
             .iter()
-            .all(|&n| self.cells[n] == own || self.cells[n] == BORDER)
+            .all(|&n| self.cells[n & VERTEX_MASK] == own || self.cells[n & VERTEX_MASK] == BORDER)
     }
 
     /// An eye shape whose diagonals also belong to `color`, so it cannot be
@@ -474,7 +510,7 @@ impl Board {
         let mut bad = 0;
         let mut edge = false;
         for d in self.diagonals(v) {
-            match self.cells[d] {
+            match self.cells[d & VERTEX_MASK] {
                 BORDER => edge = true,
                 c if c == enemy => bad += 1,
                 _ => {}
@@ -489,7 +525,7 @@ impl Board {
     #[must_use]
     pub fn is_playable(&self, v: Vertex, color: Color, allow_suicide: bool) -> bool {
         self.is_on_board(v)
-            && self.cells[v] == EMPTY
+            && self.cells[v & VERTEX_MASK] == EMPTY
             && v != self.ko
             && (allow_suicide || !self.is_suicide(v, color))
     }
@@ -502,29 +538,34 @@ impl Board {
     ///
     /// The caller has checked that `v` is empty and on the board.
     pub fn play(&mut self, v: Vertex, color: Color) -> u32 {
-        debug_assert!(self.is_on_board(v) && self.cells[v] == EMPTY);
+        debug_assert!(self.is_on_board(v) && self.cells[v & VERTEX_MASK] == EMPTY);
         let own = cell_of(color);
         let enemy = cell_of(color.opponent());
         self.remove_empty(v);
-        self.cells[v] = own;
+        self.cells[v & VERTEX_MASK] = own;
+        let unit = nbr_unit(own);
+        for n in self.neighbours(v) {
+            // Border cells' counts wrap harmlessly: they are never read.
+            self.nbrs[n & VERTEX_MASK] = self.nbrs[n & VERTEX_MASK].wrapping_sub(NBR_EMPTY).wrapping_add(unit);
+        }
         self.hash ^= zobrist(color, v);
-        self.head[v] = v as u16;
-        self.next[v] = v as u16;
-        self.chain_len[v] = 1;
-        self.libs[v] = 0;
-        self.lib_sum[v] = 0;
-        self.lib_sum_sq[v] = 0;
+        self.head[v & VERTEX_MASK] = v as u16;
+        self.next[v & VERTEX_MASK] = v as u16;
+        self.chain_len[v & VERTEX_MASK] = 1;
+        self.libs[v & VERTEX_MASK] = 0;
+        self.lib_sum[v & VERTEX_MASK] = 0;
+        self.lib_sum_sq[v & VERTEX_MASK] = 0;
 
         // The new stone's own liberties first, while it is still its chain's head.
         for n in self.neighbours(v) {
-            if self.cells[n] == EMPTY {
+            if self.cells[n & VERTEX_MASK] == EMPTY {
                 self.add_liberty(v, n);
             }
         }
         let mut captured = 0u32;
         let mut captured_at = NO_VERTEX;
         for n in self.neighbours(v) {
-            match self.cells[n] {
+            match self.cells[n & VERTEX_MASK] {
                 EMPTY | BORDER => {}
                 c => {
                     let h = self.chain_head(n);
@@ -534,7 +575,7 @@ impl Board {
                         if mine != h {
                             self.merge(mine, h);
                         }
-                    } else if c == enemy && self.libs[h] == 0 {
+                    } else if c == enemy && self.libs[h & VERTEX_MASK] == 0 {
                         captured_at = n;
                         captured += self.remove_chain(h);
                     }
@@ -545,11 +586,11 @@ impl Board {
 
         let mine = self.chain_head(v);
         self.ko = NO_VERTEX;
-        if self.libs[mine] == 0 {
+        if self.libs[mine & VERTEX_MASK] == 0 {
             // Suicide, where the rules allow it: the mover's chain is taken.
             let lost = self.remove_chain(mine);
             self.prisoners[color.opponent().index()] += lost;
-        } else if captured == 1 && self.chain_len[mine] == 1 && self.libs[mine] == 1 {
+        } else if captured == 1 && self.chain_len[mine & VERTEX_MASK] == 1 && self.libs[mine & VERTEX_MASK] == 1 {
             self.ko = captured_at;
         }
         captured
@@ -564,7 +605,7 @@ impl Board {
     /// Used for captures and by scoring when dead stones are taken off.
     pub fn remove_chain(&mut self, h: Vertex) -> u32 {
         let h = self.chain_head(h);
-        let color = match self.cells[h] {
+        let color = match self.cells[h & VERTEX_MASK] {
             BLACK => Color::Black,
             _ => Color::White,
         };
@@ -573,23 +614,27 @@ impl Board {
         let mut s = h;
         let mut count = 0;
         loop {
-            self.cells[s] = EMPTY;
+            self.cells[s & VERTEX_MASK] = EMPTY;
+            let unit = nbr_unit(cell_of(color));
+            for n in self.neighbours(s) {
+                self.nbrs[n & VERTEX_MASK] = self.nbrs[n & VERTEX_MASK].wrapping_add(NBR_EMPTY).wrapping_sub(unit);
+            }
             self.hash ^= zobrist(color, s);
             self.push_empty(s);
             count += 1;
-            s = usize::from(self.next[s]);
+            s = usize::from(self.next[s & VERTEX_MASK]);
             if s == h {
                 break;
             }
         }
         loop {
             for n in self.neighbours(s) {
-                if matches!(self.cells[n], BLACK | WHITE) {
+                if matches!(self.cells[n & VERTEX_MASK], BLACK | WHITE) {
                     let nh = self.chain_head(n);
                     self.add_liberty(nh, s);
                 }
             }
-            s = usize::from(self.next[s]);
+            s = usize::from(self.next[s & VERTEX_MASK]);
             if s == h {
                 break;
             }
@@ -600,55 +645,55 @@ impl Board {
     #[inline]
     fn add_liberty(&mut self, h: Vertex, lib: Vertex) {
         let l = lib as u32;
-        self.libs[h] += 1;
-        self.lib_sum[h] += l;
-        self.lib_sum_sq[h] += l * l;
+        self.libs[h & VERTEX_MASK] += 1;
+        self.lib_sum[h & VERTEX_MASK] += l;
+        self.lib_sum_sq[h & VERTEX_MASK] += l * l;
     }
 
     #[inline]
     fn remove_liberty(&mut self, h: Vertex, lib: Vertex) {
         let l = lib as u32;
-        self.libs[h] -= 1;
-        self.lib_sum[h] -= l;
-        self.lib_sum_sq[h] -= l * l;
+        self.libs[h & VERTEX_MASK] -= 1;
+        self.lib_sum[h & VERTEX_MASK] -= l;
+        self.lib_sum_sq[h & VERTEX_MASK] -= l * l;
     }
 
     /// Joins chain `b` into chain `a` (both heads), keeping the larger head.
     fn merge(&mut self, a: Vertex, b: Vertex) {
-        let (keep, gone) = if self.chain_len[a] >= self.chain_len[b] {
+        let (keep, gone) = if self.chain_len[a & VERTEX_MASK] >= self.chain_len[b & VERTEX_MASK] {
             (a, b)
         } else {
             (b, a)
         };
         let mut s = gone;
         loop {
-            self.head[s] = keep as u16;
-            s = usize::from(self.next[s]);
+            self.head[s & VERTEX_MASK] = keep as u16;
+            s = usize::from(self.next[s & VERTEX_MASK]);
             if s == gone {
                 break;
             }
         }
         self.next.swap(keep, gone);
-        self.libs[keep] += self.libs[gone];
-        self.lib_sum[keep] += self.lib_sum[gone];
-        self.lib_sum_sq[keep] += self.lib_sum_sq[gone];
-        self.chain_len[keep] += self.chain_len[gone];
+        self.libs[keep & VERTEX_MASK] += self.libs[gone & VERTEX_MASK];
+        self.lib_sum[keep & VERTEX_MASK] += self.lib_sum[gone & VERTEX_MASK];
+        self.lib_sum_sq[keep & VERTEX_MASK] += self.lib_sum_sq[gone & VERTEX_MASK];
+        self.chain_len[keep & VERTEX_MASK] += self.chain_len[gone & VERTEX_MASK];
     }
 
     #[inline]
     fn push_empty(&mut self, v: Vertex) {
-        self.empty_pos[v] = self.empty_count as u16;
+        self.empty_pos[v & VERTEX_MASK] = self.empty_count as u16;
         self.empties[self.empty_count] = v as u16;
         self.empty_count += 1;
     }
 
     #[inline]
     fn remove_empty(&mut self, v: Vertex) {
-        let i = usize::from(self.empty_pos[v]);
+        let i = usize::from(self.empty_pos[v & VERTEX_MASK]);
         self.empty_count -= 1;
         let last = self.empties[self.empty_count];
         self.empties[i] = last;
-        self.empty_pos[usize::from(last)] = i as u16;
+        self.empty_pos[usize::from(last) & VERTEX_MASK] = i as u16;
     }
 
     // ----- drawing -----
@@ -674,6 +719,44 @@ impl Board {
         out
     }
 
+    /// A position drawn as text, top row first, one row a line: `X` Black,
+    /// `O` White, `.` (or `+`) empty; spaces are ignored, and so are blank
+    /// lines. The board is as large as the number of rows, which must equal
+    /// the number of points in each row. Stones without liberties are
+    /// refused.
+    pub fn from_ascii(text: &str) -> Result<Board, String> {
+        let rows: Vec<Vec<char>> = text
+            .lines()
+            .map(|l| l.chars().filter(|c| !c.is_whitespace()).collect::<Vec<_>>())
+            .filter(|r| !r.is_empty())
+            .collect();
+        let n = rows.len();
+        let size = BoardSize::new(n as u32).map_err(|e| e.to_string())?;
+        let mut board = Board::new(size);
+        for (i, row) in rows.iter().enumerate() {
+            if row.len() != n {
+                return Err(format!("row {} has {} points, expected {n}", n - i, row.len()));
+            }
+            for (col, &c) in row.iter().enumerate() {
+                let color = match c {
+                    'X' | 'x' | 'B' => Color::Black,
+                    'O' | 'o' | 'W' => Color::White,
+                    '.' | '+' => continue,
+                    other => return Err(format!("`{other}` is not X, O or .")),
+                };
+                // `n - 1 - i` and `col` are below 19 once the size is accepted.
+                let v = board.vertex(Point::new(col as u8, (n - 1 - i) as u8));
+                board.play(v, color);
+            }
+        }
+        // A stone without liberties was taken off while the drawing was laid.
+        if board.prisoners(Color::Black) + board.prisoners(Color::White) > 0 {
+            return Err("the drawing has stones without liberties".into());
+        }
+        board.clear_ko();
+        Ok(board)
+    }
+
     /// Recomputes the hash from the stones: the incremental one must equal it.
     #[must_use]
     pub fn recomputed_hash(&self) -> u64 {
@@ -692,6 +775,13 @@ impl Board {
         if empties != self.empty_count {
             return Err(format!("{} empty points but the list holds {}", empties, self.empty_count));
         }
+        for v in self.vertices() {
+            let count = |cell: u8| self.neighbours(v).iter().filter(|&&n| self.cells[n] == cell).count() as u16;
+            let want = count(EMPTY) * NBR_EMPTY + count(BLACK) * nbr_unit(BLACK) + count(WHITE) * nbr_unit(WHITE);
+            if self.nbrs[v] != want {
+                return Err(format!("neighbour counts of {} are wrong", self.point(v)));
+            }
+        }
         for &e in self.empty_vertices() {
             if !self.is_empty(usize::from(e)) {
                 return Err(format!("{} is listed empty but holds a stone", self.point(usize::from(e))));
@@ -703,17 +793,17 @@ impl Board {
             }
             let h = self.chain_head(v);
             let stones: Vec<Vertex> = self.chain_stones(v).collect();
-            if stones.len() != usize::from(self.chain_len[h]) {
+            if stones.len() != usize::from(self.chain_len[h & VERTEX_MASK]) {
                 return Err(format!("chain at {} has a wrong length", self.point(v)));
             }
             let mut pseudo = 0u16;
             for &s in &stones {
-                if self.chain_head(s) != h || self.cells[s] != self.cells[v] {
+                if self.chain_head(s) != h || self.cells[s & VERTEX_MASK] != self.cells[v & VERTEX_MASK] {
                     return Err(format!("chain at {} is inconsistent", self.point(v)));
                 }
                 pseudo += self.neighbours(s).iter().filter(|&&n| self.is_empty(n)).count() as u16;
             }
-            if pseudo != self.libs[h] {
+            if pseudo != self.libs[h & VERTEX_MASK] {
                 return Err(format!("chain at {} has wrong pseudo-liberties", self.point(v)));
             }
             let real = self.liberties(v);

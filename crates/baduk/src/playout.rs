@@ -50,13 +50,7 @@ pub fn random_move(
     let empties = board.empty_vertices();
     for i in (start..n).chain(0..start) {
         let v = usize::from(empties[i]);
-        if Some(v) == board.ko_point()
-            || board.is_eye_shape(v, color)
-            || board.is_suicide(v, color)
-        {
-            continue;
-        }
-        if accept(board, v, color) {
+        if board.is_playout_candidate(v, color) && Some(v) != board.ko_point() && accept(board, v, color) {
             return Some(v);
         }
     }
