@@ -49,6 +49,7 @@ import queue
 import random
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -102,9 +103,14 @@ class GtpEngine:
 
     def _read_stdout(self) -> None:
         assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self._lines.put(line)
-        self._lines.put(None)  # End of stream.
+        try:
+            for line in self.proc.stdout:
+                self._lines.put(line)
+        except (OSError, ValueError):
+            pass
+        finally:
+            self._lines.put(None)  # End of stream.
+            self.proc.stdout.close()
 
     def _next_line(self, command: str, deadline: float) -> str:
         remaining = deadline - time.monotonic()
@@ -161,12 +167,14 @@ class GtpEngine:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-        for stream in (self.proc.stdin, self.proc.stdout):
-            try:
-                if stream is not None:
-                    stream.close()
-            except OSError:
-                pass
+        try:
+            if self.proc.stdin is not None:
+                self.proc.stdin.close()
+        except OSError:
+            pass
+        # The reader thread sees end of stream once the process is gone, and
+        # closes stdout itself.
+        self._reader.join(timeout=5)
 
 
 @dataclass
@@ -415,6 +423,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 def main(argv: list[str]) -> int:
     args = parse_args(argv)
+    # On SIGTERM, unwind normally so that every engine is told to quit or killed.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     args.out.mkdir(parents=True, exist_ok=True)
     status_path = args.out / "status.tsv"
     index = 0
