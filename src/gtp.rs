@@ -138,7 +138,12 @@ impl Session {
     fn is_legal(&self, args: &[&str]) -> Result<String, String> {
         let color = color(arg(args, 0, "colour")?)?;
         let action = self.vertex(arg(args, 1, "vertex")?)?;
-        Ok(if self.game.is_legal(color, action) { "1" } else { "0" }.to_owned())
+        Ok(if self.game.is_legal(color, action) {
+            "1"
+        } else {
+            "0"
+        }
+        .to_owned())
     }
 
     fn all_legal(&self, args: &[&str]) -> Result<String, String> {
@@ -170,14 +175,19 @@ impl Session {
 
     fn loadsgf(&mut self, args: &[&str]) -> Result<String, String> {
         let path = arg(args, 0, "file name")?;
-        let text = std::fs::read_to_string(path).map_err(|e| format!("cannot load file: {path}: {e}"))?;
+        let text =
+            std::fs::read_to_string(path).map_err(|e| format!("cannot load file: {path}: {e}"))?;
         let mut record = sgf::parse(&text).map_err(|e| format!("cannot load file: {e}"))?;
         if let Some(n) = args.get(1) {
             // GTP: the position before move number `n` is played.
-            let n: usize = n.parse().map_err(|_| format!("move number `{n}` is not a number"))?;
+            let n: usize = n
+                .parse()
+                .map_err(|_| format!("move number `{n}` is not a number"))?;
             record.moves.truncate(n.saturating_sub(1));
         }
-        let game = record.to_game().map_err(|e| format!("cannot load file: {e}"))?;
+        let game = record
+            .to_game()
+            .map_err(|e| format!("cannot load file: {e}"))?;
         let to_move = game.to_move();
         self.game = game;
         Ok(to_move.to_string().to_lowercase())
@@ -273,7 +283,11 @@ fn color(s: &str) -> Result<Color, String> {
 }
 
 fn join_points(points: &[Point]) -> String {
-    points.iter().map(Point::to_string).collect::<Vec<_>>().join(" ")
+    points
+        .iter()
+        .map(Point::to_string)
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Cleans a line as GTP asks: control characters go (tabs become spaces),
@@ -290,7 +304,11 @@ fn preprocess(line: &str) -> String {
 }
 
 /// Speaks GTP on `input`/`output` until `quit` or the end of the input.
-pub fn serve(session: &mut Session, input: impl BufRead, mut output: impl Write) -> std::io::Result<()> {
+pub fn serve(
+    session: &mut Session,
+    input: impl BufRead,
+    mut output: impl Write,
+) -> std::io::Result<()> {
     for line in input.lines() {
         let line = preprocess(&line?);
         let mut words = line.split_whitespace();
@@ -337,8 +355,14 @@ mod tests {
     #[test]
     fn ids_comments_and_errors_follow_the_protocol() {
         let mut s = Session::default();
-        let out = run(&mut s, "1 protocol_version\n# a comment\n\n2 frobnicate\nknown_command play\n3 boardsize 42\n");
-        assert_eq!(out, "=1 2\n\n?2 unknown command\n\n= true\n\n?3 unacceptable size\n\n");
+        let out = run(
+            &mut s,
+            "1 protocol_version\n# a comment\n\n2 frobnicate\nknown_command play\n3 boardsize 42\n",
+        );
+        assert_eq!(
+            out,
+            "=1 2\n\n?2 unknown command\n\n= true\n\n?3 unacceptable size\n\n"
+        );
     }
 
     #[test]
@@ -346,8 +370,14 @@ mod tests {
         let mut s = Session::default();
         let out = run(&mut s, "play b D5\nplay w d5\nplay w I5\nplay w A10\n");
         assert!(out.contains("? illegal move: D5 is occupied"), "{out}");
-        assert!(out.contains("? invalid vertex: `I5` is not a point"), "{out}");
-        assert!(out.contains("? invalid vertex: `A10` is off the 9x9 board"), "{out}");
+        assert!(
+            out.contains("? invalid vertex: `I5` is not a point"),
+            "{out}"
+        );
+        assert!(
+            out.contains("? invalid vertex: `A10` is off the 9x9 board"),
+            "{out}"
+        );
         assert_eq!(s.game().move_number(), 1);
     }
 }

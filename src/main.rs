@@ -52,7 +52,8 @@ fn main() -> anyhow::Result<()> {
                 rules = rules.with_komi(komi);
             }
             let mut session = gtp::Session::new(rules);
-            gtp::serve(&mut session, io::stdin().lock(), io::stdout().lock()).context("GTP session on stdin/stdout")?;
+            gtp::serve(&mut session, io::stdin().lock(), io::stdout().lock())
+                .context("GTP session on stdin/stdout")?;
         }
     }
     Ok(())

@@ -208,7 +208,11 @@ impl Board {
         }
         for p in size.all_points() {
             let v = board.vertex(p);
-            let empty = board.neighbours(v).iter().filter(|&&n| board.cells[n] == EMPTY).count();
+            let empty = board
+                .neighbours(v)
+                .iter()
+                .filter(|&&n| board.cells[n] == EMPTY)
+                .count();
             board.nbrs[v] = empty as u16 * NBR_EMPTY;
         }
         board
@@ -253,6 +257,28 @@ impl Board {
     #[must_use]
     pub fn neighbours(&self, v: Vertex) -> [Vertex; 4] {
         [v - self.stride, v - 1, v + 1, v + self.stride]
+    }
+
+    /// The 3×3 neighbourhood of `v` as a 16-bit code: two bits for each of
+    /// the eight points around it (0 empty, 1 black, 2 white, 3 off the
+    /// board), from the top-left, row by row, skipping `v` itself.
+    #[inline]
+    #[must_use]
+    pub fn neighbourhood_code(&self, v: Vertex) -> u16 {
+        let s = self.stride;
+        let around = [
+            v + s - 1,
+            v + s,
+            v + s + 1,
+            v - 1,
+            v + 1,
+            v - s - 1,
+            v - s,
+            v - s + 1,
+        ];
+        around.iter().enumerate().fold(0u16, |code, (i, &n)| {
+            code | (u16::from(self.cells[n & VERTEX_MASK]) << (2 * i))
+        })
     }
 
     /// The four diagonal neighbours of `v` (some may be border).
@@ -352,13 +378,19 @@ impl Board {
     /// these bytes are equal.
     #[must_use]
     pub fn position_key(&self) -> Box<[u8]> {
-        self.vertices().map(|v| self.cells[v & VERTEX_MASK]).collect()
+        self.vertices()
+            .map(|v| self.cells[v & VERTEX_MASK])
+            .collect()
     }
 
     /// Whether the stones equal a key made by [`Board::position_key`].
     #[must_use]
     pub fn matches_key(&self, key: &[u8]) -> bool {
-        key.len() == self.size.points() && self.vertices().zip(key).all(|(v, &k)| self.cells[v & VERTEX_MASK] == k)
+        key.len() == self.size.points()
+            && self
+                .vertices()
+                .zip(key)
+                .all(|(v, &k)| self.cells[v & VERTEX_MASK] == k)
     }
 
     // ----- chains -----
@@ -546,7 +578,9 @@ impl Board {
         let unit = nbr_unit(own);
         for n in self.neighbours(v) {
             // Border cells' counts wrap harmlessly: they are never read.
-            self.nbrs[n & VERTEX_MASK] = self.nbrs[n & VERTEX_MASK].wrapping_sub(NBR_EMPTY).wrapping_add(unit);
+            self.nbrs[n & VERTEX_MASK] = self.nbrs[n & VERTEX_MASK]
+                .wrapping_sub(NBR_EMPTY)
+                .wrapping_add(unit);
         }
         self.hash ^= zobrist(color, v);
         self.head[v & VERTEX_MASK] = v as u16;
@@ -590,7 +624,10 @@ impl Board {
             // Suicide, where the rules allow it: the mover's chain is taken.
             let lost = self.remove_chain(mine);
             self.prisoners[color.opponent().index()] += lost;
-        } else if captured == 1 && self.chain_len[mine & VERTEX_MASK] == 1 && self.libs[mine & VERTEX_MASK] == 1 {
+        } else if captured == 1
+            && self.chain_len[mine & VERTEX_MASK] == 1
+            && self.libs[mine & VERTEX_MASK] == 1
+        {
             self.ko = captured_at;
         }
         captured
@@ -617,7 +654,9 @@ impl Board {
             self.cells[s & VERTEX_MASK] = EMPTY;
             let unit = nbr_unit(cell_of(color));
             for n in self.neighbours(s) {
-                self.nbrs[n & VERTEX_MASK] = self.nbrs[n & VERTEX_MASK].wrapping_add(NBR_EMPTY).wrapping_sub(unit);
+                self.nbrs[n & VERTEX_MASK] = self.nbrs[n & VERTEX_MASK]
+                    .wrapping_add(NBR_EMPTY)
+                    .wrapping_sub(unit);
             }
             self.hash ^= zobrist(color, s);
             self.push_empty(s);
@@ -735,7 +774,11 @@ impl Board {
         let mut board = Board::new(size);
         for (i, row) in rows.iter().enumerate() {
             if row.len() != n {
-                return Err(format!("row {} has {} points, expected {n}", n - i, row.len()));
+                return Err(format!(
+                    "row {} has {} points, expected {n}",
+                    n - i,
+                    row.len()
+                ));
             }
             for (col, &c) in row.iter().enumerate() {
                 let color = match c {
@@ -773,18 +816,31 @@ impl Board {
         }
         let empties = self.vertices().filter(|&v| self.is_empty(v)).count();
         if empties != self.empty_count {
-            return Err(format!("{} empty points but the list holds {}", empties, self.empty_count));
+            return Err(format!(
+                "{} empty points but the list holds {}",
+                empties, self.empty_count
+            ));
         }
         for v in self.vertices() {
-            let count = |cell: u8| self.neighbours(v).iter().filter(|&&n| self.cells[n] == cell).count() as u16;
-            let want = count(EMPTY) * NBR_EMPTY + count(BLACK) * nbr_unit(BLACK) + count(WHITE) * nbr_unit(WHITE);
+            let count = |cell: u8| {
+                self.neighbours(v)
+                    .iter()
+                    .filter(|&&n| self.cells[n] == cell)
+                    .count() as u16
+            };
+            let want = count(EMPTY) * NBR_EMPTY
+                + count(BLACK) * nbr_unit(BLACK)
+                + count(WHITE) * nbr_unit(WHITE);
             if self.nbrs[v] != want {
                 return Err(format!("neighbour counts of {} are wrong", self.point(v)));
             }
         }
         for &e in self.empty_vertices() {
             if !self.is_empty(usize::from(e)) {
-                return Err(format!("{} is listed empty but holds a stone", self.point(usize::from(e))));
+                return Err(format!(
+                    "{} is listed empty but holds a stone",
+                    self.point(usize::from(e))
+                ));
             }
         }
         for v in self.vertices() {
@@ -798,13 +854,22 @@ impl Board {
             }
             let mut pseudo = 0u16;
             for &s in &stones {
-                if self.chain_head(s) != h || self.cells[s & VERTEX_MASK] != self.cells[v & VERTEX_MASK] {
+                if self.chain_head(s) != h
+                    || self.cells[s & VERTEX_MASK] != self.cells[v & VERTEX_MASK]
+                {
                     return Err(format!("chain at {} is inconsistent", self.point(v)));
                 }
-                pseudo += self.neighbours(s).iter().filter(|&&n| self.is_empty(n)).count() as u16;
+                pseudo += self
+                    .neighbours(s)
+                    .iter()
+                    .filter(|&&n| self.is_empty(n))
+                    .count() as u16;
             }
             if pseudo != self.libs[h & VERTEX_MASK] {
-                return Err(format!("chain at {} has wrong pseudo-liberties", self.point(v)));
+                return Err(format!(
+                    "chain at {} has wrong pseudo-liberties",
+                    self.point(v)
+                ));
             }
             let real = self.liberties(v);
             if real.is_empty() {
@@ -864,6 +929,9 @@ mod tests {
     fn zobrist_keys_are_fixed_across_runs() {
         // The keys come from a fixed seed: this value must never change, or
         // stored hashes would stop matching.
-        assert_eq!(zobrist(Color::Black, 0), SplitMix64::new(0x7474_616b_6a69_2d67).next());
+        assert_eq!(
+            zobrist(Color::Black, 0),
+            SplitMix64::new(0x7474_616b_6a69_2d67).next()
+        );
     }
 }

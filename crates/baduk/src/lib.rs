@@ -24,10 +24,13 @@ pub mod point;
 pub mod rules;
 pub mod score;
 pub mod sgf;
+pub mod shape;
 
 pub use board::{Board, SplitMix64, Stone, Vertex};
 pub use game::{EndReason, Game, IllegalMove, Outcome, UndoError};
 pub use life::{LifeAndDeath, analyse};
-pub use point::{Action, BoardSize, BoardSizeError, Color, Move, ParseColorError, Point, PointError};
+pub use point::{
+    Action, BoardSize, BoardSizeError, Color, Move, ParseColorError, Point, PointError,
+};
 pub use rules::{DeadStoneRule, KoRule, Komi, Preset, Rules, RulesError, Scoring};
 pub use score::{GameResult, HalfPoints, Owner, Score};

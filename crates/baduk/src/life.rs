@@ -40,7 +40,11 @@ pub const PLAYOUTS_PER_SIDE: u32 = 200;
 
 /// Share of playouts (per side to move first) in which a group must be lost
 /// to be a candidate for removal, as a fraction with denominator 100.
-pub const DEAD_SHARE_PERCENT: u32 = 95;
+pub const DEAD_SHARE_PERCENT: u32 = 50;
+
+/// Playouts (per side to move first) in which an enclosing enemy group must
+/// be lost for the fight around a candidate to count as unclear: 30%.
+const SHAKY: u32 = PLAYOUTS_PER_SIDE * 3 / 10;
 
 /// [`DEAD_SHARE_PERCENT`] as a fraction, for documentation.
 pub const DEAD_SHARE: f64 = DEAD_SHARE_PERCENT as f64 / 100.0;
@@ -154,12 +158,49 @@ pub struct LifeAndDeath {
     pub dead: Vec<Point>,
     /// Stones that are pass-alive (certainly alive), in board order.
     pub pass_alive: Vec<Point>,
+    /// Groups the playouts lose but a tactical check keeps on the board,
+    /// with the reason: a player who wants them off should capture them.
+    pub doubtful: Vec<DoubtfulGroup>,
+}
+
+/// A group lost in most playouts that the count keeps all the same.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DoubtfulGroup {
+    /// Its stones, in board order.
+    pub stones: Vec<Point>,
+    pub reason: Doubt,
+}
+
+/// Why a group the playouts lose is kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Doubt {
+    /// It shares a liberty in seki.
+    Seki,
+    /// It has two true eyes, or room for two inside its own walls.
+    Eyes,
+    /// A living friendly stone is two steps away.
+    Escape,
+    /// An enclosing enemy group has no more liberties and is captured in
+    /// a fifth of the lines where this group moves first.
+    Race,
+    /// An enclosing enemy group is itself lost in many lines.
+    UnclearFight,
+}
+
+/// The judgement on one group.
+enum Verdict {
+    Alive,
+    Dead,
+    Doubtful(Doubt),
 }
 
 /// Judges which stones on `board` are clearly dead. See the module docs.
 #[must_use]
 pub fn analyse(board: &Board) -> LifeAndDeath {
-    let alive_mask = [pass_alive(board, Color::Black), pass_alive(board, Color::White)];
+    let alive_mask = [
+        pass_alive(board, Color::Black),
+        pass_alive(board, Color::White),
+    ];
     let mut dead = vec![false; MAX_VERTICES];
 
     // 1. Benson: stones inside regions enclosed by pass-alive chains whose
@@ -189,35 +230,53 @@ pub fn analyse(board: &Board) -> LifeAndDeath {
     //    by Black, and by White.
     let lost = playout_losses(board);
 
-    // 3. Groups: the chains of one colour that can reach each other through
-    //    empty points and their own stones. Decide each group as a whole.
+    // 3. Groups: chains of one colour joined through shared liberties.
+    //    Decide each group as a whole.
     let seki = seki_chains(board);
+    let threshold = PLAYOUTS_PER_SIDE * DEAD_SHARE_PERCENT / 100;
+    let is_lost = |v: Vertex| lost.black_first[v] >= threshold && lost.white_first[v] >= threshold;
     let mut grouped = vec![false; MAX_VERTICES];
+    let mut doubtful = Vec::new();
     for v in board.vertices() {
-        let Some(color) = board.color_at(v) else {
-            continue;
-        };
-        if grouped[v] || dead[v] {
+        if board.color_at(v).is_none() || grouped[v] || dead[v] {
             continue;
         }
-        let area = reach(board, v, color);
-        let stones: Vec<Vertex> = area.iter().copied().filter(|&x| board.color_at(x) == Some(color)).collect();
+        let stones = group_of(board, v);
         for &s in &stones {
             grouped[s] = true;
         }
-        if group_is_dead(board, color, &area, &stones, &lost, &alive_mask, &seki) {
-            for &s in &stones {
-                dead[s] = true;
+        let judge = Judge {
+            board,
+            lost: &lost,
+            alive_mask: &alive_mask,
+            seki: &seki,
+            is_lost: &is_lost,
+        };
+        match judge.judge(&stones) {
+            Verdict::Dead => {
+                for &s in &stones {
+                    dead[s] = true;
+                }
             }
+            Verdict::Doubtful(reason) => doubtful.push(DoubtfulGroup {
+                stones: stones.iter().map(|&s| board.point(s)).collect(),
+                reason,
+            }),
+            Verdict::Alive => {}
         }
     }
 
     let to_points = |mask: &dyn Fn(Vertex) -> bool| -> Vec<Point> {
-        board.vertices().filter(|&v| mask(v)).map(|v| board.point(v)).collect()
+        board
+            .vertices()
+            .filter(|&v| mask(v))
+            .map(|v| board.point(v))
+            .collect()
     };
     LifeAndDeath {
         dead: to_points(&|v| dead[v] && board.color_at(v).is_some()),
         pass_alive: to_points(&|v| alive_mask[0][v] || alive_mask[1][v]),
+        doubtful,
     }
 }
 
@@ -277,97 +336,198 @@ fn owner_at_end(board: &Board, v: Vertex) -> Option<Color> {
     owner
 }
 
-/// Points reachable from `v` through empty points and `color` stones.
-fn reach(board: &Board, v: Vertex, color: Color) -> Vec<Vertex> {
+/// The stones of the group on `v`: its chain and every chain of the same
+/// colour joined to it through a shared liberty, transitively.
+fn group_of(board: &Board, v: Vertex) -> Vec<Vertex> {
+    let Some(color) = board.color_at(v) else {
+        return Vec::new();
+    };
     let mut seen = vec![false; MAX_VERTICES];
-    let mut out = Vec::new();
-    let mut stack = vec![v];
-    seen[v] = true;
-    while let Some(x) = stack.pop() {
-        out.push(x);
-        for n in board.neighbours(x) {
-            if !seen[n] && !board.is_border(n) && board.color_at(n) != Some(color.opponent()) {
-                seen[n] = true;
-                stack.push(n);
-            }
+    let mut stones = Vec::new();
+    let mut heads = vec![board.chain_head(v)];
+    seen[board.chain_head(v)] = true;
+    while let Some(h) = heads.pop() {
+        for s in board.chain_stones(h) {
+            stones.push(s);
         }
-    }
-    out
-}
-
-fn group_is_dead(
-    board: &Board,
-    color: Color,
-    area: &[Vertex],
-    stones: &[Vertex],
-    lost: &Losses,
-    alive_mask: &[Vec<bool>; 2],
-    seki: &[Vertex],
-) -> bool {
-    let threshold = PLAYOUTS_PER_SIDE * DEAD_SHARE_PERCENT / 100;
-    // Pass-alive stones are alive, whatever the playouts say.
-    if stones.iter().any(|&s| alive_mask[color.index()][s]) {
-        return false;
-    }
-    // Lost in nearly every playout, with either side moving first.
-    if !stones
-        .iter()
-        .all(|&s| lost.black_first[s] >= threshold && lost.white_first[s] >= threshold)
-    {
-        return false;
-    }
-    // Seki stays alive.
-    if stones.iter().any(|&s| seki.contains(&board.chain_head(s))) {
-        return false;
-    }
-    // Two true eyes: alive.
-    let eyes = area
-        .iter()
-        .filter(|&&p| board.is_empty(p) && board.is_true_eye(p, color))
-        .count();
-    if eyes >= 2 {
-        return false;
-    }
-    // A capturing race it might win: an enemy chain around it with no more
-    // liberties than the group's weakest chain, and not pass-alive.
-    let mut min_libs = usize::MAX;
-    let mut heads: Vec<Vertex> = Vec::new();
-    for &s in stones {
-        let h = board.chain_head(s);
-        if !heads.contains(&h) {
-            heads.push(h);
-            min_libs = min_libs.min(board.liberties(h).len());
-        }
-    }
-    let mut enemies: Vec<Vertex> = Vec::new();
-    for &s in stones {
-        for n in board.neighbours(s) {
-            if board.color_at(n) == Some(color.opponent()) {
-                let h = board.chain_head(n);
-                if !enemies.contains(&h) {
-                    enemies.push(h);
+        for lib in board.liberties(h) {
+            for n in board.neighbours(lib) {
+                if board.color_at(n) == Some(color) {
+                    let nh = board.chain_head(n);
+                    if !seen[nh] {
+                        seen[nh] = true;
+                        heads.push(nh);
+                    }
                 }
             }
         }
     }
-    let enemy_mask = &alive_mask[color.opponent().index()];
-    if enemies
+    stones.sort_unstable();
+    stones
+}
+
+/// What the tactical checks need to know about the position.
+struct Judge<'a> {
+    board: &'a Board,
+    lost: &'a Losses,
+    alive_mask: &'a [Vec<bool>; 2],
+    seki: &'a [Vertex],
+    is_lost: &'a dyn Fn(Vertex) -> bool,
+}
+
+impl Judge<'_> {
+    fn judge(&self, stones: &[Vertex]) -> Verdict {
+        let board = self.board;
+        let Some(color) = stones.first().and_then(|&s| board.color_at(s)) else {
+            return Verdict::Alive;
+        };
+        // Pass-alive stones are alive, whatever the playouts say.
+        if stones.iter().any(|&s| self.alive_mask[color.index()][s]) {
+            return Verdict::Alive;
+        }
+        // Lost in most playouts, with either side moving first.
+        if !stones.iter().all(|&s| (self.is_lost)(s)) {
+            return Verdict::Alive;
+        }
+        // Seki stays alive.
+        if stones
+            .iter()
+            .any(|&s| self.seki.contains(&board.chain_head(s)))
+        {
+            return Verdict::Doubtful(Doubt::Seki);
+        }
+        let libs = group_liberties(board, stones);
+        // Eyes: two true eyes, or room for two inside its own walls.
+        if !self.cannot_make_two_eyes(color, stones, &libs) {
+            return Verdict::Doubtful(Doubt::Eyes);
+        }
+        // Escape: a friendly stone that is not lost, two steps away through
+        // empty points (the group and it could join with one move).
+        let friend_near = |x: Vertex| {
+            board.neighbours(x).iter().any(|&n| {
+                board.color_at(n) == Some(color) && !stones.contains(&n) && !(self.is_lost)(n)
+            })
+        };
+        let escapes = libs.iter().any(|&l| {
+            friend_near(l)
+                || board
+                    .neighbours(l)
+                    .iter()
+                    .any(|&n| board.is_empty(n) && friend_near(n))
+        });
+        if escapes {
+            return Verdict::Doubtful(Doubt::Escape);
+        }
+        // The enemy groups around it that enclose it: those with a liberty
+        // outside this group's. (An enemy whose liberties are all this
+        // group's sits inside its eye space, which the playouts and the eye
+        // check judge.)
+        let enemy_alive = &self.alive_mask[color.opponent().index()];
+        let mut heads: Vec<Vertex> = Vec::new();
+        for &s in stones {
+            for n in board.neighbours(s) {
+                if board.color_at(n) == Some(color.opponent())
+                    && !heads.contains(&board.chain_head(n))
+                {
+                    heads.push(board.chain_head(n));
+                }
+            }
+        }
+        let first = |s: Vertex| match color {
+            Color::Black => self.lost.black_first[s],
+            Color::White => self.lost.white_first[s],
+        };
+        for h in heads {
+            if enemy_alive[h] {
+                continue;
+            }
+            let group = group_of(board, h);
+            let enemy_libs = group_liberties(board, &group);
+            if enemy_libs.iter().all(|l| libs.contains(l)) {
+                continue;
+            }
+            // A capturing race it might win: no more liberties than this
+            // group, and captured in a fifth of the lines where it moves first.
+            if enemy_libs.len() <= libs.len()
+                && group.iter().any(|&s| first(s) >= PLAYOUTS_PER_SIDE / 5)
+            {
+                return Verdict::Doubtful(Doubt::Race);
+            }
+            // An enclosing group that is itself lost in many lines makes the
+            // fight unclear.
+            let shaky = group
+                .iter()
+                .any(|&s| self.lost.black_first[s] >= SHAKY || self.lost.white_first[s] >= SHAKY);
+            if shaky {
+                return Verdict::Doubtful(Doubt::UnclearFight);
+            }
+        }
+        Verdict::Dead
+    }
+
+    /// No two true eyes, and no room for two eyes inside its own walls:
+    /// the empty regions bordered by this group alone hold fewer than three
+    /// points in all and there are fewer than two of them.
+    fn cannot_make_two_eyes(&self, color: Color, stones: &[Vertex], libs: &[Vertex]) -> bool {
+        let board = self.board;
+        let true_eyes = libs
+            .iter()
+            .filter(|&&l| board.is_true_eye(l, color))
+            .count();
+        if true_eyes >= 2 {
+            return false;
+        }
+        let mut seen = vec![false; MAX_VERTICES];
+        let (mut regions, mut room) = (0, 0);
+        for &l in libs {
+            if seen[l] {
+                continue;
+            }
+            let mut points = Vec::new();
+            let mut own_only = true;
+            let mut stack = vec![l];
+            seen[l] = true;
+            while let Some(x) = stack.pop() {
+                points.push(x);
+                if points.len() > 8 {
+                    own_only = false;
+                }
+                for n in board.neighbours(x) {
+                    match board.color_at(n) {
+                        Some(c) if c == color => {
+                            if !stones.contains(&n) {
+                                own_only = false;
+                            }
+                        }
+                        Some(_) => own_only = false,
+                        None => {
+                            if board.is_empty(n) && !seen[n] {
+                                seen[n] = true;
+                                stack.push(n);
+                            }
+                        }
+                    }
+                }
+            }
+            if own_only {
+                regions += 1;
+                room += points.len();
+            }
+        }
+        regions < 2 && room < 3
+    }
+}
+
+/// The liberties of a group of stones, each once.
+fn group_liberties(board: &Board, stones: &[Vertex]) -> Vec<Vertex> {
+    let mut libs: Vec<Vertex> = stones
         .iter()
-        .any(|&h| !enemy_mask[h] && board.liberties(h).len() <= min_libs)
-    {
-        return false;
-    }
-    // The surrounding enemy stones must themselves be judged alive: an
-    // enemy chain that is also lost in the playouts makes the fight unclear.
-    let enemy_lost = |h: Vertex| {
-        board
-            .chain_stones(h)
-            .any(|s| lost.black_first[s] >= threshold / 2 || lost.white_first[s] >= threshold / 2)
-    };
-    if enemies.iter().any(|&h| !enemy_mask[h] && enemy_lost(h)) {
-        return false;
-    }
-    true
+        .flat_map(|&s| board.neighbours(s))
+        .filter(|&n| board.is_empty(n))
+        .collect();
+    libs.sort_unstable();
+    libs.dedup();
+    libs
 }
 
 impl Game {
@@ -394,6 +554,9 @@ impl Game {
     #[must_use]
     pub fn result(&self) -> Option<GameResult> {
         let end = self.end()?;
-        Some(end.uncounted_result().unwrap_or_else(|| self.score_preview().result()))
+        Some(
+            end.uncounted_result()
+                .unwrap_or_else(|| self.score_preview().result()),
+        )
     }
 }

@@ -50,7 +50,10 @@ pub fn random_move(
     let empties = board.empty_vertices();
     for i in (start..n).chain(0..start) {
         let v = usize::from(empties[i]);
-        if board.is_playout_candidate(v, color) && Some(v) != board.ko_point() && accept(board, v, color) {
+        if board.is_playout_candidate(v, color)
+            && Some(v) != board.ko_point()
+            && accept(board, v, color)
+        {
             return Some(v);
         }
     }
@@ -134,6 +137,49 @@ pub fn policy_move(
                             return Some(l);
                         }
                     }
+                }
+            }
+        }
+    }
+    // Capture anything in atari anywhere.
+    for &e in board.empty_vertices() {
+        let v = usize::from(e);
+        if board
+            .neighbours(v)
+            .iter()
+            .any(|&n| board.color_at(n) == Some(color.opponent()) && board.in_atari(n))
+            && board.is_playable(v, color, false)
+        {
+            return Some(v);
+        }
+    }
+    // Answer next to the last move with a shape move, when there is one.
+    if let Some(last) = last {
+        let mut near = [0; 8];
+        near[..4].copy_from_slice(&board.neighbours(last));
+        near[4..].copy_from_slice(&board.diagonals(last));
+        let start = rng.below(8);
+        for i in 0..8 {
+            let v = near[(start + i) % 8];
+            if board.is_empty(v)
+                && crate::shape::is_shape_move(board, v)
+                && board.is_playout_candidate(v, color)
+                && Some(v) != board.ko_point()
+                && !is_big_self_atari(board, v, color)
+            {
+                return Some(v);
+            }
+        }
+        // Otherwise, most of the time, any move next to it.
+        if rng.below(4) != 0 {
+            for i in 0..8 {
+                let v = near[(start + i) % 8];
+                if board.is_empty(v)
+                    && board.is_playout_candidate(v, color)
+                    && Some(v) != board.ko_point()
+                    && !is_big_self_atari(board, v, color)
+                {
+                    return Some(v);
                 }
             }
         }

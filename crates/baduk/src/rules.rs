@@ -302,7 +302,10 @@ mod tests {
     fn komi_is_kept_in_half_points() {
         assert_eq!(Komi::parse("6.5").map(Komi::half_points), Ok(13));
         assert_eq!(Komi::parse("7").map(|k| k.to_string()), Ok("7".into()));
-        assert_eq!(Komi::parse("-0.5").map(|k| k.to_string()), Ok("-0.5".into()));
+        assert_eq!(
+            Komi::parse("-0.5").map(|k| k.to_string()),
+            Ok("-0.5".into())
+        );
         assert_eq!(Komi::parse("0").map(|k| k.to_string()), Ok("0".into()));
         assert!(Komi::parse("6.25").is_err());
         assert!(Komi::parse("NaN").is_err());
@@ -315,11 +318,22 @@ mod tests {
             assert_eq!(Preset::parse(p.name()), Ok(p));
         }
         assert_eq!(Preset::parse("Tromp_Taylor"), Ok(Preset::TrompTaylor));
-        assert!(matches!(Preset::parse("korean"), Err(RulesError::UnknownPreset(_))));
+        assert!(matches!(
+            Preset::parse("korean"),
+            Err(RulesError::UnknownPreset(_))
+        ));
         let r = Rules::ttakji();
-        assert_eq!((r.komi.to_string(), r.move_cap), ("7".to_owned(), Some(300)));
+        assert_eq!(
+            (r.komi.to_string(), r.move_cap),
+            ("7".to_owned(), Some(300))
+        );
         assert!(Rules::tromp_taylor().suicide_allowed);
         assert_eq!(Rules::japanese().ko, KoRule::Simple);
-        assert_eq!(Rules::ttakji().with_board_size(BoardSize::NINETEEN).move_cap, Some(1338));
+        assert_eq!(
+            Rules::ttakji()
+                .with_board_size(BoardSize::NINETEEN)
+                .move_cap,
+            Some(1338)
+        );
     }
 }

@@ -329,10 +329,9 @@ pub fn territory_score(board: &Board, dead: &[Point], prisoners: [u32; 2], komi:
     let (mut black, mut white, mut neutral) = (0u32, 0u32, 0u32);
     for region in empty_regions(&cleared) {
         let touches_seki = region.points.iter().any(|&v| {
-            cleared
-                .neighbours(v)
-                .iter()
-                .any(|&nb| cleared.color_at(nb).is_some() && in_seki.contains(&cleared.chain_head(nb)))
+            cleared.neighbours(v).iter().any(|&nb| {
+                cleared.color_at(nb).is_some() && in_seki.contains(&cleared.chain_head(nb))
+            })
         });
         let owner = match (region.borders_black, region.borders_white, touches_seki) {
             (true, false, false) => Owner::Black,
@@ -382,7 +381,12 @@ pub(crate) fn seki_chains(board: &Board) -> Vec<Vertex> {
         if !board.is_empty(v) {
             continue;
         }
-        let touches = |c: Color| board.neighbours(v).iter().any(|&n| board.color_at(n) == Some(c));
+        let touches = |c: Color| {
+            board
+                .neighbours(v)
+                .iter()
+                .any(|&n| board.color_at(n) == Some(c))
+        };
         if !(touches(Color::Black) && touches(Color::White)) {
             continue;
         }

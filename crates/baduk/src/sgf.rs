@@ -130,7 +130,10 @@ impl Record {
                 });
             }
         }
-        let first = self.first_to_move.or(self.moves.first().map(|m| m.color)).unwrap_or(Color::Black);
+        let first = self
+            .first_to_move
+            .or(self.moves.first().map(|m| m.color))
+            .unwrap_or(Color::Black);
         let mut game = Game::from_setup(self.rules, board, first);
         for (i, &mv) in self.moves.iter().enumerate() {
             if let Err(e) = game.play_as(mv) {
@@ -150,7 +153,12 @@ impl Record {
         let mut out = String::from("(;GM[1]FF[4]CA[UTF-8]AP[ttakji:");
         out.push_str(env!("CARGO_PKG_VERSION"));
         out.push(']');
-        out.push_str(&format!("SZ[{}]KM[{}]RU[{}]", size.get(), self.rules.komi, self.rules.preset.name()));
+        out.push_str(&format!(
+            "SZ[{}]KM[{}]RU[{}]",
+            size.get(),
+            self.rules.komi,
+            self.rules.preset.name()
+        ));
         for (ident, value) in [("PB", &self.black), ("PW", &self.white), ("DT", &self.date)] {
             if let Some(v) = value {
                 out.push_str(ident);
@@ -161,7 +169,12 @@ impl Record {
             out.push_str(&format!("RE[{r}]"));
         }
         for color in [Color::Black, Color::White] {
-            let stones: Vec<Point> = self.setup.iter().filter(|(c, _)| *c == color).map(|&(_, p)| p).collect();
+            let stones: Vec<Point> = self
+                .setup
+                .iter()
+                .filter(|(c, _)| *c == color)
+                .map(|&(_, p)| p)
+                .collect();
             if !stones.is_empty() {
                 out.push_str(if color == Color::Black { "AB" } else { "AW" });
                 for p in stones {
@@ -433,13 +446,19 @@ impl<'a> Scanner<'a> {
 }
 
 fn err(at: Location, what: impl Into<String>) -> SgfError {
-    SgfError { at, what: what.into() }
+    SgfError {
+        at,
+        what: what.into(),
+    }
 }
 
 fn single<'p>(prop: &'p Property) -> Result<&'p str, SgfError> {
     match prop.values.as_slice() {
         [(v, _)] => Ok(v.as_str()),
-        _ => Err(err(prop.at, format!("property {} takes one value", prop.ident))),
+        _ => Err(err(
+            prop.at,
+            format!("property {} takes one value", prop.ident),
+        )),
     }
 }
 
@@ -454,14 +473,20 @@ fn build_record(nodes: &[Node]) -> Result<Record, SgfError> {
         match prop.ident.as_str() {
             "GM" => {
                 if value()?.trim() != "1" {
-                    return Err(err(prop.at, format!("GM[{}] is not a game of Go (GM[1])", value()?)));
+                    return Err(err(
+                        prop.at,
+                        format!("GM[{}] is not a game of Go (GM[1])", value()?),
+                    ));
                 }
             }
             "SZ" => {
                 let v = value()?.trim();
-                let n: u32 = v
-                    .parse()
-                    .map_err(|_| err(prop.at, format!("SZ[{v}]: the board size must be one number (square boards only)")))?;
+                let n: u32 = v.parse().map_err(|_| {
+                    err(
+                        prop.at,
+                        format!("SZ[{v}]: the board size must be one number (square boards only)"),
+                    )
+                })?;
                 size = BoardSize::new(n).map_err(|e| err(prop.at, format!("SZ[{v}]: {e}")))?;
             }
             "KM" => {
@@ -490,7 +515,11 @@ fn build_record(nodes: &[Node]) -> Result<Record, SgfError> {
                         return Err(err(prop.at, "a node holds two moves"));
                     }
                     moved = true;
-                    let color = if prop.ident == "B" { Color::Black } else { Color::White };
+                    let color = if prop.ident == "B" {
+                        Color::Black
+                    } else {
+                        Color::White
+                    };
                     let v = single(prop)?;
                     let action = if v.is_empty() || (v == "tt" && size.get() <= 19) {
                         Action::Pass
@@ -502,9 +531,19 @@ fn build_record(nodes: &[Node]) -> Result<Record, SgfError> {
                 }
                 "AB" | "AW" => {
                     if !record.moves.is_empty() {
-                        return Err(err(prop.at, format!("{} after the first move: setup stones are only read before play", prop.ident)));
+                        return Err(err(
+                            prop.at,
+                            format!(
+                                "{} after the first move: setup stones are only read before play",
+                                prop.ident
+                            ),
+                        ));
                     }
-                    let color = if prop.ident == "AB" { Color::Black } else { Color::White };
+                    let color = if prop.ident == "AB" {
+                        Color::Black
+                    } else {
+                        Color::White
+                    };
                     for (v, at) in &prop.values {
                         for p in point_list(v, size, *at)? {
                             if record.setup.iter().any(|&(_, q)| q == p) {
@@ -538,9 +577,14 @@ fn parse_sgf_point(s: &str, size: BoardSize, at: Location) -> Result<Point, SgfE
         _ => (None, None),
     };
     match (col, row_from_top) {
-        (Some(c), Some(r)) if c < size.get() && r < size.get() => Ok(Point::new(c, size.get() - 1 - r)),
+        (Some(c), Some(r)) if c < size.get() && r < size.get() => {
+            Ok(Point::new(c, size.get() - 1 - r))
+        }
         (Some(_), Some(_)) => Err(err(at, format!("[{s}] is off the {size} board"))),
-        _ => Err(err(at, format!("[{s}] is not a point (two letters a–s, like [dd])"))),
+        _ => Err(err(
+            at,
+            format!("[{s}] is not a point (two letters a–s, like [dd])"),
+        )),
     }
 }
 
@@ -608,8 +652,18 @@ mod tests {
             assert!(e.to_string().contains(want), "{text:?} gave {e}");
         }
         let e = read_game("(;SZ[9];B[aa];W[aa])").expect_err("occupied");
-        assert_eq!(e.at, Location { line: 1, column: 15 });
-        assert!(e.to_string().contains("move 2 (W A9) is illegal: A9 is occupied"), "{e}");
+        assert_eq!(
+            e.at,
+            Location {
+                line: 1,
+                column: 15
+            }
+        );
+        assert!(
+            e.to_string()
+                .contains("move 2 (W A9) is illegal: A9 is occupied"),
+            "{e}"
+        );
     }
 
     #[test]

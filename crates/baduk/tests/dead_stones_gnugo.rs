@@ -21,7 +21,10 @@ fn cases() -> Vec<Case> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/gnugo-finished");
     let index = std::fs::read_to_string(dir.join("status.tsv")).expect("status.tsv is readable");
     let mut out = Vec::new();
-    for line in index.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()) {
+    for line in index
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+    {
         let cols: Vec<&str> = line.split('\t').collect();
         let file = cols[0].to_owned();
         let text = std::fs::read_to_string(dir.join(&file)).expect("game file is readable");
@@ -47,11 +50,19 @@ fn dead_stones_agree_with_gnu_go_on_finished_games() {
     for case in &cases {
         gnugo_dead += case.dead.len();
         found += case.dead.intersection(&case.ours).count();
-        let extra: Vec<String> = case.ours.difference(&case.dead).map(Point::to_string).collect();
+        let extra: Vec<String> = case
+            .ours
+            .difference(&case.dead)
+            .map(Point::to_string)
+            .collect();
         if !extra.is_empty() {
             wrong.push(format!("{}: {}", case.file, extra.join(" ")));
         }
-        let miss: Vec<String> = case.dead.difference(&case.ours).map(Point::to_string).collect();
+        let miss: Vec<String> = case
+            .dead
+            .difference(&case.ours)
+            .map(Point::to_string)
+            .collect();
         if !miss.is_empty() {
             missed.push(format!("{}: {}", case.file, miss.join(" ")));
         }
@@ -64,7 +75,19 @@ fn dead_stones_agree_with_gnu_go_on_finished_games() {
         wrong.len()
     );
     println!("missed:\n  {}", missed.join("\n  "));
-    assert!(cases.len() >= 50, "only {} games in the data set", cases.len());
-    assert!(wrong.is_empty(), "stones GNU Go calls alive were removed:\n  {}", wrong.join("\n  "));
-    assert!(recall >= 0.90, "only {:.1}% of GNU Go's dead stones removed", recall * 100.0);
+    assert!(
+        cases.len() >= 50,
+        "only {} games in the data set",
+        cases.len()
+    );
+    assert!(
+        wrong.is_empty(),
+        "stones GNU Go calls alive were removed:\n  {}",
+        wrong.join("\n  ")
+    );
+    assert!(
+        recall >= 0.90,
+        "only {:.1}% of GNU Go's dead stones removed",
+        recall * 100.0
+    );
 }
