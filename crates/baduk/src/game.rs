@@ -81,7 +81,9 @@ pub enum UndoError {
 pub struct Outcome {
     /// The number of this move (1 for the first).
     pub move_number: usize,
-    /// Stones taken off the board by this move, in board order.
+    /// Stones taken off the board by this move, in board order: the
+    /// opponent's, or, for a suicide where the rules allow it, the mover's
+    /// own chain including the stone just played.
     pub captured: Vec<Point>,
     /// Set when this move ended the game (second pass, move cap).
     pub ended: Option<EndReason>,
@@ -125,11 +127,13 @@ impl Game {
     /// `setup` must be on the rules' board size.
     #[must_use]
     pub fn from_setup(rules: Rules, setup: Board, to_move: Color) -> Game {
+        let rules = if rules.board_size == setup.size() {
+            rules
+        } else {
+            rules.with_board_size(setup.size())
+        };
         let mut game = Game {
-            rules: Rules {
-                board_size: setup.size(),
-                ..rules
-            },
+            rules,
             start: setup.clone(),
             start_to_move: to_move,
             board: setup,
@@ -243,8 +247,18 @@ impl Game {
             }
             Action::Play(point) => {
                 let v = self.check_stone(mv.color, point)?;
-                let captured = self.captured_by(v, mv.color);
+                let mut captured = self.captured_by(v, mv.color);
+                let own_chain: Vec<Point> =
+                    if captured.is_empty() && self.board.is_suicide(v, mv.color) {
+                        self.chain_through(v, mv.color)
+                    } else {
+                        Vec::new()
+                    };
                 self.board.play(v, mv.color);
+                if self.board.is_empty(v) {
+                    // Suicide, where the rules allow it: the mover's stones go.
+                    captured = own_chain;
+                }
                 self.passes_in_a_row = 0;
                 captured
             }
@@ -491,6 +505,22 @@ impl Game {
         }
         captured.sort_unstable_by_key(|p| (p.row(), p.col()));
         captured
+    }
+
+    /// The stones of the chain `color` would form by playing at `v`: the
+    /// point itself and the friendly chains next to it.
+    fn chain_through(&self, v: Vertex, color: Color) -> Vec<Point> {
+        let board = &self.board;
+        let mut stones = vec![board.point(v)];
+        let mut heads: Vec<Vertex> = Vec::new();
+        for n in board.neighbours(v) {
+            if board.color_at(n) == Some(color) && !heads.contains(&board.chain_head(n)) {
+                heads.push(board.chain_head(n));
+                stones.extend(board.chain_stones(n).map(|s| board.point(s)));
+            }
+        }
+        stones.sort_unstable_by_key(|p| (p.row(), p.col()));
+        stones
     }
 
     fn record_position(&mut self) {

@@ -1,25 +1,34 @@
 //! Dead stones: a fixed, conservative judgement of which groups are clearly dead.
 //!
 //! A wrong removal is the worst error a count can make, so a group is taken
-//! off only when every test below agrees; any doubt leaves it on the board.
+//! off only when the reading finds it lost and no tactical check finds a way
+//! out for it; any doubt leaves it on the board.
 //!
 //! 1. **Benson's pass-alive analysis** (certain). Chains that are pass-alive
 //!    are alive. Stones of the other colour in a region enclosed by
 //!    pass-alive chains, where every empty point of the region is a liberty
 //!    of those chains, can never make an eye or a seki and are dead.
 //! 2. **Playouts** (reading). From the position, [`PLAYOUTS_PER_SIDE`]
-//!    playouts with Black moving first and as many with White first, with a
-//!    policy that captures, escapes atari, never fills its own eye and avoids
-//!    big self-ataris. A group is a candidate only if the opponent owns its
-//!    points at the end in at least [`DEAD_SHARE`] of the playouts *for each
-//!    side moving first*.
-//! 3. **Tactics** (veto). Stones are judged as groups: all the stones of
-//!    one colour that reach each other through empty points, so a group that
-//!    can escape to a living friend is judged with it and kept. A candidate
-//!    group is kept if it already has
-//!    two true eyes, if any enemy chain around it has no more liberties
-//!    than it has (a capturing race it might win), or if it touches a seki
-//!    point (a shared liberty neither side can fill).
+//!    playouts with Black moving first and as many with White first. The
+//!    policy captures what is in atari, extends out of atari, answers the
+//!    last move with MoGo's 3×3 shapes or a move next to it, never fills its
+//!    own eye and avoids self-atari of two stones or more. Stones are judged
+//!    as groups: chains of one colour joined through shared liberties. A
+//!    group is a candidate when the opponent owns every one of its points at
+//!    the end of at least [`DEAD_SHARE_PERCENT`]% of the playouts *for each
+//!    side moving first*: whoever starts, it is lost in most lines.
+//! 3. **Tactics** (veto). A candidate is kept, and reported as a
+//!    [`DoubtfulGroup`], if it touches a seki point (a shared liberty
+//!    neither side can fill), has two true eyes or room for two inside its
+//!    own walls, has a friendly stone that is not lost two steps away (it
+//!    could join it), or is enclosed by an enemy group that has no more
+//!    liberties than it has and is captured in a fifth of its own lines (a
+//!    capturing race it might win), or that is itself lost in 30% of the
+//!    lines (the fight is unclear).
+//!
+//! Measured on 9×9 games GNU Go 3.8 played to the end (the
+//! `dead_stones_gnugo` test): no stone GNU Go calls alive is removed, and at
+//! least 90% of the stones it calls dead are.
 //!
 //! Everything is deterministic: SplitMix64 with the fixed seed
 //! [`DEAD_STONE_SEED`], one thread, a fixed number of playouts, so the same
@@ -38,16 +47,13 @@ pub const DEAD_STONE_SEED: u64 = 0x6465_6164_2d73_746e; // "dead-stn"
 /// Playouts with each side moving first.
 pub const PLAYOUTS_PER_SIDE: u32 = 200;
 
-/// Share of playouts (per side to move first) in which a group must be lost
-/// to be a candidate for removal, as a fraction with denominator 100.
+/// Share of playouts, in percent and for each side moving first, in which a
+/// group must be lost to be a candidate for removal.
 pub const DEAD_SHARE_PERCENT: u32 = 50;
 
 /// Playouts (per side to move first) in which an enclosing enemy group must
 /// be lost for the fight around a candidate to count as unclear: 30%.
 const SHAKY: u32 = PLAYOUTS_PER_SIDE * 3 / 10;
-
-/// [`DEAD_SHARE_PERCENT`] as a fraction, for documentation.
-pub const DEAD_SHARE: f64 = DEAD_SHARE_PERCENT as f64 / 100.0;
 
 /// Chains of `color` that are pass-alive (Benson): they cannot be captured
 /// even if their owner passes every turn. Returned as a mask over vertices.
