@@ -56,6 +56,11 @@ fn long_game() -> Game {
 
 fn legality(c: &mut Criterion) {
     let game = long_game();
+    assert!(
+        game.move_number() == 250 && !game.is_over(),
+        "the benchmark game stopped at move {}",
+        game.move_number()
+    );
     let color = game.to_move();
     let points: Vec<_> = BoardSize::NINE.all_points().collect();
     let mut group = c.benchmark_group("superko_legality_after_250_moves");
