@@ -313,10 +313,10 @@ pub fn playout_losses(board: &Board) -> Losses {
                 Color::White => &mut losses.white_first,
             };
             for v in board.vertices() {
-                if let Some(c) = board.color_at(v) {
-                    if owner_at_end(&b, v) == Some(c.opponent()) {
-                        tally[v] += 1;
-                    }
+                if let Some(c) = board.color_at(v)
+                    && owner_at_end(&b, v) == Some(c.opponent())
+                {
+                    tally[v] += 1;
                 }
             }
         }

@@ -117,26 +117,25 @@ pub fn policy_move(
         let mut around = [last; 5];
         around[1..].copy_from_slice(&board.neighbours(last));
         for x in around {
-            if board.color_at(x) == Some(color.opponent()) {
-                if let Some(l) = board.atari_liberty(x) {
-                    if board.is_playable(l, color, false) {
-                        return Some(l);
-                    }
-                }
+            if board.color_at(x) == Some(color.opponent())
+                && let Some(l) = board.atari_liberty(x)
+                && board.is_playable(l, color, false)
+            {
+                return Some(l);
             }
         }
         // Escape: an own chain next to the last move in atari gets extended
         // when that gives it room.
         for x in board.neighbours(last) {
-            if board.color_at(x) == Some(color) {
-                if let Some(l) = board.atari_liberty(x) {
-                    if board.is_playable(l, color, false) && !is_big_self_atari(board, l, color) {
-                        let mut after = board.clone();
-                        after.play(l, color);
-                        if !after.is_empty(l) && after.liberty_count_up_to(l, 2) >= 2 {
-                            return Some(l);
-                        }
-                    }
+            if board.color_at(x) == Some(color)
+                && let Some(l) = board.atari_liberty(x)
+                && board.is_playable(l, color, false)
+                && !is_big_self_atari(board, l, color)
+            {
+                let mut after = board.clone();
+                after.play(l, color);
+                if !after.is_empty(l) && after.liberty_count_up_to(l, 2) >= 2 {
+                    return Some(l);
                 }
             }
         }

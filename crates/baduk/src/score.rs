@@ -320,10 +320,10 @@ pub fn territory_score(board: &Board, dead: &[Point], prisoners: [u32; 2], komi:
     let in_seki = seki_chains(&cleared);
     let mut ownership = vec![Owner::Neutral; board.size().points()];
     for v in cleared.vertices() {
-        if let Some(c) = cleared.color_at(v) {
-            if !in_seki.contains(&cleared.chain_head(v)) {
-                ownership[index(v)] = c.into();
-            }
+        if let Some(c) = cleared.color_at(v)
+            && !in_seki.contains(&cleared.chain_head(v))
+        {
+            ownership[index(v)] = c.into();
         }
     }
     let (mut black, mut white, mut neutral) = (0u32, 0u32, 0u32);

@@ -452,7 +452,7 @@ fn err(at: Location, what: impl Into<String>) -> SgfError {
     }
 }
 
-fn single<'p>(prop: &'p Property) -> Result<&'p str, SgfError> {
+fn single(prop: &Property) -> Result<&str, SgfError> {
     match prop.values.as_slice() {
         [(v, _)] => Ok(v.as_str()),
         _ => Err(err(
@@ -471,13 +471,11 @@ fn build_record(nodes: &[Node]) -> Result<Record, SgfError> {
     for prop in root {
         let value = || single(prop);
         match prop.ident.as_str() {
-            "GM" => {
-                if value()?.trim() != "1" {
-                    return Err(err(
-                        prop.at,
-                        format!("GM[{}] is not a game of Go (GM[1])", value()?),
-                    ));
-                }
+            "GM" if value()?.trim() != "1" => {
+                return Err(err(
+                    prop.at,
+                    format!("GM[{}] is not a game of Go (GM[1])", value()?),
+                ));
             }
             "SZ" => {
                 let v = value()?.trim();
