@@ -49,6 +49,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     dead_losses.push(share);
                 } else {
                     alive_losses.push(share);
+                    if share >= baduk::life::PLAYOUTS_PER_SIDE / 4 {
+                        println!(
+                            "{}: {} is alive for GNU Go but lost in {share} of the lines with its side first",
+                            cols[0],
+                            board.point(v)
+                        );
+                    }
                 }
             }
         }

@@ -21,14 +21,18 @@
 //!    [`DoubtfulGroup`], if it touches a seki point (a shared liberty
 //!    neither side can fill), has two true eyes or room for two inside its
 //!    own walls, has a friendly stone that is not lost two steps away (it
-//!    could join it), or is enclosed by an enemy group that has no more
-//!    liberties than it has and is captured in a fifth of its own lines (a
-//!    capturing race it might win), or that is itself lost in 30% of the
-//!    lines (the fight is unclear).
+//!    could join it), touches an enemy group with no more liberties than it
+//!    has that is captured in a fifth of its own lines (a capturing race it
+//!    might win), or is surrounded — touching it or across the empty area
+//!    around it — by an enemy group that is itself lost in 30% of the lines
+//!    (the fight is unclear). Enemy stones whose liberties are all the
+//!    group's own sit in its eye space and are left to the playouts.
 //!
-//! Measured on 9×9 games GNU Go 3.8 played to the end (the
-//! `dead_stones_gnugo` test): no stone GNU Go calls alive is removed, and at
-//! least 90% of the stones it calls dead are.
+//! Measured on 200 9×9 games GNU Go 3.8 played to the end (the
+//! `dead_stones_gnugo` test): no stone GNU Go calls alive is removed, and
+//! 87.1% of the stones it calls dead are. The rest are groups in unsettled
+//! fights (games where a weak level passed early), which the playouts do
+//! not read as lost and so stay on the board.
 //!
 //! Everything is deterministic: SplitMix64 with the fixed seed
 //! [`DEAD_STONE_SEED`], one thread, a fixed number of playouts, so the same
@@ -424,18 +428,41 @@ impl Judge<'_> {
         if escapes {
             return Verdict::Doubtful(Doubt::Escape);
         }
-        // The enemy groups around it that enclose it: those with a liberty
-        // outside this group's. (An enemy whose liberties are all this
+        // The enemy groups around it: those touching it, and those on the
+        // edge of the empty area around it (flooding from its liberties
+        // through empty points). An enemy whose liberties are all this
         // group's sits inside its eye space, which the playouts and the eye
-        // check judge.)
+        // check judge.
         let enemy_alive = &self.alive_mask[color.opponent().index()];
-        let mut heads: Vec<Vertex> = Vec::new();
+        let mut heads: Vec<(Vertex, bool)> = Vec::new();
+        let mut add = |v: Vertex, touching: bool| {
+            if board.color_at(v) == Some(color.opponent()) {
+                let h = board.chain_head(v);
+                match heads.iter_mut().find(|(x, _)| *x == h) {
+                    Some(entry) => entry.1 |= touching,
+                    None => heads.push((h, touching)),
+                }
+            }
+        };
         for &s in stones {
             for n in board.neighbours(s) {
-                if board.color_at(n) == Some(color.opponent())
-                    && !heads.contains(&board.chain_head(n))
-                {
-                    heads.push(board.chain_head(n));
+                add(n, true);
+            }
+        }
+        let mut seen = vec![false; MAX_VERTICES];
+        let mut stack: Vec<Vertex> = libs.clone();
+        for &l in &libs {
+            seen[l] = true;
+        }
+        while let Some(x) = stack.pop() {
+            for n in board.neighbours(x) {
+                if board.is_empty(n) {
+                    if !seen[n] {
+                        seen[n] = true;
+                        stack.push(n);
+                    }
+                } else {
+                    add(n, false);
                 }
             }
         }
@@ -443,7 +470,7 @@ impl Judge<'_> {
             Color::Black => self.lost.black_first[s],
             Color::White => self.lost.white_first[s],
         };
-        for h in heads {
+        for (h, touching) in heads {
             if enemy_alive[h] {
                 continue;
             }
@@ -454,7 +481,8 @@ impl Judge<'_> {
             }
             // A capturing race it might win: no more liberties than this
             // group, and captured in a fifth of the lines where it moves first.
-            if enemy_libs.len() <= libs.len()
+            if touching
+                && enemy_libs.len() <= libs.len()
                 && group.iter().any(|&s| first(s) >= PLAYOUTS_PER_SIDE / 5)
             {
                 return Verdict::Doubtful(Doubt::Race);
