@@ -8,8 +8,11 @@
 
 use std::io::{BufRead, Write};
 
+use std::time::Duration;
+
 use baduk::sgf::{self, Record};
 use baduk::{Action, BoardSize, Color, Game, Komi, Move, Point, Preset, Rules, score};
+use baduk_ai::{Decision, MctsPlayer};
 
 /// Every command this front end knows, as `list_commands` prints them.
 const COMMANDS: &[&str] = &[
@@ -33,12 +36,23 @@ const COMMANDS: &[&str] = &[
     "all_legal",
     "kata-set-rules",
     "kata-get-rules",
+    "genmove",
+    "reg_genmove",
+    "kgs-genmove_cleanup",
+    "time_settings",
+    "time_left",
 ];
 
-/// A GTP engine session: one game and the settings the controller gave it.
+/// A GTP engine session: one game, the computer player, and the settings
+/// the controller gave it.
 #[derive(Debug)]
 pub struct Session {
     game: Game,
+    player: MctsPlayer,
+    /// `time_settings`: main time, byo-yomi time and stones per period.
+    clock: Option<(Duration, Duration, u32)>,
+    /// The level's own time limit per move, which time control may shorten.
+    level_time: Duration,
 }
 
 /// What a command produced: an answer, or an answer after which the session ends.
@@ -50,16 +64,21 @@ pub enum Reply {
 
 impl Default for Session {
     fn default() -> Self {
-        Session::new(Rules::ttakji())
+        Session::new(Rules::ttakji(), MctsPlayer::new(baduk_ai::Level::Normal))
     }
 }
 
 impl Session {
-    /// A session with an empty board under `rules`.
+    /// A session with an empty board under `rules`, with `player` answering
+    /// `genmove`.
     #[must_use]
-    pub fn new(rules: Rules) -> Session {
+    pub fn new(rules: Rules, player: MctsPlayer) -> Session {
+        let level_time = player.settings().budget.time;
         Session {
             game: Game::new(rules),
+            player,
+            clock: None,
+            level_time,
         }
     }
 
@@ -103,6 +122,11 @@ impl Session {
             "all_legal" => self.all_legal(args),
             "kata-set-rules" => self.set_rules(args),
             "kata-get-rules" => Ok(self.game.rules().preset.name().to_owned()),
+            "genmove" => self.genmove(args, true, false),
+            "reg_genmove" => self.genmove(args, false, false),
+            "kgs-genmove_cleanup" => self.genmove(args, true, true),
+            "time_settings" => self.time_settings(args),
+            "time_left" => self.time_left(args),
             _ => Err("unknown command".to_owned()),
         };
         match result {
@@ -133,6 +157,81 @@ impl Session {
             .play_as(Move { color, action })
             .map(|_| String::new())
             .map_err(|e| format!("illegal move: {e}"))
+    }
+
+    /// Searches for `colour` and answers the vertex, `pass` or `resign`;
+    /// `play` also plays it, `cleanup` captures dead stones before passing.
+    fn genmove(&mut self, args: &[&str], play: bool, cleanup: bool) -> Result<String, String> {
+        let color = color(arg(args, 0, "colour")?)?;
+        if self.game.is_over() {
+            return Ok("pass".to_owned());
+        }
+        let mut game = self.game.clone();
+        if game.to_move() != color {
+            game.set_to_move(color);
+        }
+        let decision = if cleanup {
+            self.player.decide_cleanup(&game)
+        } else {
+            self.player.decide(&game)
+        };
+        let Some(action) = decision.action() else {
+            return Ok("resign".to_owned());
+        };
+        if play {
+            if self.game.to_move() != color {
+                self.game.set_to_move(color);
+            }
+            self.game
+                .play(Move { color, action })
+                .map_err(|e| format!("the engine chose an illegal move: {e}"))?;
+        }
+        Ok(match decision {
+            Decision::Play(p) => p.to_string(),
+            Decision::Pass | Decision::Resign => "pass".to_owned(),
+        })
+    }
+
+    fn time_settings(&mut self, args: &[&str]) -> Result<String, String> {
+        let number = |i: usize, what: &str| -> Result<u64, String> {
+            arg(args, i, what)?
+                .parse()
+                .map_err(|_| format!("syntax error: {what} is not a whole number"))
+        };
+        let main = number(0, "main time")?;
+        let byo = number(1, "byo-yomi time")?;
+        let stones = u32::try_from(number(2, "byo-yomi stones")?)
+            .map_err(|_| "syntax error: too many stones".to_owned())?;
+        self.clock = (byo > 0 || main > 0).then_some((
+            Duration::from_secs(main),
+            Duration::from_secs(byo),
+            stones,
+        ));
+        self.player.set_time(self.level_time);
+        Ok(String::new())
+    }
+
+    /// Spends at most a fair share of the time left: the byo-yomi period
+    /// spread over its stones, or a twentieth of the main time.
+    fn time_left(&mut self, args: &[&str]) -> Result<String, String> {
+        color(arg(args, 0, "colour")?)?;
+        let seconds: f64 = arg(args, 1, "time")?
+            .parse()
+            .map_err(|_| "syntax error: time is not a number".to_owned())?;
+        let stones: u32 = arg(args, 2, "stones")?
+            .parse()
+            .map_err(|_| "syntax error: stones is not a whole number".to_owned())?;
+        if !seconds.is_finite() || seconds < 0.0 {
+            return Err("syntax error: time must be zero or more seconds".to_owned());
+        }
+        let share = if stones > 0 {
+            seconds / f64::from(stones)
+        } else {
+            seconds / 20.0
+        };
+        let per_move = Duration::from_secs_f64((share * 0.8).max(0.05)).min(self.level_time);
+        self.player.set_time(per_move);
+        Ok(String::new())
     }
 
     fn is_legal(&self, args: &[&str]) -> Result<String, String> {

@@ -3,6 +3,7 @@
 //! `ttakji gtp` speaks GTP on stdin/stdout with the rules engine.
 
 mod gtp;
+mod matches;
 
 use std::io;
 
@@ -10,6 +11,7 @@ use anyhow::Context;
 use clap::{Parser, Subcommand};
 
 use baduk::{BoardSize, Komi, Preset, Rules};
+use baduk_ai::{Level, MctsPlayer, Settings};
 
 #[derive(Debug, Parser)]
 #[command(name = "ttakji", version, about = "Ttakji: hosted 9x9 Go (baduk)")]
@@ -31,11 +33,70 @@ enum Command {
         /// Komi (whole or half points); the preset's komi by default.
         #[arg(long, value_parser = parse_komi, allow_hyphen_values = true)]
         komi: Option<Komi>,
+        /// The computer's level for `genmove`: easy, normal or hard.
+        #[arg(long, default_value = "normal", value_parser = parse_level)]
+        level: Level,
+        /// Threads to search on.
+        #[arg(long, default_value_t = 1)]
+        threads: usize,
+        /// A fixed seed, so that the same commands give the same moves.
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Playouts per move instead of the level's.
+        #[arg(long)]
+        playouts: Option<u32>,
+        /// Seconds per move instead of the level's.
+        #[arg(long)]
+        seconds: Option<f64>,
+    },
+    /// Play two GTP engines against each other, alternating colours, with
+    /// this rules engine as referee; writes SGF files and a summary.
+    Match {
+        /// The first engine's command line, e.g. "ttakji gtp --level hard".
+        #[arg(long)]
+        a: String,
+        /// The second engine's command line, e.g.
+        /// "/usr/games/gnugo --mode gtp --level 10 --chinese-rules --positional-superko".
+        #[arg(long)]
+        b: String,
+        /// Names for the summary (the command lines by default).
+        #[arg(long)]
+        name_a: Option<String>,
+        #[arg(long)]
+        name_b: Option<String>,
+        /// Number of games; the first engine has Black in odd-numbered games.
+        #[arg(long, default_value_t = 10)]
+        games: u32,
+        /// Rules preset.
+        #[arg(long, default_value = "ttakji", value_parser = parse_preset)]
+        rules: Preset,
+        /// Board size.
+        #[arg(long, default_value_t = 9)]
+        size: u32,
+        /// Komi; the preset's by default.
+        #[arg(long, value_parser = parse_komi, allow_hyphen_values = true)]
+        komi: Option<Komi>,
+        /// Folder for the SGF files and summary.txt.
+        #[arg(long, default_value = "match")]
+        out: std::path::PathBuf,
+        /// Seconds an engine may take for one answer before it forfeits.
+        #[arg(long, default_value_t = 60)]
+        timeout: u64,
     },
 }
 
 fn parse_preset(s: &str) -> Result<Preset, String> {
     Preset::parse(s).map_err(|e| e.to_string())
+}
+
+/// Splits a command line on spaces (no quoting: engine paths and flags
+/// with spaces are not supported).
+fn split_command(s: &str) -> Vec<String> {
+    s.split_whitespace().map(str::to_owned).collect()
+}
+
+fn parse_level(s: &str) -> Result<Level, String> {
+    Level::parse(s).map_err(|e| e.to_string())
 }
 
 fn parse_komi(s: &str) -> Result<Komi, String> {
@@ -45,15 +106,71 @@ fn parse_komi(s: &str) -> Result<Komi, String> {
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.command {
-        Command::Gtp { rules, size, komi } => {
+        Command::Gtp {
+            rules,
+            size,
+            komi,
+            level,
+            threads,
+            seed,
+            playouts,
+            seconds,
+        } => {
             let size = BoardSize::new(size).context("--size")?;
             let mut rules = Rules::preset(rules).with_board_size(size);
             if let Some(komi) = komi {
                 rules = rules.with_komi(komi);
             }
-            let mut session = gtp::Session::new(rules);
+            let mut settings = Settings::for_level(level);
+            settings.threads = threads.max(1);
+            settings.seed = seed;
+            if let Some(n) = playouts {
+                settings.budget.playouts = n.max(1);
+            }
+            if let Some(s) = seconds {
+                anyhow::ensure!(
+                    s.is_finite() && s > 0.0,
+                    "--seconds must be a positive number, not {s}"
+                );
+                settings.budget.time = std::time::Duration::from_secs_f64(s);
+            }
+            let mut session = gtp::Session::new(rules, MctsPlayer::with_settings(level, settings));
             gtp::serve(&mut session, io::stdin().lock(), io::stdout().lock())
                 .context("GTP session on stdin/stdout")?;
+        }
+        Command::Match {
+            a,
+            b,
+            name_a,
+            name_b,
+            games,
+            rules,
+            size,
+            komi,
+            out,
+            timeout,
+        } => {
+            let size = BoardSize::new(size).context("--size")?;
+            let mut rules = Rules::preset(rules).with_board_size(size);
+            if let Some(komi) = komi {
+                rules = rules.with_komi(komi);
+            }
+            let settings = matches::MatchSettings {
+                a: matches::Contestant {
+                    name: name_a.unwrap_or_else(|| a.clone()),
+                    command: split_command(&a),
+                },
+                b: matches::Contestant {
+                    name: name_b.unwrap_or_else(|| b.clone()),
+                    command: split_command(&b),
+                },
+                games,
+                rules,
+                out,
+                timeout: std::time::Duration::from_secs(timeout.max(1)),
+            };
+            let summary = matches::run(&settings)?;
+            print!("{summary}");
         }
     }
     Ok(())

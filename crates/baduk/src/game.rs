@@ -201,6 +201,12 @@ impl Game {
         self.moves.last().copied()
     }
 
+    /// Gives the turn to `color` without a move (GTP `genmove` for the side
+    /// not to move, or a set-up position). Nothing is recorded.
+    pub fn set_to_move(&mut self, color: Color) {
+        self.to_move = color;
+    }
+
     /// Passes in a row at the end of the game so far.
     #[must_use]
     pub fn passes_in_a_row(&self) -> u32 {

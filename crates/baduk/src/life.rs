@@ -40,7 +40,7 @@
 
 use crate::board::{Board, MAX_VERTICES, SplitMix64, Vertex};
 use crate::game::Game;
-use crate::playout::policy_playout;
+use crate::playout::{owner_at_end, policy_playout};
 use crate::point::{Color, Point};
 use crate::rules::DeadStoneRule;
 use crate::score::{GameResult, Score, seki_chains};
@@ -326,24 +326,6 @@ pub fn playout_losses(board: &Board) -> Losses {
         }
     }
     losses
-}
-
-/// Who owns `v` at the end of a playout: its stone, or the colour of all
-/// its neighbours if it is empty and they agree.
-fn owner_at_end(board: &Board, v: Vertex) -> Option<Color> {
-    if let Some(c) = board.color_at(v) {
-        return Some(c);
-    }
-    let mut owner = None;
-    for n in board.neighbours(v) {
-        match (board.color_at(n), owner) {
-            (None, _) => {}
-            (Some(c), None) => owner = Some(c),
-            (Some(c), Some(o)) if c != o => return None,
-            _ => {}
-        }
-    }
-    owner
 }
 
 /// The stones of the group on `v`: its chain and every chain of the same

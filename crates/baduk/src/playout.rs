@@ -210,3 +210,35 @@ pub fn policy_playout(board: &mut Board, mut to_move: Color, rng: &mut SplitMix6
         to_move = to_move.opponent();
     }
 }
+
+/// Who owns `v` at the end of a playout: its stone, or the colour of all
+/// its neighbours if it is empty and they agree.
+pub fn owner_at_end(board: &Board, v: Vertex) -> Option<Color> {
+    if let Some(c) = board.color_at(v) {
+        return Some(c);
+    }
+    let mut owner = None;
+    for n in board.neighbours(v) {
+        match (board.color_at(n), owner) {
+            (None, _) => {}
+            (Some(c), None) => owner = Some(c),
+            (Some(c), Some(o)) if c != o => return None,
+            _ => {}
+        }
+    }
+    owner
+}
+
+/// Black's area minus White's at the end of a playout: stones, plus empty
+/// points whose neighbours are all one colour. Komi is not included.
+#[must_use]
+pub fn area_margin(board: &Board) -> i32 {
+    board
+        .vertices()
+        .map(|v| match owner_at_end(board, v) {
+            Some(Color::Black) => 1,
+            Some(Color::White) => -1,
+            None => 0,
+        })
+        .sum()
+}

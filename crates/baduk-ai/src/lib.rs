@@ -1,0 +1,353 @@
+//! Computer players: Monte-Carlo tree search at three levels, and outside
+//! engines speaking GTP.
+//!
+//! A [`Level`] is a search budget and a style. [`MctsPlayer`] searches the
+//! position with it and decides like a considerate opponent: it passes when
+//! nothing useful is left, but first captures stones it knows are dead and
+//! that the server's conservative count would leave alive; it resigns only
+//! when the game is hopeless, and Easy never resigns.
+
+pub mod gtp_engine;
+pub mod mcts;
+pub mod policy;
+
+use std::time::Duration;
+
+use baduk::board::Vertex;
+use baduk::{Action, Color, Game, Point};
+
+pub use mcts::{Budget, RootMove, SearchResult, search};
+
+/// How strong the computer plays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Level {
+    Easy,
+    Normal,
+    Hard,
+}
+
+impl Level {
+    /// Every level, weakest first.
+    pub const ALL: [Level; 3] = [Level::Easy, Level::Normal, Level::Hard];
+
+    /// The name used in the API and on the command line.
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            Level::Easy => "easy",
+            Level::Normal => "normal",
+            Level::Hard => "hard",
+        }
+    }
+
+    /// Reads `easy`, `normal` or `hard` in any case.
+    pub fn parse(s: &str) -> Result<Level, UnknownLevel> {
+        match s.to_ascii_lowercase().as_str() {
+            "easy" => Ok(Level::Easy),
+            "normal" => Ok(Level::Normal),
+            "hard" => Ok(Level::Hard),
+            _ => Err(UnknownLevel(s.to_owned())),
+        }
+    }
+
+    /// The search each move gets: a playout limit and a time limit,
+    /// whichever comes first.
+    #[must_use]
+    pub const fn budget(self) -> Budget {
+        match self {
+            Level::Easy => Budget {
+                playouts: 400,
+                time: Duration::from_millis(300),
+            },
+            Level::Normal => Budget {
+                playouts: 3_000,
+                time: Duration::from_millis(600),
+            },
+            Level::Hard => Budget {
+                playouts: 100_000,
+                time: Duration::from_millis(950),
+            },
+        }
+    }
+
+    /// How the move is picked from the search: Easy sometimes plays a
+    /// reasonable second choice, so it makes mistakes a beginner can punish
+    /// while still playing like Go.
+    const fn style(self) -> Style {
+        match self {
+            Level::Easy => Style {
+                second_choice_percent: 35,
+                resigns: false,
+            },
+            Level::Normal => Style {
+                second_choice_percent: 0,
+                resigns: true,
+            },
+            Level::Hard => Style {
+                second_choice_percent: 0,
+                resigns: true,
+            },
+        }
+    }
+}
+
+impl std::fmt::Display for Level {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A level name that is not easy, normal or hard.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown level `{0}` (easy, normal or hard)")]
+pub struct UnknownLevel(pub String);
+
+#[derive(Debug, Clone, Copy)]
+struct Style {
+    second_choice_percent: u64,
+    resigns: bool,
+}
+
+/// What the computer does on its turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    Play(Point),
+    Pass,
+    Resign,
+}
+
+impl Decision {
+    /// The decision as a move action, or `None` for a resignation.
+    #[must_use]
+    pub fn action(self) -> Option<Action> {
+        match self {
+            Decision::Play(p) => Some(Action::Play(p)),
+            Decision::Pass => Some(Action::Pass),
+            Decision::Resign => None,
+        }
+    }
+}
+
+/// Settings of a search player.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    pub budget: Budget,
+    /// Threads to search on (one tree each, merged at the root).
+    pub threads: usize,
+    /// A fixed seed makes the search (with a playout budget that ends before
+    /// the time limit) repeat exactly; `None` varies it from move to move.
+    pub seed: Option<u64>,
+    /// Resign when the best win rate is below this after move 30, if the
+    /// level resigns at all. `None` never resigns.
+    pub resign_below: Option<f32>,
+}
+
+impl Settings {
+    /// The settings of a level: its budget, one thread, varied play,
+    /// resigning below 5% where the level resigns.
+    #[must_use]
+    pub fn for_level(level: Level) -> Settings {
+        Settings {
+            budget: level.budget(),
+            threads: 1,
+            seed: None,
+            resign_below: level.style().resigns.then_some(0.05),
+        }
+    }
+}
+
+/// A computer player that searches with Monte-Carlo tree search.
+#[derive(Debug, Clone)]
+pub struct MctsPlayer {
+    level: Level,
+    settings: Settings,
+    moves_made: u64,
+}
+
+impl MctsPlayer {
+    /// A player at `level` with that level's settings.
+    #[must_use]
+    pub fn new(level: Level) -> MctsPlayer {
+        MctsPlayer::with_settings(level, Settings::for_level(level))
+    }
+
+    /// A player at `level` with other settings (threads, seed, budget).
+    #[must_use]
+    pub fn with_settings(level: Level, settings: Settings) -> MctsPlayer {
+        MctsPlayer {
+            level,
+            settings,
+            moves_made: 0,
+        }
+    }
+
+    /// The player's level.
+    #[must_use]
+    pub fn level(&self) -> Level {
+        self.level
+    }
+
+    /// The settings in force.
+    #[must_use]
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// Replaces the time limit per move (GTP `time_left`, say).
+    pub fn set_time(&mut self, time: Duration) {
+        self.settings.budget.time = time;
+    }
+
+    /// Decides the move for the player to move in `game`.
+    pub fn decide(&mut self, game: &Game) -> Decision {
+        self.decide_with_search(game).0
+    }
+
+    /// Like [`MctsPlayer::decide`], but never passes while opponent stones
+    /// it considers dead are on the board: it captures them first.
+    pub fn decide_cleanup(&mut self, game: &Game) -> Decision {
+        let (decision, result) = self.decide_with_search(game);
+        if decision == Decision::Pass
+            && let Some(v) = capture_dead(game, &result, false)
+        {
+            return Decision::Play(game.board().point(v));
+        }
+        decision
+    }
+
+    /// Decides the move and returns the search it rests on.
+    pub fn decide_with_search(&mut self, game: &Game) -> (Decision, SearchResult) {
+        let seed = match self.settings.seed {
+            Some(s) => s.wrapping_add(self.moves_made.wrapping_mul(0x9E37_79B9)),
+            None => random_seed(),
+        };
+        self.moves_made += 1;
+        let color = game.to_move();
+        let result = search(game, self.settings.budget, self.settings.threads, seed);
+        let board = game.board();
+        let Some(best) = result.best().copied() else {
+            return (Decision::Pass, result);
+        };
+        if let Some(threshold) = self.settings.resign_below
+            && self.level.style().resigns
+            && game.move_number() >= 30
+            && best.winrate < threshold
+        {
+            return (Decision::Resign, result);
+        }
+        let mut choice = best.vertex;
+        // Easy: sometimes the second choice, if it is a real candidate.
+        let style = self.level.style();
+        if style.second_choice_percent > 0
+            && seed % 100 < style.second_choice_percent
+            && let Some(second) = result.moves.get(1)
+            && second.vertex.is_some()
+            && second.visits * 3 >= best.visits
+        {
+            choice = second.vertex;
+        }
+        // Passing: when the best move is a pass, or changes nothing — its
+        // point is already settled for one side and it touches no chain
+        // short of liberties — or when the opponent has passed and the count
+        // as it stands is a win. Dead stones the count would leave on the
+        // board are captured first.
+        let useless = |v: Vertex| {
+            let black = result.black_ownership[v];
+            !(0.1..=0.9).contains(&black)
+                && borders_one_colour(board, v)
+                && !board
+                    .neighbours(v)
+                    .iter()
+                    .any(|&n| board.color_at(n).is_some() && board.liberty_count_up_to(n, 3) < 3)
+        };
+        let opponent_passed = game.last_move().is_some_and(|m| m.action == Action::Pass);
+        let wins_now = || game.score_preview().result().winner() == Some(color);
+        if choice.is_some_and(useless) {
+            // A move nearly as good that does change something comes first.
+            let alternative = result.moves.iter().find(|m| {
+                m.vertex.is_some_and(|v| !useless(v))
+                    && m.visits * 4 >= best.visits
+                    && m.winrate >= best.winrate - 0.03
+            });
+            if let Some(m) = alternative {
+                choice = m.vertex;
+            }
+        }
+        if choice.is_none_or(useless) || (opponent_passed && wins_now()) {
+            if let Some(v) = capture_dead(game, &result, true) {
+                return (Decision::Play(board.point(v)), result);
+            }
+            return (Decision::Pass, result);
+        }
+        match choice {
+            Some(v) => (Decision::Play(board.point(v)), result),
+            None => (Decision::Pass, result),
+        }
+    }
+}
+
+/// A move that takes a liberty of an opponent group the search owns (it is
+/// dead), so that passing does not give those points away. With
+/// `only_uncounted`, only groups the server's count would leave on the
+/// board; otherwise every such group (GTP's `kgs-genmove_cleanup`).
+fn capture_dead(game: &Game, result: &SearchResult, only_uncounted: bool) -> Option<Vertex> {
+    let board = game.board();
+    let color = game.to_move();
+    let counted_dead = if only_uncounted {
+        game.dead_stones()
+    } else {
+        Vec::new()
+    };
+    let mine = |v: Vertex| {
+        let black = result.black_ownership[v];
+        if color == Color::Black {
+            black
+        } else {
+            1.0 - black
+        }
+    };
+    for v in board.vertices() {
+        if board.color_at(v) != Some(color.opponent())
+            || counted_dead.contains(&board.point(v))
+            || mine(v) < 0.8
+        {
+            continue;
+        }
+        for l in board.liberties(v) {
+            let p = board.point(l);
+            if game.check(color, p).is_ok()
+                && !baduk::playout::is_big_self_atari(board, l, color)
+                && !board.is_eye_shape(l, color)
+            {
+                return Some(l);
+            }
+        }
+    }
+    None
+}
+
+/// Whether the empty area around `v` touches stones of one colour only.
+fn borders_one_colour(board: &baduk::Board, v: Vertex) -> bool {
+    let mut seen = vec![false; baduk::board::MAX_VERTICES];
+    let mut stack = vec![v];
+    seen[v] = true;
+    let mut colours = [false; 2];
+    while let Some(x) = stack.pop() {
+        for n in board.neighbours(x) {
+            match board.color_at(n) {
+                Some(c) => colours[c.index()] = true,
+                None if board.is_empty(n) && !seen[n] => {
+                    seen[n] = true;
+                    stack.push(n);
+                }
+                None => {}
+            }
+        }
+    }
+    !(colours[0] && colours[1])
+}
+
+fn random_seed() -> u64 {
+    use std::hash::{BuildHasher, RandomState};
+    RandomState::new().hash_one(std::time::SystemTime::now())
+}

@@ -1,0 +1,461 @@
+//! Monte-Carlo tree search: UCT with RAVE and prior knowledge, over the
+//! rules crate's fast board.
+//!
+//! Each simulation walks down the tree choosing the child with the best
+//! blend of its own win rate and its all-moves-as-first (RAVE) win rate,
+//! expands a leaf on its second visit, plays the rest of the game with the
+//! playout policy and scores it by area with komi. Moves at the root are
+//! checked against the game's full rules (superko); inside the tree and the
+//! playouts the board's simple-ko rule stands in for superko, as usual.
+
+use std::time::{Duration, Instant};
+
+use baduk::board::{Board, MAX_VERTICES, NO_VERTEX, SplitMix64, Vertex};
+use baduk::playout::area_margin;
+use baduk::{Color, Game};
+
+use crate::policy::{playout_move, prior};
+
+/// How much search one move gets: whichever limit comes first.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Budget {
+    pub playouts: u32,
+    pub time: Duration,
+}
+
+/// What a search found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchResult {
+    /// Root moves with their visits and win rate for the player to move,
+    /// most visited first. `None` is a pass.
+    pub moves: Vec<RootMove>,
+    /// Simulations run (over all threads).
+    pub playouts: u32,
+    pub elapsed: Duration,
+    /// For each vertex: the share of playouts in which Black owned it at
+    /// the end, from 0 to 1.
+    pub black_ownership: Vec<f32>,
+}
+
+/// One move at the root.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RootMove {
+    pub vertex: Option<Vertex>,
+    pub visits: u32,
+    pub winrate: f32,
+}
+
+impl SearchResult {
+    /// The most visited move.
+    #[must_use]
+    pub fn best(&self) -> Option<&RootMove> {
+        self.moves.first()
+    }
+
+    /// The win rate of the best move for the player to move (0.5 if none).
+    #[must_use]
+    pub fn winrate(&self) -> f32 {
+        self.best().map_or(0.5, |m| m.winrate)
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Node {
+    /// The move into this node; `NO_VERTEX` is a pass.
+    mv: Vertex,
+    children: u32,
+    n_children: u16,
+    expanded: bool,
+    /// Wins for the player who made `mv`, priors included.
+    wins: f32,
+    visits: f32,
+    amaf_wins: f32,
+    amaf_visits: f32,
+    real_visits: u32,
+}
+
+impl Node {
+    fn new(mv: Vertex, wins: f32, visits: f32) -> Node {
+        Node {
+            mv,
+            children: 0,
+            n_children: 0,
+            expanded: false,
+            wins,
+            visits,
+            amaf_wins: 0.0,
+            amaf_visits: 0.0,
+            real_visits: 0,
+        }
+    }
+}
+
+/// RAVE equivalence: visits at which a node's own statistics weigh as much
+/// as its all-moves-as-first ones.
+const RAVE_EQUIVALENCE: f32 = 1000.0;
+
+/// The share of a simulation's value that comes from the margin.
+const MARGIN_WEIGHT: f32 = 0.1;
+/// Points of margin at which the margin's share is three-quarters spent.
+const MARGIN_SCALE: f32 = 10.0;
+
+/// The prior of a pass: rarely worth trying while moves remain.
+const PASS_PRIOR: (f32, f32) = (0.0, 20.0);
+
+/// One search tree.
+struct Tree<'g> {
+    game: &'g Game,
+    root_board: Board,
+    root_color: Color,
+    komi_half: i32,
+    nodes: Vec<Node>,
+    rng: SplitMix64,
+    ownership: Vec<u32>,
+    playouts: u32,
+    // Scratch space reused by every simulation.
+    path: Vec<usize>,
+    played: Vec<(Vertex, Color)>,
+    seen: [Vec<u32>; 2],
+    stamp: u32,
+}
+
+/// Searches the position for the player to move with `budget`, on
+/// `threads` threads (each its own tree, merged at the root), seeded by
+/// `seed` (thread `i` uses `seed + i`).
+#[must_use]
+pub fn search(game: &Game, budget: Budget, threads: usize, seed: u64) -> SearchResult {
+    let start = Instant::now();
+    let threads = threads.max(1);
+    let share = Budget {
+        playouts: budget.playouts.div_ceil(threads as u32),
+        time: budget.time,
+    };
+    let trees: Vec<(Vec<RootMove>, u32, Vec<u32>)> = if threads == 1 {
+        vec![run_tree(game, share, seed, start)]
+    } else {
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..threads)
+                .map(|i| {
+                    scope.spawn(move || run_tree(game, share, seed.wrapping_add(i as u64), start))
+                })
+                .collect();
+            handles.into_iter().filter_map(|h| h.join().ok()).collect()
+        })
+    };
+    // Merge the roots: sum visits and wins per move.
+    let mut merged: Vec<RootMove> = Vec::new();
+    let mut ownership = vec![0u32; MAX_VERTICES];
+    let mut playouts = 0;
+    for (moves, n, own) in trees {
+        playouts += n;
+        for (o, x) in ownership.iter_mut().zip(own) {
+            *o += x;
+        }
+        for m in moves {
+            match merged.iter_mut().find(|x| x.vertex == m.vertex) {
+                Some(x) => {
+                    let total = x.visits + m.visits;
+                    if total > 0 {
+                        x.winrate = (x.winrate * x.visits as f32 + m.winrate * m.visits as f32)
+                            / total as f32;
+                    }
+                    x.visits = total;
+                }
+                None => merged.push(m),
+            }
+        }
+    }
+    merged.sort_by(|a, b| {
+        b.visits
+            .cmp(&a.visits)
+            .then(b.winrate.total_cmp(&a.winrate))
+    });
+    let denominator = playouts.max(1) as f32;
+    SearchResult {
+        moves: merged,
+        playouts,
+        elapsed: start.elapsed(),
+        black_ownership: ownership.iter().map(|&o| o as f32 / denominator).collect(),
+    }
+}
+
+fn run_tree(
+    game: &Game,
+    budget: Budget,
+    seed: u64,
+    start: Instant,
+) -> (Vec<RootMove>, u32, Vec<u32>) {
+    let mut tree = Tree::new(game, seed);
+    tree.expand_root();
+    while tree.playouts < budget.playouts {
+        if tree.playouts.is_multiple_of(64) && start.elapsed() >= budget.time {
+            break;
+        }
+        tree.simulate();
+    }
+    let moves = tree.root_moves();
+    (moves, tree.playouts, tree.ownership)
+}
+
+impl<'g> Tree<'g> {
+    fn new(game: &'g Game, seed: u64) -> Tree<'g> {
+        let mut root_board = game.board().clone();
+        // The board's own ko point is the game's simple-ko state; superko
+        // is checked at the root from the game itself.
+        if game
+            .last_move()
+            .is_some_and(|m| m.action == baduk::Action::Pass)
+        {
+            root_board.clear_ko();
+        }
+        Tree {
+            game,
+            root_board,
+            root_color: game.to_move(),
+            komi_half: game.rules().komi.half_points(),
+            nodes: vec![Node::new(NO_VERTEX, 0.0, 0.0)],
+            rng: SplitMix64::new(seed),
+            ownership: vec![0; MAX_VERTICES],
+            playouts: 0,
+            path: Vec::with_capacity(64),
+            played: Vec::with_capacity(3 * MAX_VERTICES),
+            seen: [vec![0; MAX_VERTICES], vec![0; MAX_VERTICES]],
+            stamp: 0,
+        }
+    }
+
+    fn last_vertex(&self) -> Vertex {
+        match self.game.last_move().map(|m| m.action) {
+            Some(baduk::Action::Play(p)) => self.root_board.vertex(p),
+            _ => NO_VERTEX,
+        }
+    }
+
+    /// The root's children: every move the game's rules allow (superko
+    /// included) that does not fill an own eye, and a pass.
+    fn expand_root(&mut self) {
+        let board = self.root_board.clone();
+        let color = self.root_color;
+        let last = self.last_vertex();
+        let legal: Vec<Vertex> = self
+            .game
+            .legal_points(color)
+            .into_iter()
+            .map(|p| board.vertex(p))
+            .filter(|&v| !board.is_eye_shape(v, color))
+            .collect();
+        self.add_children(0, &board, color, last, &legal);
+    }
+
+    fn add_children(
+        &mut self,
+        at: usize,
+        board: &Board,
+        color: Color,
+        last: Vertex,
+        moves: &[Vertex],
+    ) {
+        let first = self.nodes.len() as u32;
+        for &v in moves {
+            let p = prior(board, v, color, last);
+            self.nodes.push(Node::new(v, p.wins, p.visits));
+        }
+        self.nodes
+            .push(Node::new(NO_VERTEX, PASS_PRIOR.0, PASS_PRIOR.1));
+        let node = &mut self.nodes[at];
+        node.children = first;
+        node.n_children = (moves.len() + 1) as u16;
+        node.expanded = true;
+    }
+
+    fn expand(&mut self, at: usize, board: &Board, color: Color, last: Vertex) {
+        let moves: Vec<Vertex> = board
+            .empty_vertices()
+            .iter()
+            .map(|&e| usize::from(e))
+            .filter(|&v| board.is_playout_candidate(v, color) && Some(v) != board.ko_point())
+            .collect();
+        self.add_children(at, board, color, last, &moves);
+    }
+
+    fn select(&self, at: usize) -> usize {
+        let node = &self.nodes[at];
+        let first = node.children as usize;
+        let mut best = first;
+        let mut best_value = f32::MIN;
+        for c in first..first + node.n_children as usize {
+            let child = &self.nodes[c];
+            let q = child.wins / child.visits.max(1.0);
+            let value = if child.amaf_visits > 0.0 {
+                let beta = child.amaf_visits
+                    / (child.amaf_visits
+                        + child.visits
+                        + child.amaf_visits * child.visits / RAVE_EQUIVALENCE);
+                (1.0 - beta) * q + beta * (child.amaf_wins / child.amaf_visits)
+            } else {
+                q
+            };
+            if value > best_value {
+                best_value = value;
+                best = c;
+            }
+        }
+        best
+    }
+
+    fn simulate(&mut self) {
+        let mut board = self.root_board.clone();
+        let mut color = self.root_color;
+        let mut last = self.last_vertex();
+        let mut passes = u32::from(last == NO_VERTEX && self.game.last_move().is_some());
+        self.path.clear();
+        self.played.clear();
+        self.path.push(0);
+        let mut at = 0;
+        // Down the tree.
+        loop {
+            if !self.nodes[at].expanded {
+                if self.nodes[at].real_visits >= 1 && passes < 2 {
+                    self.expand(at, &board, color, last);
+                } else {
+                    break;
+                }
+            }
+            let child = self.select(at);
+            let mv = self.nodes[child].mv;
+            if mv == NO_VERTEX || !board.is_playable(mv, color, false) {
+                board.clear_ko();
+                passes += 1;
+                last = NO_VERTEX;
+                self.played.push((NO_VERTEX, color));
+            } else {
+                board.play(mv, color);
+                passes = 0;
+                last = mv;
+                self.played.push((mv, color));
+            }
+            self.path.push(child);
+            at = child;
+            color = color.opponent();
+            if passes >= 2 {
+                break;
+            }
+        }
+        // The rest of the game by the playout policy.
+        let limit = 3 * board.size().points();
+        while passes < 2 && self.played.len() < limit {
+            match playout_move(&board, color, last, &mut self.rng) {
+                Some(v) => {
+                    board.play(v, color);
+                    passes = 0;
+                    last = v;
+                    self.played.push((v, color));
+                }
+                None => {
+                    board.clear_ko();
+                    passes += 1;
+                    last = NO_VERTEX;
+                }
+            }
+            color = color.opponent();
+        }
+        let margin_half = 2 * area_margin(&board) - self.komi_half;
+        let win = match margin_half.cmp(&0) {
+            std::cmp::Ordering::Greater => 1.0,
+            std::cmp::Ordering::Less => 0.0,
+            std::cmp::Ordering::Equal => 0.5,
+        };
+        // Mostly the win; a little the margin, so that a won game is won
+        // cleanly (captures taken) rather than by any move at all.
+        let margin = margin_half as f32 / 2.0;
+        let black_wins = (1.0 - MARGIN_WEIGHT) * win
+            + MARGIN_WEIGHT * (0.5 + 0.5 * (margin / MARGIN_SCALE).tanh());
+        for v in board.vertices() {
+            if baduk::playout::owner_at_end(&board, v) == Some(Color::Black) {
+                self.ownership[v] += 1;
+            }
+        }
+        self.backup(black_wins);
+        self.playouts += 1;
+    }
+
+    fn backup(&mut self, black_wins: f32) {
+        // Moves played from each depth on, by colour, for all-moves-as-first.
+        self.stamp = self.stamp.wrapping_add(1);
+        if self.stamp == 0 {
+            self.seen = [vec![0; MAX_VERTICES], vec![0; MAX_VERTICES]];
+            self.stamp = 1;
+        }
+        let stamp = self.stamp;
+        let tree_moves = self.path.len() - 1;
+        for &(v, c) in &self.played[tree_moves..] {
+            if v != NO_VERTEX {
+                self.seen[c.index()][v] = stamp;
+            }
+        }
+        for depth in (0..self.path.len()).rev() {
+            let at = self.path[depth];
+            // The player who made the move into `at`.
+            let mover = if depth % 2 == 1 {
+                self.root_color
+            } else {
+                self.root_color.opponent()
+            };
+            let result = if mover == Color::Black {
+                black_wins
+            } else {
+                1.0 - black_wins
+            };
+            let node = &mut self.nodes[at];
+            node.visits += 1.0;
+            node.real_visits += 1;
+            node.wins += result;
+            if node.expanded {
+                // Children are moves by the player to move at `at`.
+                let to_move = mover.opponent();
+                let child_result = if to_move == Color::Black {
+                    black_wins
+                } else {
+                    1.0 - black_wins
+                };
+                let first = node.children as usize;
+                let n = node.n_children as usize;
+                for c in first..first + n {
+                    let mv = self.nodes[c].mv;
+                    if mv != NO_VERTEX && self.seen[to_move.index()][mv] == stamp {
+                        let child = &mut self.nodes[c];
+                        child.amaf_visits += 1.0;
+                        child.amaf_wins += child_result;
+                    }
+                }
+            }
+            if depth > 0 {
+                let (v, c) = self.played[depth - 1];
+                if v != NO_VERTEX {
+                    self.seen[c.index()][v] = stamp;
+                }
+            }
+        }
+    }
+
+    fn root_moves(&self) -> Vec<RootMove> {
+        let root = &self.nodes[0];
+        let first = root.children as usize;
+        let mut moves: Vec<RootMove> = (first..first + root.n_children as usize)
+            .map(|c| {
+                let n = &self.nodes[c];
+                RootMove {
+                    vertex: (n.mv != NO_VERTEX).then_some(n.mv),
+                    visits: n.real_visits,
+                    winrate: n.wins / n.visits.max(1.0),
+                }
+            })
+            .collect();
+        moves.sort_by(|a, b| {
+            b.visits
+                .cmp(&a.visits)
+                .then(b.winrate.total_cmp(&a.winrate))
+        });
+        moves
+    }
+}

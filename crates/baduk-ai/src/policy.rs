@@ -1,0 +1,167 @@
+//! The playout policy of the search, and the priors it gives new moves.
+//!
+//! Playouts answer the last move the way MoGo's do: take a stone it left in
+//! atari, save a chain it put in atari, play a 3×3 shape next to it;
+//! otherwise a random move that neither fills an own eye nor puts two or
+//! more stones in atari.
+
+use baduk::Color;
+use baduk::board::{Board, NO_VERTEX, SplitMix64, Vertex};
+use baduk::playout::{is_big_self_atari, random_move};
+use baduk::shape::is_shape_move;
+
+/// The playout move for `color` after `last`, or `None` to pass.
+pub fn playout_move(
+    board: &Board,
+    color: Color,
+    last: Vertex,
+    rng: &mut SplitMix64,
+) -> Option<Vertex> {
+    if last != NO_VERTEX {
+        if let Some(v) = answer_atari(board, color, last) {
+            return Some(v);
+        }
+        let mut near = [0; 8];
+        near[..4].copy_from_slice(&board.neighbours(last));
+        near[4..].copy_from_slice(&board.diagonals(last));
+        let start = rng.below(8);
+        for i in 0..8 {
+            let v = near[(start + i) & 7];
+            if board.is_empty(v)
+                && is_shape_move(board, v)
+                && board.is_playout_candidate(v, color)
+                && Some(v) != board.ko_point()
+                && !is_big_self_atari(board, v, color)
+            {
+                return Some(v);
+            }
+        }
+    }
+    random_move(board, color, rng, |b, v, c| !is_big_self_atari(b, v, c))
+}
+
+/// Captures a chain next to the last move that is in atari, or saves an
+/// own chain next to it that is (by extending when that gives it two
+/// liberties or more, or by capturing a neighbour of it).
+fn answer_atari(board: &Board, color: Color, last: Vertex) -> Option<Vertex> {
+    let enemy = color.opponent();
+    let mut around = [last; 5];
+    around[1..].copy_from_slice(&board.neighbours(last));
+    for x in around {
+        if board.color_at(x) == Some(enemy)
+            && let Some(l) = board.atari_liberty(x)
+            && board.is_playable(l, color, false)
+        {
+            return Some(l);
+        }
+    }
+    for x in board.neighbours(last) {
+        if board.color_at(x) != Some(color) || !board.in_atari(x) {
+            continue;
+        }
+        // Counter-capture: an enemy chain touching ours that is in atari too.
+        for s in board.chain_stones(x) {
+            for n in board.neighbours(s) {
+                if board.color_at(n) == Some(enemy)
+                    && let Some(l) = board.atari_liberty(n)
+                    && board.is_playable(l, color, false)
+                {
+                    return Some(l);
+                }
+            }
+        }
+        if let Some(l) = board.atari_liberty(x)
+            && board.is_playable(l, color, false)
+            && gains_liberties(board, l, color)
+        {
+            return Some(l);
+        }
+    }
+    None
+}
+
+/// Whether `color` playing at `v` leaves its chain with two liberties or more.
+fn gains_liberties(board: &Board, v: Vertex, color: Color) -> bool {
+    let mut after = board.clone();
+    after.play(v, color);
+    !after.is_empty(v) && after.liberty_count_up_to(v, 2) >= 2
+}
+
+/// Prior knowledge about a move, as virtual wins out of virtual visits.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Prior {
+    pub wins: f32,
+    pub visits: f32,
+}
+
+/// How many virtual visits an even prior is worth.
+const EVEN: f32 = 10.0;
+
+/// The prior of `color` playing at `v` after `last` (`NO_VERTEX` if none).
+pub fn prior(board: &Board, v: Vertex, color: Color, last: Vertex) -> Prior {
+    let mut p = Prior {
+        wins: EVEN / 2.0,
+        visits: EVEN,
+    };
+    let mut add = |wins: f32, visits: f32| {
+        p.wins += wins;
+        p.visits += visits;
+    };
+    let enemy = color.opponent();
+    let nbrs = board.neighbours(v);
+    if nbrs
+        .iter()
+        .any(|&n| board.color_at(n) == Some(enemy) && board.in_atari(n))
+    {
+        add(20.0, 20.0); // captures
+    }
+    if nbrs
+        .iter()
+        .any(|&n| board.color_at(n) == Some(color) && board.in_atari(n))
+        && gains_liberties(board, v, color)
+    {
+        add(15.0, 15.0); // saves a chain in atari
+    }
+    if is_big_self_atari(board, v, color) {
+        add(0.0, 30.0);
+    }
+    if is_shape_move(board, v) {
+        add(8.0, 10.0);
+    }
+    if last != NO_VERTEX {
+        let s = board.stride() as isize;
+        let (dv, dl) = (v as isize, last as isize);
+        let (dr, dc) = ((dv / s - dl / s).abs(), (dv % s - dl % s).abs());
+        if dr + dc <= 2 {
+            add(4.0, 5.0);
+        }
+    }
+    // The first and second lines in an empty corner or side: slow moves.
+    let size = board.size().get() as isize;
+    let s = board.stride() as isize;
+    let (row, col) = (v as isize / s - 1, v as isize % s - 1);
+    let line = row.min(col).min(size - 1 - row).min(size - 1 - col);
+    if line <= 1 && size >= 9 && empty_around(board, v, 2) {
+        add(0.0, 10.0);
+    }
+    p
+}
+
+/// Whether no stone stands within Manhattan distance `d` of `v`.
+fn empty_around(board: &Board, v: Vertex, d: isize) -> bool {
+    let s = board.stride() as isize;
+    let (row, col) = (v as isize / s, v as isize % s);
+    for dr in -d..=d {
+        for dc in -(d - dr.abs())..=(d - dr.abs()) {
+            let (r, c) = (row + dr, col + dc);
+            if r < 0 || c < 0 || c >= s {
+                continue;
+            }
+            let n = (r * s + c) as usize;
+            if n < baduk::board::MAX_VERTICES && board.color_at(n).is_some() {
+                return false;
+            }
+        }
+    }
+    true
+}

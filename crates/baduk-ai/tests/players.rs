@@ -1,0 +1,103 @@
+//! The computer player's decisions on drawn positions.
+
+use std::time::Duration;
+
+use baduk::{Board, Color, Game, Move, Rules};
+use baduk_ai::{Budget, Decision, Level, MctsPlayer, Settings, search};
+
+fn settings(playouts: u32, seed: u64) -> Settings {
+    Settings {
+        budget: Budget {
+            playouts,
+            time: Duration::from_secs(60),
+        },
+        threads: 1,
+        seed: Some(seed),
+        resign_below: None,
+    }
+}
+
+fn game_from(ascii: &str, rules: Rules, to_move: Color) -> Game {
+    let board = Board::from_ascii(ascii).expect("drawn position");
+    Game::from_setup(rules, board, to_move)
+}
+
+#[test]
+fn a_seeded_search_with_a_playout_budget_repeats_exactly() {
+    let game = Game::new(Rules::ttakji());
+    let budget = Budget {
+        playouts: 500,
+        time: Duration::from_secs(60),
+    };
+    let a = search(&game, budget, 1, 42);
+    let b = search(&game, budget, 1, 42);
+    assert_eq!(a.moves, b.moves);
+    assert_eq!(a.playouts, 500);
+}
+
+#[test]
+fn a_large_group_in_atari_is_captured() {
+    // White's five stones in the middle have one liberty left, at F5.
+    let game = game_from(
+        ". . . . . . . . .
+         . . . . . . . . .
+         . . . X X X . . .
+         . . X O O O X . .
+         . . X O O . X . .
+         . . . X X X . . .
+         . . . . . . . . .
+         . . . . . . . . .
+         . . . . . . . . .",
+        Rules::ttakji(),
+        Color::Black,
+    );
+    for level in Level::ALL {
+        let mut player =
+            MctsPlayer::with_settings(level, settings(level.budget().playouts.min(3000), 3));
+        let f5 = game.rules().board_size.parse_point("F5").expect("point");
+        assert_eq!(
+            player.decide(&game),
+            Decision::Play(f5),
+            "{level} misses the capture"
+        );
+    }
+}
+
+#[test]
+fn a_settled_game_is_ended_with_a_pass() {
+    // Black owns the left, White the right; nothing is left to play.
+    let mut game = game_from(
+        ". . X O .
+         . . X O .
+         . . X O .
+         . . X O .
+         . . X O .",
+        Rules::ttakji().with_board_size(baduk::BoardSize::new(5).expect("5x5")),
+        Color::White,
+    );
+    game.play(Move::pass(Color::White)).expect("pass");
+    let mut player = MctsPlayer::with_settings(Level::Normal, settings(2000, 5));
+    assert_eq!(player.decide(&game), Decision::Pass);
+}
+
+#[test]
+fn the_player_never_fills_its_own_last_eyes() {
+    // Black's group lives with two eyes at A1 and C1; filling one would
+    // let White capture everything.
+    let game = game_from(
+        ". X . X O
+         X X X X O
+         O O O O O
+         . . . . .
+         . . . . .",
+        Rules::ttakji().with_board_size(baduk::BoardSize::new(5).expect("5x5")),
+        Color::Black,
+    );
+    let mut player = MctsPlayer::with_settings(Level::Normal, settings(1500, 9));
+    let decision = player.decide(&game);
+    let eyes = ["A5", "C5"].map(|s| game.rules().board_size.parse_point(s).expect("point"));
+    assert!(
+        !eyes.iter().any(|&p| decision == Decision::Play(p)),
+        "filled an eye: {decision:?}"
+    );
+}
