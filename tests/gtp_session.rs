@@ -155,3 +155,35 @@ fn rules_and_records_load_through_gtp() {
     assert!(written.contains(";B[ee];W[cc];B[gg]"), "{written}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn genmove_answers_a_legal_move_and_plays_it() {
+    let mut e = Engine::start(&["--level", "easy", "--seed", "1", "--playouts", "300"]);
+    e.ok("boardsize 9");
+    e.ok("clear_board");
+    e.ok("time_settings 300 30 1");
+    e.ok("time_left b 200 0");
+    let first = e.ok("genmove b");
+    let size = baduk::BoardSize::NINE;
+    let p = size
+        .parse_point(&first)
+        .unwrap_or_else(|err| panic!("`{first}` is not a point: {err}"));
+    assert!(
+        e.fails(&format!("play w {p}")).contains("occupied"),
+        "genmove played {p}"
+    );
+    let suggestion = e.ok("reg_genmove w");
+    assert!(
+        size.parse_point(&suggestion).is_ok() || suggestion == "pass",
+        "{suggestion}"
+    );
+    assert_eq!(
+        e.ok(&format!("is_legal w {suggestion}")),
+        "1",
+        "reg_genmove left {suggestion} free"
+    );
+    let second = e.ok("kgs-genmove_cleanup w");
+    assert!(size.parse_point(&second).is_ok(), "{second}");
+    assert!(e.ok("showboard").contains("Move 2"));
+    assert!(e.fails("genmove purple").contains("syntax error"));
+}
