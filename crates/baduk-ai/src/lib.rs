@@ -246,11 +246,12 @@ impl MctsPlayer {
         {
             choice = second.vertex;
         }
-        // Passing: when the best move is a pass, or changes nothing — its
-        // point is already settled for one side and it touches no chain
-        // short of liberties — or when the opponent has passed and the count
-        // as it stands is a win. Dead stones the count would leave on the
-        // board are captured first.
+        // Passing: when the best move is a pass; when every empty area is
+        // closed (bordered by one colour) and the best move changes nothing
+        // — its point is settled for one side and it touches no chain short
+        // of liberties; or when the opponent has passed and the count as it
+        // stands is a win. Dead stones the count would leave on the board
+        // are captured first.
         let useless = |v: Vertex| {
             let black = result.black_ownership[v];
             !(0.1..=0.9).contains(&black)
@@ -273,7 +274,16 @@ impl MctsPlayer {
                 choice = m.vertex;
             }
         }
-        if choice.is_none_or(useless) || (opponent_passed && wins_now()) {
+        let closed = || {
+            board
+                .empty_vertices()
+                .iter()
+                .all(|&e| borders_one_colour(board, usize::from(e)))
+        };
+        if choice.is_none()
+            || (choice.is_some_and(useless) && closed())
+            || (opponent_passed && wins_now())
+        {
             if let Some(v) = capture_dead(game, &result, true) {
                 return (Decision::Play(board.point(v)), result);
             }
