@@ -7,7 +7,7 @@
 
 use baduk::Color;
 use baduk::board::{Board, NO_VERTEX, SplitMix64, Vertex};
-use baduk::playout::{is_big_self_atari, random_move};
+use baduk::playout::{is_big_self_atari, liberties_after, random_move};
 use baduk::shape::is_shape_move;
 
 /// The playout move for `color` after `last`, or `None` to pass.
@@ -82,9 +82,7 @@ fn answer_atari(board: &Board, color: Color, last: Vertex) -> Option<Vertex> {
 
 /// Whether `color` playing at `v` leaves its chain with two liberties or more.
 fn gains_liberties(board: &Board, v: Vertex, color: Color) -> bool {
-    let mut after = board.clone();
-    after.play(v, color);
-    !after.is_empty(v) && after.liberty_count_up_to(v, 2) >= 2
+    liberties_after(board, v, color, 2) >= 2
 }
 
 /// Prior knowledge about a move, as virtual wins out of virtual visits.

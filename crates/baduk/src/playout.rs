@@ -90,17 +90,62 @@ pub fn is_big_self_atari(board: &Board, v: Vertex, color: Color) -> bool {
             }
         } else if board.color_at(nb) == Some(color) {
             size += board.chain_len(nb);
+            if board.in_atari(nb) {
+                continue; // its only liberty is `v`
+            }
             if board.liberty_count_up_to(nb, 3) >= 3 {
                 return false;
             }
-            for l in board.liberties(nb) {
-                if more_than_one(l) {
-                    return false;
+            // Two liberties: `v` and one other.
+            for s in board.chain_stones(nb) {
+                for l in board.neighbours(s) {
+                    if board.is_empty(l) && more_than_one(l) {
+                        return false;
+                    }
                 }
             }
         }
     }
     size >= 2
+}
+
+/// The liberties, counted up to `limit` (at most 8), that the chain of a
+/// `color` stone played on the empty vertex `v` would have, without playing
+/// it. A capture counts the captured stone next to `v` as one liberty, so
+/// the answer is a lower bound after captures.
+#[must_use]
+pub fn liberties_after(board: &Board, v: Vertex, color: Color, limit: usize) -> usize {
+    let limit = limit.min(8);
+    let mut libs = [NO_VERTEX; 8];
+    let mut n = 0;
+    let mut add = |l: Vertex, n: &mut usize| {
+        if l != v && *n < limit && !libs[..*n].contains(&l) {
+            libs[*n] = l;
+            *n += 1;
+        }
+    };
+    for nb in board.neighbours(v) {
+        if board.is_empty(nb) {
+            add(nb, &mut n);
+        } else if board.color_at(nb) == Some(color) {
+            for s in board.chain_stones(nb) {
+                for l in board.neighbours(s) {
+                    if board.is_empty(l) {
+                        add(l, &mut n);
+                    }
+                }
+                if n >= limit {
+                    return n;
+                }
+            }
+        } else if board.color_at(nb).is_some() && board.in_atari(nb) {
+            add(nb, &mut n);
+        }
+        if n >= limit {
+            return n;
+        }
+    }
+    n
 }
 
 /// The move the dead-stone policy picks for `color`: capture a chain that
