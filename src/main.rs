@@ -53,6 +53,8 @@ enum Command {
     /// this rules engine as referee; writes SGF files and a summary.
     Match {
         /// The first engine's command line, e.g. "ttakji gtp --level hard".
+        /// `{game}` in it becomes the game's number, and the engine is then
+        /// started afresh for each game (e.g. "gnugo --mode gtp --seed {game}").
         #[arg(long)]
         a: String,
         /// The second engine's command line, e.g.

@@ -44,21 +44,35 @@ struct Tally {
 pub fn run(settings: &MatchSettings) -> anyhow::Result<String> {
     std::fs::create_dir_all(&settings.out)
         .with_context(|| format!("creating {}", settings.out.display()))?;
-    let start = |c: &Contestant| -> anyhow::Result<GtpEngine> {
-        let (program, args) = c
+    // `{game}` in a command line becomes the game's number, and such an
+    // engine is started afresh for every game (to vary a seed, say).
+    let start = |c: &Contestant, game: u32| -> anyhow::Result<GtpEngine> {
+        let command: Vec<String> = c
             .command
+            .iter()
+            .map(|a| a.replace("{game}", &game.to_string()))
+            .collect();
+        let (program, args) = command
             .split_first()
             .context("an engine command is empty")?;
         GtpEngine::start(program, args, settings.timeout)
             .with_context(|| format!("starting {}", c.name))
     };
-    let mut engines = [start(&settings.a)?, start(&settings.b)?];
+    let per_game = |c: &Contestant| c.command.iter().any(|a| a.contains("{game}"));
+    let mut engines = [start(&settings.a, 1)?, start(&settings.b, 1)?];
     let names = [settings.a.name.clone(), settings.b.name.clone()];
     let mut tally = [Tally::default(); 2];
     let mut as_black = [Tally::default(); 2];
     let mut log = String::new();
     for i in 0..settings.games {
         // Game i: A has Black in even games, White in odd ones.
+        if i > 0 {
+            for (engine, c) in engines.iter_mut().zip([&settings.a, &settings.b]) {
+                if per_game(c) {
+                    *engine = start(c, i + 1)?;
+                }
+            }
+        }
         let black = (i % 2) as usize;
         let seat = |c: Color| if c == Color::Black { black } else { 1 - black };
         let mut game = Game::new(settings.rules);
