@@ -101,3 +101,41 @@ fn the_player_never_fills_its_own_last_eyes() {
         "filled an eye: {decision:?}"
     );
 }
+
+#[test]
+fn threads_share_the_playout_budget_and_merge_at_the_root() {
+    let game = Game::new(Rules::ttakji());
+    let budget = Budget {
+        playouts: 600,
+        time: Duration::from_secs(60),
+    };
+    let result = search(&game, budget, 2, 8);
+    assert_eq!(result.playouts, 600);
+    let visits: u32 = result.moves.iter().map(|m| m.visits).sum();
+    assert_eq!(
+        visits, 600,
+        "every simulation is counted once at the merged root"
+    );
+    assert!(result.best().and_then(|m| m.vertex).is_some());
+}
+
+#[test]
+fn a_time_limit_stops_the_search_before_a_huge_playout_budget() {
+    let game = Game::new(Rules::ttakji());
+    let budget = Budget {
+        playouts: u32::MAX,
+        time: Duration::from_millis(50),
+    };
+    let result = search(&game, budget, 1, 4);
+    assert!(result.playouts < u32::MAX && result.playouts > 0);
+}
+
+#[test]
+fn levels_read_their_names() {
+    for level in Level::ALL {
+        assert_eq!(Level::parse(level.name()), Ok(level));
+    }
+    assert!(Level::parse("expert").is_err());
+    assert!(Level::Easy.budget().playouts < Level::Normal.budget().playouts);
+    assert!(Level::Normal.budget().playouts < Level::Hard.budget().playouts);
+}
