@@ -520,6 +520,38 @@ impl Board {
         enemy != 0 && !self.is_suicide(v, color)
     }
 
+    /// A random empty point where a light playout may put a `color` stone
+    /// (see [`Board::is_playout_candidate`]; not the simple-ko point), or
+    /// `None`: the scan starts at a random place in the empty list and takes
+    /// the first fit.
+    #[inline]
+    pub fn random_playout_move(&self, color: Color, rng: &mut SplitMix64) -> Option<Vertex> {
+        let n = self.empty_count;
+        if n == 0 {
+            return None;
+        }
+        let enemy_unit = nbr_unit(cell_of(color.opponent()));
+        let start = rng.below(n);
+        let mut i = start;
+        loop {
+            let v = usize::from(self.empties[i & VERTEX_MASK]);
+            let counts = self.nbrs[v & VERTEX_MASK];
+            if v != self.ko
+                && (counts & 0xF != 0
+                    || ((counts / enemy_unit) & 0xF != 0 && !self.is_suicide(v, color)))
+            {
+                return Some(v);
+            }
+            i += 1;
+            if i == n {
+                i = 0;
+            }
+            if i == start {
+                return None;
+            }
+        }
+    }
+
     /// Whether every on-board neighbour of `v` is a `color` stone: a
     /// single-point eye shape, which playouts never fill.
     #[inline]

@@ -16,7 +16,7 @@ pub fn light_playout(board: &mut Board, mut to_move: Color, rng: &mut SplitMix64
     let mut moves = 0;
     let mut passes = 0;
     while passes < 2 && moves < limit {
-        match random_move(board, to_move, rng, |_, _, _| true) {
+        match board.random_playout_move(to_move, rng) {
             Some(v) => {
                 board.play(v, to_move);
                 moves += 1;
