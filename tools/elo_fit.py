@@ -58,12 +58,21 @@ def fit(results, anchor, anchor_rating, rounds=2000):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--anchor", default="gnugo10=1800", help="NAME=RATING pinned in the fit")
+    parser.add_argument(
+        "--prior-draws",
+        type=float,
+        default=1.0,
+        help="virtual draws of every player against the anchor, so that a clean sweep gives a finite rating",
+    )
     parser.add_argument("matches", nargs="+", type=Path, help="folders written by ttakji match")
     args = parser.parse_args()
     name, _, value = args.anchor.partition("=")
     results = [read_summary(folder) for folder in args.matches]
     for a, b, points, games in results:
         print(f"{a} vs {b}: {points:g} of {games} to {a}")
+    players = {p for a, b, _, _ in results for p in (a, b)} - {name}
+    if args.prior_draws > 0:
+        results += [(p, name, args.prior_draws / 2, args.prior_draws) for p in sorted(players)]
     ratings = fit(results, name, float(value))
     for player, rating in sorted(ratings.items(), key=lambda x: -x[1]):
         print(f"{player:>12} {rating:7.0f}")

@@ -70,6 +70,37 @@ impl Level {
         }
     }
 
+    /// The level's estimated rating on Ttakji's Elo scale, so the matchmaker
+    /// can seat the computer nearest a player's rating.
+    ///
+    /// Measured, not guessed: `ttakji match` games on one core (Hard vs GNU
+    /// Go 3.8 level 10: 11 of 20; Normal vs GNU Go 10: 11.5 of 20; Easy vs
+    /// GNU Go level 1: 10 of 30; Hard vs Normal: 12 of 12; Hard vs Easy: 10
+    /// of 10; GNU Go 1 vs GNU Go 10: 11.5 of 20), fitted by
+    /// `tools/elo_fit.py` with GNU Go level 10 at 1800, the anchor the 9×9
+    /// computer Go server CGOS used. Rounded to tens; a 20-game match leaves
+    /// about ±120 of uncertainty.
+    #[must_use]
+    pub const fn elo(self) -> u32 {
+        match self {
+            Level::Easy => 1660,
+            Level::Normal => 1760,
+            Level::Hard => 1980,
+        }
+    }
+
+    /// The level whose rating is nearest `rating`.
+    #[must_use]
+    pub fn nearest(rating: u32) -> Level {
+        let mut best = Level::Easy;
+        for level in Level::ALL {
+            if level.elo().abs_diff(rating) < best.elo().abs_diff(rating) {
+                best = level;
+            }
+        }
+        best
+    }
+
     /// How the move is picked from the search: Easy sometimes plays a
     /// reasonable second choice, so it makes mistakes a beginner can punish
     /// while still playing like Go.

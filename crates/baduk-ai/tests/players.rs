@@ -138,4 +138,8 @@ fn levels_read_their_names() {
     assert!(Level::parse("expert").is_err());
     assert!(Level::Easy.budget().playouts < Level::Normal.budget().playouts);
     assert!(Level::Normal.budget().playouts < Level::Hard.budget().playouts);
+    assert!(Level::Easy.elo() < Level::Normal.elo() && Level::Normal.elo() < Level::Hard.elo());
+    assert_eq!(Level::nearest(1200), Level::Easy);
+    assert_eq!(Level::nearest(1770), Level::Normal);
+    assert_eq!(Level::nearest(2400), Level::Hard);
 }
