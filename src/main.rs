@@ -20,19 +20,37 @@ struct Cli {
     command: Command,
 }
 
+/// The rules of a game, from the command line.
+#[derive(Debug, clap::Args)]
+struct RulesArgs {
+    /// Rules preset: ttakji, chinese, japanese or tromp-taylor.
+    #[arg(long, default_value = "ttakji", value_parser = parse_preset)]
+    rules: Preset,
+    /// Board size, 2 to 19.
+    #[arg(long, default_value_t = 9)]
+    size: u32,
+    /// Komi (whole or half points); the preset's komi by default.
+    #[arg(long, value_parser = parse_komi, allow_hyphen_values = true)]
+    komi: Option<Komi>,
+}
+
+impl RulesArgs {
+    fn rules(&self) -> anyhow::Result<Rules> {
+        let size = BoardSize::new(self.size).context("--size")?;
+        let rules = Rules::preset(self.rules).with_board_size(size);
+        Ok(match self.komi {
+            Some(komi) => rules.with_komi(komi),
+            None => rules,
+        })
+    }
+}
+
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Speak GTP version 2 on stdin/stdout (for GoGui, Sabaki, gtp2ogs).
     Gtp {
-        /// Rules preset: ttakji, chinese, japanese or tromp-taylor.
-        #[arg(long, default_value = "ttakji", value_parser = parse_preset)]
-        rules: Preset,
-        /// Board size, 2 to 19.
-        #[arg(long, default_value_t = 9)]
-        size: u32,
-        /// Komi (whole or half points); the preset's komi by default.
-        #[arg(long, value_parser = parse_komi, allow_hyphen_values = true)]
-        komi: Option<Komi>,
+        #[command(flatten)]
+        rules: RulesArgs,
         /// The computer's level for `genmove`: easy, normal or hard.
         #[arg(long, default_value = "normal", value_parser = parse_level)]
         level: Level,
@@ -69,15 +87,8 @@ enum Command {
         /// Number of games; the first engine has Black in odd-numbered games.
         #[arg(long, default_value_t = 10)]
         games: u32,
-        /// Rules preset.
-        #[arg(long, default_value = "ttakji", value_parser = parse_preset)]
-        rules: Preset,
-        /// Board size.
-        #[arg(long, default_value_t = 9)]
-        size: u32,
-        /// Komi; the preset's by default.
-        #[arg(long, value_parser = parse_komi, allow_hyphen_values = true)]
-        komi: Option<Komi>,
+        #[command(flatten)]
+        rules: RulesArgs,
         /// Folder for the SGF files and summary.txt.
         #[arg(long, default_value = "match")]
         out: std::path::PathBuf,
@@ -110,19 +121,13 @@ fn main() -> anyhow::Result<()> {
     match cli.command {
         Command::Gtp {
             rules,
-            size,
-            komi,
             level,
             threads,
             seed,
             playouts,
             seconds,
         } => {
-            let size = BoardSize::new(size).context("--size")?;
-            let mut rules = Rules::preset(rules).with_board_size(size);
-            if let Some(komi) = komi {
-                rules = rules.with_komi(komi);
-            }
+            let rules = rules.rules()?;
             let mut settings = Settings::for_level(level);
             settings.threads = threads.max(1);
             settings.seed = seed;
@@ -147,16 +152,10 @@ fn main() -> anyhow::Result<()> {
             name_b,
             games,
             rules,
-            size,
-            komi,
             out,
             timeout,
         } => {
-            let size = BoardSize::new(size).context("--size")?;
-            let mut rules = Rules::preset(rules).with_board_size(size);
-            if let Some(komi) = komi {
-                rules = rules.with_komi(komi);
-            }
+            let rules = rules.rules()?;
             let settings = matches::MatchSettings {
                 a: matches::Contestant {
                     name: name_a.unwrap_or_else(|| a.clone()),
