@@ -66,6 +66,10 @@ enum Command {
         /// Seconds per move instead of the level's.
         #[arg(long)]
         seconds: Option<f64>,
+        /// A search constant, as name=value (rave_equivalence, margin_weight,
+        /// margin_scale, prior_even); may be given more than once.
+        #[arg(long)]
+        tune: Vec<String>,
     },
     /// Play two GTP engines against each other, alternating colours, with
     /// this rules engine as referee; writes SGF files and a summary.
@@ -126,6 +130,7 @@ fn main() -> anyhow::Result<()> {
             seed,
             playouts,
             seconds,
+            tune,
         } => {
             let rules = rules.rules()?;
             let mut settings = Settings::for_level(level);
@@ -140,6 +145,12 @@ fn main() -> anyhow::Result<()> {
                     "--seconds must be a positive number, not {s}"
                 );
                 settings.budget.time = std::time::Duration::from_secs_f64(s);
+            }
+            for assignment in &tune {
+                settings
+                    .tuning
+                    .set(assignment)
+                    .map_err(|e| anyhow::anyhow!("--tune {assignment}: {e}"))?;
             }
             let mut session = gtp::Session::new(rules, MctsPlayer::with_settings(level, settings));
             gtp::serve(&mut session, io::stdin().lock(), io::stdout().lock())

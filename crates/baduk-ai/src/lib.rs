@@ -16,7 +16,7 @@ use std::time::Duration;
 use baduk::board::Vertex;
 use baduk::{Action, Color, Game, Point};
 
-pub use mcts::{Budget, RootMove, SearchResult, search};
+pub use mcts::{Budget, RootMove, SearchResult, Tuning, search, search_tuned};
 
 /// How strong the computer plays.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -171,6 +171,8 @@ pub struct Settings {
     /// Resign when the best win rate is below this after move 30, if the
     /// level resigns at all. `None` never resigns.
     pub resign_below: Option<f32>,
+    /// The search's constants.
+    pub tuning: Tuning,
 }
 
 impl Settings {
@@ -183,6 +185,7 @@ impl Settings {
             threads: 1,
             seed: None,
             resign_below: level.style().resigns.then_some(0.05),
+            tuning: Tuning::default(),
         }
     }
 }
@@ -254,7 +257,13 @@ impl MctsPlayer {
         };
         self.moves_made += 1;
         let color = game.to_move();
-        let result = search(game, self.settings.budget, self.settings.threads, seed);
+        let result = search_tuned(
+            game,
+            self.settings.budget,
+            self.settings.threads,
+            seed,
+            self.settings.tuning,
+        );
         let board = game.board();
         let Some(best) = result.best().copied() else {
             return (Decision::Pass, result);

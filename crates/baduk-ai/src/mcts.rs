@@ -90,14 +90,61 @@ impl Node {
     }
 }
 
-/// RAVE equivalence: visits at which a node's own statistics weigh as much
-/// as its all-moves-as-first ones.
-const RAVE_EQUIVALENCE: f32 = 1000.0;
+/// The search's tunable constants.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Tuning {
+    /// RAVE equivalence: visits at which a node's own statistics weigh as
+    /// much as its all-moves-as-first ones.
+    pub rave_equivalence: f32,
+    /// The share of a simulation's value that comes from the margin.
+    pub margin_weight: f32,
+    /// Points of margin at which the margin's share is three-quarters spent.
+    pub margin_scale: f32,
+    /// Virtual visits (at an even win rate) every new move starts with.
+    pub prior_even: f32,
+}
 
-/// The share of a simulation's value that comes from the margin.
-const MARGIN_WEIGHT: f32 = 0.1;
-/// Points of margin at which the margin's share is three-quarters spent.
-const MARGIN_SCALE: f32 = 10.0;
+impl Default for Tuning {
+    fn default() -> Tuning {
+        Tuning {
+            rave_equivalence: 1000.0,
+            margin_weight: 0.1,
+            margin_scale: 10.0,
+            prior_even: 10.0,
+        }
+    }
+}
+
+impl Tuning {
+    /// Sets one constant from `name=value` (`rave_equivalence`,
+    /// `margin_weight`, `margin_scale`, `prior_even`).
+    pub fn set(&mut self, assignment: &str) -> Result<(), String> {
+        let (name, value) = assignment
+            .split_once('=')
+            .ok_or_else(|| format!("`{assignment}` is not name=value"))?;
+        let value: f32 = value
+            .trim()
+            .parse()
+            .map_err(|_| format!("`{value}` is not a number"))?;
+        if !value.is_finite() || value < 0.0 {
+            return Err(format!(
+                "{name} must be a number of zero or more, not {value}"
+            ));
+        }
+        match name.trim() {
+            "rave_equivalence" => self.rave_equivalence = value.max(1.0),
+            "margin_weight" => self.margin_weight = value.min(1.0),
+            "margin_scale" => self.margin_scale = value.max(0.1),
+            "prior_even" => self.prior_even = value,
+            other => {
+                return Err(format!(
+                    "unknown tuning `{other}` (rave_equivalence, margin_weight, margin_scale, prior_even)"
+                ));
+            }
+        }
+        Ok(())
+    }
+}
 
 /// The prior of a pass: rarely worth trying while moves remain.
 const PASS_PRIOR: (f32, f32) = (0.0, 20.0);
@@ -108,6 +155,7 @@ struct Tree<'g> {
     root_board: Board,
     root_color: Color,
     komi_half: i32,
+    tuning: Tuning,
     nodes: Vec<Node>,
     rng: SplitMix64,
     ownership: Vec<u32>,
@@ -124,6 +172,18 @@ struct Tree<'g> {
 /// `seed` (thread `i` uses `seed + i`).
 #[must_use]
 pub fn search(game: &Game, budget: Budget, threads: usize, seed: u64) -> SearchResult {
+    search_tuned(game, budget, threads, seed, Tuning::default())
+}
+
+/// [`search`] with other constants.
+#[must_use]
+pub fn search_tuned(
+    game: &Game,
+    budget: Budget,
+    threads: usize,
+    seed: u64,
+    tuning: Tuning,
+) -> SearchResult {
     let start = Instant::now();
     let threads = threads.max(1);
     let share = Budget {
@@ -131,12 +191,14 @@ pub fn search(game: &Game, budget: Budget, threads: usize, seed: u64) -> SearchR
         time: budget.time,
     };
     let trees: Vec<(Vec<RootMove>, u32, Vec<u32>)> = if threads == 1 {
-        vec![run_tree(game, share, seed, start)]
+        vec![run_tree(game, share, seed, start, tuning)]
     } else {
         std::thread::scope(|scope| {
             let handles: Vec<_> = (0..threads)
                 .map(|i| {
-                    scope.spawn(move || run_tree(game, share, seed.wrapping_add(i as u64), start))
+                    scope.spawn(move || {
+                        run_tree(game, share, seed.wrapping_add(i as u64), start, tuning)
+                    })
                 })
                 .collect();
             handles.into_iter().filter_map(|h| h.join().ok()).collect()
@@ -184,8 +246,9 @@ fn run_tree(
     budget: Budget,
     seed: u64,
     start: Instant,
+    tuning: Tuning,
 ) -> (Vec<RootMove>, u32, Vec<u32>) {
-    let mut tree = Tree::new(game, seed);
+    let mut tree = Tree::new(game, seed, tuning);
     tree.expand_root();
     while tree.playouts < budget.playouts {
         if tree.playouts.is_multiple_of(64) && start.elapsed() >= budget.time {
@@ -198,7 +261,7 @@ fn run_tree(
 }
 
 impl<'g> Tree<'g> {
-    fn new(game: &'g Game, seed: u64) -> Tree<'g> {
+    fn new(game: &'g Game, seed: u64, tuning: Tuning) -> Tree<'g> {
         let mut root_board = game.board().clone();
         // The board's own ko point is the game's simple-ko state; superko
         // is checked at the root from the game itself.
@@ -212,6 +275,7 @@ impl<'g> Tree<'g> {
             game,
             root_board,
             root_color: game.to_move(),
+            tuning,
             komi_half: game.rules().komi.half_points(),
             nodes: vec![Node::new(NO_VERTEX, 0.0, 0.0)],
             rng: SplitMix64::new(seed),
@@ -257,7 +321,7 @@ impl<'g> Tree<'g> {
     ) {
         let first = self.nodes.len() as u32;
         for &v in moves {
-            let p = prior(board, v, color, last);
+            let p = prior(board, v, color, last, self.tuning.prior_even);
             self.nodes.push(Node::new(v, p.wins, p.visits));
         }
         self.nodes
@@ -295,7 +359,7 @@ impl<'g> Tree<'g> {
                 let beta = child.amaf_visits
                     / (child.amaf_visits
                         + child.visits
-                        + child.amaf_visits * child.visits / RAVE_EQUIVALENCE);
+                        + child.amaf_visits * child.visits / self.tuning.rave_equivalence);
                 (1.0 - beta) * q + beta * (child.amaf_wins / child.amaf_visits)
             } else {
                 q
@@ -373,8 +437,9 @@ impl<'g> Tree<'g> {
         // Mostly the win; a little the margin, so that a won game is won
         // cleanly (captures taken) rather than by any move at all.
         let margin = margin_half as f32 / 2.0;
-        let black_wins = (1.0 - MARGIN_WEIGHT) * win
-            + MARGIN_WEIGHT * (0.5 + 0.5 * (margin / MARGIN_SCALE).tanh());
+        let t = self.tuning;
+        let black_wins = (1.0 - t.margin_weight) * win
+            + t.margin_weight * (0.5 + 0.5 * (margin / t.margin_scale).tanh());
         for v in board.vertices() {
             if baduk::playout::owner_at_end(&board, v) == Some(Color::Black) {
                 self.ownership[v] += 1;

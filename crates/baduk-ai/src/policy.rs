@@ -92,14 +92,12 @@ pub struct Prior {
     pub visits: f32,
 }
 
-/// How many virtual visits an even prior is worth.
-const EVEN: f32 = 10.0;
-
-/// The prior of `color` playing at `v` after `last` (`NO_VERTEX` if none).
-pub fn prior(board: &Board, v: Vertex, color: Color, last: Vertex) -> Prior {
+/// The prior of `color` playing at `v` after `last` (`NO_VERTEX` if none),
+/// starting from `even` virtual visits at an even win rate.
+pub fn prior(board: &Board, v: Vertex, color: Color, last: Vertex, even: f32) -> Prior {
     let mut p = Prior {
-        wins: EVEN / 2.0,
-        visits: EVEN,
+        wins: even / 2.0,
+        visits: even,
     };
     let mut add = |wins: f32, visits: f32| {
         p.wins += wins;

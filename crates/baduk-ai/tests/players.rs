@@ -14,6 +14,7 @@ fn settings(playouts: u32, seed: u64) -> Settings {
         threads: 1,
         seed: Some(seed),
         resign_below: None,
+        tuning: baduk_ai::Tuning::default(),
     }
 }
 
