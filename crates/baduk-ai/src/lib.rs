@@ -16,7 +16,7 @@ use std::time::Duration;
 use baduk::board::Vertex;
 use baduk::{Action, Color, Game, Point};
 
-pub use mcts::{Budget, RootMove, SearchResult, Tuning, search, search_tuned};
+pub use mcts::{Budget, RootMove, SearchResult, Searcher, Tuning, search, search_tuned};
 
 /// How strong the computer plays.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -196,6 +196,8 @@ pub struct MctsPlayer {
     level: Level,
     settings: Settings,
     moves_made: u64,
+    /// The last search's tree, reused when the game goes on from it.
+    searcher: Searcher,
 }
 
 impl MctsPlayer {
@@ -212,6 +214,7 @@ impl MctsPlayer {
             level,
             settings,
             moves_made: 0,
+            searcher: Searcher::default(),
         }
     }
 
@@ -257,7 +260,7 @@ impl MctsPlayer {
         };
         self.moves_made += 1;
         let color = game.to_move();
-        let result = search_tuned(
+        let result = self.searcher.search(
             game,
             self.settings.budget,
             self.settings.threads,

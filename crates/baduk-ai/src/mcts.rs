@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use baduk::board::{Board, MAX_VERTICES, NO_VERTEX, SplitMix64, Vertex};
 use baduk::playout::area_margin;
-use baduk::{Color, Game};
+use baduk::{Color, Game, Move};
 
 use crate::policy::{playout_move, prior};
 
@@ -60,7 +60,7 @@ impl SearchResult {
 }
 
 #[derive(Debug, Clone)]
-struct Node {
+pub(crate) struct Node {
     /// The move into this node; `NO_VERTEX` is a pass.
     mv: Vertex,
     children: u32,
@@ -184,36 +184,165 @@ pub fn search_tuned(
     seed: u64,
     tuning: Tuning,
 ) -> SearchResult {
-    let start = Instant::now();
-    let threads = threads.max(1);
-    let share = Budget {
-        playouts: budget.playouts.div_ceil(threads as u32),
-        time: budget.time,
-    };
-    let trees: Vec<(Vec<RootMove>, u32, Vec<u32>)> = if threads == 1 {
-        vec![run_tree(game, share, seed, start, tuning)]
-    } else {
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = (0..threads)
-                .map(|i| {
-                    scope.spawn(move || {
-                        run_tree(game, share, seed.wrapping_add(i as u64), start, tuning)
+    Searcher::default().search(game, budget, threads, seed, tuning)
+}
+
+/// Search trees kept from one move to the next: the part of the last search
+/// below the moves played since is searched on instead of thrown away.
+#[derive(Debug, Default, Clone)]
+pub struct Searcher {
+    kept: Option<Kept>,
+}
+
+#[derive(Debug, Clone)]
+struct Kept {
+    moves: Vec<Move>,
+    root_color: Color,
+    trees: Vec<Vec<Node>>,
+}
+
+/// At most this many moves may have been played since the kept search.
+const REUSE_DEPTH: usize = 4;
+
+impl Searcher {
+    /// Searches like [`search_tuned`], starting from what the last search of
+    /// this game kept when the game has gone on from it by a few moves.
+    pub fn search(
+        &mut self,
+        game: &Game,
+        budget: Budget,
+        threads: usize,
+        seed: u64,
+        tuning: Tuning,
+    ) -> SearchResult {
+        let start = Instant::now();
+        let threads = threads.max(1);
+        let share = Budget {
+            playouts: budget.playouts.div_ceil(threads as u32),
+            time: budget.time,
+        };
+        let mut reused = self.reusable(game, threads);
+        reused.resize_with(threads, || None);
+        let trees: Vec<TreeOutcome> = if threads == 1 {
+            let nodes = reused.pop().flatten();
+            vec![run_tree(game, share, seed, start, tuning, nodes)]
+        } else {
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = reused
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, nodes)| {
+                        scope.spawn(move || {
+                            run_tree(
+                                game,
+                                share,
+                                seed.wrapping_add(i as u64),
+                                start,
+                                tuning,
+                                nodes,
+                            )
+                        })
                     })
-                })
-                .collect();
-            handles.into_iter().filter_map(|h| h.join().ok()).collect()
-        })
-    };
-    // Merge the roots: sum visits and wins per move.
+                    .collect();
+                handles.into_iter().filter_map(|h| h.join().ok()).collect()
+            })
+        };
+        let result = merge(&trees, start);
+        self.kept = Some(Kept {
+            moves: game.moves().to_vec(),
+            root_color: game.to_move(),
+            trees: trees.into_iter().map(|t| t.nodes).collect(),
+        });
+        result
+    }
+
+    /// The kept trees re-rooted at the current position, one per thread,
+    /// if the game went on from the kept search by a few moves in turn.
+    fn reusable(&mut self, game: &Game, threads: usize) -> Vec<Option<Vec<Node>>> {
+        let Some(kept) = self.kept.take() else {
+            return Vec::new();
+        };
+        let moves = game.moves();
+        if kept.trees.len() != threads
+            || !moves.starts_with(&kept.moves)
+            || moves.len() == kept.moves.len()
+            || moves.len() - kept.moves.len() > REUSE_DEPTH
+        {
+            return Vec::new();
+        }
+        let extra = &moves[kept.moves.len()..];
+        let mut color = kept.root_color;
+        let mut path = Vec::with_capacity(extra.len());
+        for mv in extra {
+            if mv.color != color {
+                return Vec::new();
+            }
+            path.push(match mv.action {
+                baduk::Action::Play(p) => game.board().vertex(p),
+                baduk::Action::Pass => NO_VERTEX,
+            });
+            color = color.opponent();
+        }
+        if color != game.to_move() {
+            return Vec::new();
+        }
+        kept.trees
+            .iter()
+            .map(|nodes| reroot(nodes, &path))
+            .collect()
+    }
+}
+
+/// What one tree's search gives back.
+struct TreeOutcome {
+    moves: Vec<RootMove>,
+    playouts: u32,
+    ownership: Vec<u32>,
+    nodes: Vec<Node>,
+}
+
+/// The subtree under `path` (moves from the root), copied into a fresh
+/// arena with its root first; `None` if the path leaves the tree.
+fn reroot(nodes: &[Node], path: &[Vertex]) -> Option<Vec<Node>> {
+    let mut at = 0usize;
+    for &mv in path {
+        let node = nodes.get(at)?;
+        if !node.expanded {
+            return None;
+        }
+        let first = node.children as usize;
+        at = (first..first + node.n_children as usize).find(|&c| nodes[c].mv == mv)?;
+    }
+    let mut out = vec![nodes[at].clone()];
+    out[0].mv = NO_VERTEX;
+    let mut queue = vec![(at, 0usize)];
+    while let Some((old, new)) = queue.pop() {
+        let node = &nodes[old];
+        if !node.expanded {
+            continue;
+        }
+        let first_old = node.children as usize;
+        let first_new = out.len();
+        for c in 0..node.n_children as usize {
+            out.push(nodes[first_old + c].clone());
+            queue.push((first_old + c, first_new + c));
+        }
+        out[new].children = first_new as u32;
+    }
+    Some(out)
+}
+
+fn merge(trees: &[TreeOutcome], start: Instant) -> SearchResult {
+    // Sum visits and wins per root move over the trees.
     let mut merged: Vec<RootMove> = Vec::new();
     let mut ownership = vec![0u32; MAX_VERTICES];
     let mut playouts = 0;
-    for (moves, n, own) in trees {
-        playouts += n;
-        for (o, x) in ownership.iter_mut().zip(own) {
+    for tree in trees {
+        playouts += tree.playouts;
+        for (o, x) in ownership.iter_mut().zip(&tree.ownership) {
             *o += x;
         }
-        for m in moves {
+        for m in &tree.moves {
             match merged.iter_mut().find(|x| x.vertex == m.vertex) {
                 Some(x) => {
                     let total = x.visits + m.visits;
@@ -223,7 +352,7 @@ pub fn search_tuned(
                     }
                     x.visits = total;
                 }
-                None => merged.push(m),
+                None => merged.push(*m),
             }
         }
     }
@@ -247,17 +376,28 @@ fn run_tree(
     seed: u64,
     start: Instant,
     tuning: Tuning,
-) -> (Vec<RootMove>, u32, Vec<u32>) {
+    nodes: Option<Vec<Node>>,
+) -> TreeOutcome {
     let mut tree = Tree::new(game, seed, tuning);
-    tree.expand_root();
+    match nodes {
+        Some(nodes) if nodes.first().is_some_and(|root| root.expanded) => {
+            tree.nodes = nodes;
+            tree.keep_legal_root_moves();
+        }
+        _ => tree.expand_root(),
+    }
     while tree.playouts < budget.playouts {
         if tree.playouts.is_multiple_of(64) && start.elapsed() >= budget.time {
             break;
         }
         tree.simulate();
     }
-    let moves = tree.root_moves();
-    (moves, tree.playouts, tree.ownership)
+    TreeOutcome {
+        moves: tree.root_moves(),
+        playouts: tree.playouts,
+        ownership: tree.ownership,
+        nodes: tree.nodes,
+    }
 }
 
 impl<'g> Tree<'g> {
@@ -309,6 +449,25 @@ impl<'g> Tree<'g> {
             .filter(|&v| !board.is_eye_shape(v, color))
             .collect();
         self.add_children(0, &board, color, last, &legal);
+    }
+
+    /// A kept root's children, less the moves the game's rules (superko)
+    /// forbid here, as a fresh block at the end of the arena.
+    fn keep_legal_root_moves(&mut self) {
+        let color = self.root_color;
+        let first = self.nodes[0].children as usize;
+        let n = self.nodes[0].n_children as usize;
+        let legal: Vec<Node> = (first..first + n)
+            .filter(|&c| {
+                let mv = self.nodes[c].mv;
+                mv == NO_VERTEX || self.game.check(color, self.root_board.point(mv)).is_ok()
+            })
+            .map(|c| self.nodes[c].clone())
+            .collect();
+        let new_first = self.nodes.len() as u32;
+        self.nodes[0].n_children = legal.len() as u16;
+        self.nodes[0].children = new_first;
+        self.nodes.extend(legal);
     }
 
     fn add_children(

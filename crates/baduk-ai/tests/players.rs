@@ -144,3 +144,34 @@ fn levels_read_their_names() {
     assert_eq!(Level::nearest(1770), Level::Normal);
     assert_eq!(Level::nearest(2400), Level::Hard);
 }
+
+#[test]
+fn the_tree_of_the_last_search_is_searched_on_after_the_move_it_chose() {
+    let mut game = Game::new(Rules::ttakji());
+    let budget = Budget {
+        playouts: 3000,
+        time: Duration::from_secs(60),
+    };
+    let mut searcher = baduk_ai::Searcher::default();
+    let first = searcher.search(&game, budget, 1, 1, baduk_ai::Tuning::default());
+    let best = first.best().and_then(|m| m.vertex).expect("a move");
+    let p = game.board().point(best);
+    game.play(Move::play(Color::Black, p)).expect("legal");
+    let second = searcher.search(&game, budget, 1, 2, baduk_ai::Tuning::default());
+    let visits: u32 = second.moves.iter().map(|m| m.visits).sum();
+    assert_eq!(second.playouts, 3000);
+    assert!(
+        visits > second.playouts,
+        "root visits {visits} include the kept ones"
+    );
+    // A fresh search of the same position has only its own visits.
+    let fresh = search(&game, budget, 1, 2);
+    let fresh_visits: u32 = fresh.moves.iter().map(|m| m.visits).sum();
+    assert_eq!(fresh_visits, 3000);
+    // Every root move of the kept tree is legal now.
+    for m in &second.moves {
+        if let Some(v) = m.vertex {
+            assert!(game.check(Color::White, game.board().point(v)).is_ok());
+        }
+    }
+}
