@@ -262,7 +262,7 @@ impl MctsPlayer {
     pub fn decide_cleanup(&mut self, game: &Game) -> Decision {
         let (decision, result) = self.decide_with_search(game);
         if decision == Decision::Pass
-            && let Some(v) = capture_dead(game, &result, false)
+            && let Some(v) = capture_dead(game, &result, &[])
         {
             return Decision::Play(game.board().point(v));
         }
@@ -312,17 +312,30 @@ impl MctsPlayer {
         // of liberties; or when the opponent has passed and the count as it
         // stands is a win. Dead stones the count would leave on the board
         // are captured first.
+        // Empty points in an area bordered by one colour only.
+        let mut one_colour = vec![false; baduk::board::MAX_VERTICES];
+        let mut closed = true;
+        for region in baduk::score::empty_regions(board) {
+            let one = !(region.borders_black && region.borders_white);
+            closed &= one;
+            for &v in &region.points {
+                one_colour[v] = one;
+            }
+        }
         let useless = |v: Vertex| {
             let black = result.black_ownership[v];
             !(0.1..=0.9).contains(&black)
-                && borders_one_colour(board, v)
+                && one_colour[v]
                 && !board
                     .neighbours(v)
                     .iter()
                     .any(|&n| board.color_at(n).is_some() && board.liberty_count_up_to(n, 3) < 3)
         };
         let opponent_passed = game.last_move().is_some_and(|m| m.action == Action::Pass);
-        let wins_now = || game.score_preview().result().winner() == Some(color);
+        // The server's dead stones, worked out at most once (it reads).
+        let counted = std::cell::OnceCell::new();
+        let counted_dead = || counted.get_or_init(|| game.dead_stones());
+        let wins_now = || game.score_with_dead(counted_dead()).result().winner() == Some(color);
         if choice.is_some_and(useless) {
             // A move nearly as good that does change something comes first.
             let alternative = result.moves.iter().find(|m| {
@@ -334,17 +347,11 @@ impl MctsPlayer {
                 choice = m.vertex;
             }
         }
-        let closed = || {
-            board
-                .empty_vertices()
-                .iter()
-                .all(|&e| borders_one_colour(board, usize::from(e)))
-        };
         if choice.is_none()
-            || (choice.is_some_and(useless) && closed())
+            || (choice.is_some_and(useless) && closed)
             || (opponent_passed && wins_now())
         {
-            if let Some(v) = capture_dead(game, &result, true) {
+            if let Some(v) = capture_dead(game, &result, counted_dead()) {
                 return (Decision::Play(board.point(v)), result);
             }
             return (Decision::Pass, result);
@@ -357,17 +364,12 @@ impl MctsPlayer {
 }
 
 /// A move that takes a liberty of an opponent group the search owns (it is
-/// dead), so that passing does not give those points away. With
-/// `only_uncounted`, only groups the server's count would leave on the
-/// board; otherwise every such group (GTP's `kgs-genmove_cleanup`).
-fn capture_dead(game: &Game, result: &SearchResult, only_uncounted: bool) -> Option<Vertex> {
+/// dead), so that passing does not give those points away. Stones in
+/// `counted_dead` (those the server's count removes anyway) are left alone;
+/// with none, every such group is taken (GTP's `kgs-genmove_cleanup`).
+fn capture_dead(game: &Game, result: &SearchResult, counted_dead: &[Point]) -> Option<Vertex> {
     let board = game.board();
     let color = game.to_move();
-    let counted_dead = if only_uncounted {
-        game.dead_stones()
-    } else {
-        Vec::new()
-    };
     let mine = |v: Vertex| {
         let black = result.black_ownership[v];
         if color == Color::Black {
@@ -394,27 +396,6 @@ fn capture_dead(game: &Game, result: &SearchResult, only_uncounted: bool) -> Opt
         }
     }
     None
-}
-
-/// Whether the empty area around `v` touches stones of one colour only.
-fn borders_one_colour(board: &baduk::Board, v: Vertex) -> bool {
-    let mut seen = vec![false; baduk::board::MAX_VERTICES];
-    let mut stack = vec![v];
-    seen[v] = true;
-    let mut colours = [false; 2];
-    while let Some(x) = stack.pop() {
-        for n in board.neighbours(x) {
-            match board.color_at(n) {
-                Some(c) => colours[c.index()] = true,
-                None if board.is_empty(n) && !seen[n] => {
-                    seen[n] = true;
-                    stack.push(n);
-                }
-                None => {}
-            }
-        }
-    }
-    !(colours[0] && colours[1])
 }
 
 fn random_seed() -> u64 {

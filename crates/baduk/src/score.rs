@@ -210,14 +210,17 @@ pub fn remove_dead(board: &Board, dead: &[Point]) -> (Board, Vec<(Point, Color)>
     (cleared, removed)
 }
 
-/// Empty regions of a board: each with its points and the colours bordering it.
-pub(crate) struct Region {
+/// A connected area of empty points, with the colours of the stones around it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Region {
     pub points: Vec<Vertex>,
     pub borders_black: bool,
     pub borders_white: bool,
 }
 
-pub(crate) fn empty_regions(board: &Board) -> Vec<Region> {
+/// The empty regions of a board, in board order of their first point.
+#[must_use]
+pub fn empty_regions(board: &Board) -> Vec<Region> {
     let mut seen = vec![false; crate::board::MAX_VERTICES];
     let mut regions = Vec::new();
     let mut stack = Vec::new();
