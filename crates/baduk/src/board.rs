@@ -480,6 +480,23 @@ impl Board {
 
     // ----- legality and eyes -----
 
+    /// The heads of the enemy chains that `color` playing on the empty
+    /// vertex `v` would capture (each once).
+    pub fn captured_heads(&self, v: Vertex, color: Color) -> impl Iterator<Item = Vertex> + use<> {
+        let mut heads = [NO_VERTEX; 4];
+        let mut n = 0;
+        for x in self.neighbours(v) {
+            if self.color_at(x) == Some(color.opponent()) && self.in_atari(x) {
+                let h = self.chain_head(x);
+                if !heads[..n].contains(&h) {
+                    heads[n] = h;
+                    n += 1;
+                }
+            }
+        }
+        heads.into_iter().take(n)
+    }
+
     /// Whether `color` playing on the empty vertex `v` would leave its own
     /// chain without liberties and capture nothing.
     #[inline]

@@ -467,18 +467,9 @@ impl Game {
         let board = &self.board;
         let enemy = color.opponent();
         let mut hash = board.hash() ^ zobrist(color, v);
-        let mut taken: [Vertex; 4] = [0; 4];
-        let mut n_taken = 0;
-        for n in board.neighbours(v) {
-            if board.color_at(n) == Some(enemy) && board.in_atari(n) {
-                let h = board.chain_head(n);
-                if !taken[..n_taken].contains(&h) {
-                    taken[n_taken] = h;
-                    n_taken += 1;
-                    for s in board.chain_stones(h) {
-                        hash ^= zobrist(enemy, s);
-                    }
-                }
+        for h in board.captured_heads(v, color) {
+            for s in board.chain_stones(h) {
+                hash ^= zobrist(enemy, s);
             }
         }
         self.key_of_hash(hash, enemy)
@@ -498,17 +489,10 @@ impl Game {
     /// The stones `color` would capture by playing at `v`.
     fn captured_by(&self, v: Vertex, color: Color) -> Vec<Point> {
         let board = &self.board;
-        let mut captured = Vec::new();
-        let mut heads: Vec<Vertex> = Vec::new();
-        for n in board.neighbours(v) {
-            if board.color_at(n) == Some(color.opponent()) && board.in_atari(n) {
-                let h = board.chain_head(n);
-                if !heads.contains(&h) {
-                    heads.push(h);
-                    captured.extend(board.chain_stones(h).map(|s| board.point(s)));
-                }
-            }
-        }
+        let mut captured: Vec<Point> = board
+            .captured_heads(v, color)
+            .flat_map(|h| board.chain_stones(h).map(|s| board.point(s)))
+            .collect();
         captured.sort_unstable_by_key(|p| (p.row(), p.col()));
         captured
     }
