@@ -1,9 +1,13 @@
 //! `ttakji`: the command line of the Ttakji Go server.
 //!
-//! `ttakji gtp` speaks GTP on stdin/stdout with the rules engine.
+//! `ttakji serve` runs the whole service in one process; `ttakji gateway`
+//! and `ttakji authority` run one service each; `ttakji play` is a terminal
+//! client; `ttakji gtp` speaks GTP on stdin/stdout with the rules engine.
 
 mod gtp;
 mod matches;
+mod play;
+mod server;
 
 use std::io;
 
@@ -47,6 +51,15 @@ impl RulesArgs {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Run the whole service in one process: gateway and authority, an
+    /// SQLite file and an in-process bus unless told otherwise.
+    Serve(server::ServeArgs),
+    /// Run the public gateway alone, against Redis and an authority.
+    Gateway(server::GatewayArgs),
+    /// Run the game authority alone, against Redis and Postgres.
+    Authority(server::AuthorityArgs),
+    /// Play a game against the computer in the terminal.
+    Play(play::PlayArgs),
     /// Speak GTP version 2 on stdin/stdout (for GoGui, Sabaki, gtp2ogs).
     Gtp {
         #[command(flatten)]
@@ -123,6 +136,10 @@ fn parse_komi(s: &str) -> Result<Komi, String> {
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.command {
+        Command::Serve(args) => server::serve(&args)?,
+        Command::Gateway(args) => server::gateway(&args)?,
+        Command::Authority(args) => server::authority(&args)?,
+        Command::Play(args) => play::run(&args)?,
         Command::Gtp {
             rules,
             level,

@@ -1,0 +1,300 @@
+//! The event bus: publish a message on a named channel, subscribe to one.
+//!
+//! Two transports behind one type: an in-process bus (tokio broadcast
+//! channels) for the single-process mode, and Redis pub/sub for a
+//! deployment. Channels are named `ttakji.<area>.<key>`. Every message is a
+//! protobuf [`BusEnvelope`] carrying the publisher's trace context.
+//!
+//! Delivery is at most once on both: a slow subscriber that falls behind, or
+//! a Redis connection that drops, loses messages. What must not be lost is
+//! stored, and consumers fill gaps from the store (game events carry a
+//! sequence number for that).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::StreamExt as _;
+use prost::Message as _;
+use tokio::sync::{Mutex, broadcast};
+use ttakji_proto::v1::BusEnvelope;
+
+use crate::shutdown::Shutdown;
+
+/// How many messages a subscriber may fall behind before it misses some.
+const SUBSCRIBER_BUFFER: usize = 256;
+
+/// The channel of one game's events.
+#[must_use]
+pub fn game_channel(game_id: &str) -> String {
+    format!("ttakji.game.{game_id}")
+}
+
+/// The channel every finished game is announced on.
+pub const GAMES_FINISHED: &str = "ttakji.games.finished";
+
+/// Why a bus operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum BusError {
+    #[error("redis: {0}")]
+    Redis(#[from] redis::RedisError),
+}
+
+/// A handle to the bus; cheap to clone.
+#[derive(Clone)]
+pub struct Bus {
+    inner: Arc<Transport>,
+}
+
+impl std::fmt::Debug for Bus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &*self.inner {
+            Transport::Local(_) => f.write_str("Bus(in-process)"),
+            Transport::Redis { .. } => f.write_str("Bus(redis)"),
+        }
+    }
+}
+
+type Channels = Mutex<HashMap<String, broadcast::Sender<Arc<BusEnvelope>>>>;
+
+enum Transport {
+    Local(Channels),
+    Redis {
+        publisher: redis::aio::ConnectionManager,
+        subscriptions: Arc<RedisSubscriptions>,
+    },
+}
+
+/// The Redis subscriber's shared state: local fan-out per channel and the
+/// sink of the current pub/sub connection (none while reconnecting).
+struct RedisSubscriptions {
+    channels: Channels,
+    sink: Mutex<Option<redis::aio::PubSubSink>>,
+}
+
+/// A subscription to one channel.
+#[derive(Debug)]
+pub struct Subscription {
+    receiver: broadcast::Receiver<Arc<BusEnvelope>>,
+}
+
+/// What a subscriber receives.
+#[derive(Debug)]
+pub enum Delivery {
+    Message(Arc<BusEnvelope>),
+    /// Messages were lost (the subscriber fell behind): fill the gap from
+    /// the store.
+    Gap,
+    /// The bus shut down.
+    Closed,
+}
+
+impl Subscription {
+    /// The next message on the channel.
+    pub async fn recv(&mut self) -> Delivery {
+        match self.receiver.recv().await {
+            Ok(m) => Delivery::Message(m),
+            Err(broadcast::error::RecvError::Lagged(_)) => Delivery::Gap,
+            Err(broadcast::error::RecvError::Closed) => Delivery::Closed,
+        }
+    }
+}
+
+impl Bus {
+    /// The in-process bus.
+    #[must_use]
+    pub fn in_process() -> Bus {
+        Bus {
+            inner: Arc::new(Transport::Local(Mutex::new(HashMap::new()))),
+        }
+    }
+
+    /// A bus over Redis pub/sub at `url`. A background task keeps the
+    /// subscriber connection up, reconnecting and subscribing again after a
+    /// Redis restart, until `shutdown`.
+    ///
+    /// # Errors
+    /// When the URL is invalid or Redis cannot be reached at start.
+    pub async fn redis(url: &str, shutdown: Shutdown) -> Result<Bus, BusError> {
+        let client = redis::Client::open(url)?;
+        let publisher = client.get_connection_manager().await?;
+        let subscriptions = Arc::new(RedisSubscriptions {
+            channels: Mutex::new(HashMap::new()),
+            sink: Mutex::new(None),
+        });
+        // Connect once now so a bad address fails at start, not later.
+        let first = client.get_async_pubsub().await?;
+        tokio::spawn(run_redis_subscriber(client, first, Arc::clone(&subscriptions), shutdown));
+        Ok(Bus {
+            inner: Arc::new(Transport::Redis {
+                publisher,
+                subscriptions,
+            }),
+        })
+    }
+
+    /// Publishes `payload` (an encoded message of type `type_name`) on
+    /// `channel`, with the current span's trace context.
+    ///
+    /// # Errors
+    /// When Redis refuses the publish.
+    #[tracing::instrument(skip(self, payload), fields(bytes = payload.len()))]
+    pub async fn publish(&self, channel: &str, type_name: &str, payload: Vec<u8>) -> Result<(), BusError> {
+        let envelope = BusEnvelope {
+            trace_context: crate::telemetry::current_context_headers(),
+            r#type: type_name.to_owned(),
+            payload,
+        };
+        match &*self.inner {
+            Transport::Local(channels) => {
+                if let Some(sender) = channels.lock().await.get(channel) {
+                    let _ = sender.send(Arc::new(envelope));
+                }
+                Ok(())
+            }
+            Transport::Redis { publisher, .. } => {
+                let mut conn = publisher.clone();
+                let _: i64 = redis::cmd("PUBLISH")
+                    .arg(channel)
+                    .arg(envelope.encode_to_vec())
+                    .query_async(&mut conn)
+                    .await?;
+                Ok(())
+            }
+        }
+    }
+
+    /// Subscribes to `channel`. Messages published after this returns are
+    /// delivered (subject to the at-most-once caveat above).
+    ///
+    /// # Errors
+    /// When Redis refuses the subscription.
+    #[tracing::instrument(skip(self))]
+    pub async fn subscribe(&self, channel: &str) -> Result<Subscription, BusError> {
+        match &*self.inner {
+            Transport::Local(channels) => {
+                let mut channels = channels.lock().await;
+                channels.retain(|_, s| s.receiver_count() > 0);
+                let sender = channels
+                    .entry(channel.to_owned())
+                    .or_insert_with(|| broadcast::channel(SUBSCRIBER_BUFFER).0);
+                Ok(Subscription {
+                    receiver: sender.subscribe(),
+                })
+            }
+            Transport::Redis { subscriptions, .. } => subscriptions.subscribe(channel).await,
+        }
+    }
+}
+
+impl RedisSubscriptions {
+    async fn subscribe(&self, channel: &str) -> Result<Subscription, BusError> {
+        let mut channels = self.channels.lock().await;
+        let mut sink = self.sink.lock().await;
+        let idle: Vec<String> = channels
+            .iter()
+            .filter(|(name, s)| s.receiver_count() == 0 && name.as_str() != channel)
+            .map(|(name, _)| name.clone())
+            .collect();
+        for name in &idle {
+            channels.remove(name);
+        }
+        if let Some(sink) = sink.as_mut()
+            && !idle.is_empty()
+        {
+            let _ = sink.unsubscribe(&idle).await;
+        }
+        if let Some(sender) = channels.get(channel) {
+            return Ok(Subscription {
+                receiver: sender.subscribe(),
+            });
+        }
+        let sender = broadcast::channel(SUBSCRIBER_BUFFER).0;
+        let receiver = sender.subscribe();
+        if let Some(sink) = sink.as_mut() {
+            sink.subscribe(channel).await?;
+        }
+        // Without a connection the channel is subscribed when it comes back.
+        channels.insert(channel.to_owned(), sender);
+        Ok(Subscription { receiver })
+    }
+}
+
+async fn run_redis_subscriber(
+    client: redis::Client,
+    first: redis::aio::PubSub,
+    subscriptions: Arc<RedisSubscriptions>,
+    mut shutdown: Shutdown,
+) {
+    let mut next = Some(first);
+    let mut backoff = Duration::from_millis(100);
+    loop {
+        let pubsub = match next.take() {
+            Some(p) => p,
+            None => match client.get_async_pubsub().await {
+                Ok(p) => p,
+                Err(e) => {
+                    tracing::warn!(error = %e, "bus: cannot reach redis; retrying");
+                    tokio::select! {
+                        () = shutdown.wait() => return,
+                        () = tokio::time::sleep(backoff) => {}
+                    }
+                    backoff = (backoff * 2).min(Duration::from_secs(2));
+                    continue;
+                }
+            },
+        };
+        backoff = Duration::from_millis(100);
+        let (mut sink, mut stream) = pubsub.split();
+        {
+            let channels = subscriptions.channels.lock().await;
+            let names: Vec<&String> = channels.keys().collect();
+            if !names.is_empty()
+                && let Err(e) = sink.subscribe(&names).await
+            {
+                tracing::warn!(error = %e, "bus: resubscribing failed; reconnecting");
+                continue;
+            }
+            *subscriptions.sink.lock().await = Some(sink);
+            if !names.is_empty() {
+                // Messages published while we were away are gone: say so.
+                tracing::info!(channels = names.len(), "bus: resubscribed after reconnecting");
+            }
+        }
+        loop {
+            let msg = tokio::select! {
+                () = shutdown.wait() => return,
+                msg = stream.next() => msg,
+            };
+            let Some(msg) = msg else { break };
+            let Ok(envelope) = BusEnvelope::decode(msg.get_payload_bytes()) else {
+                tracing::warn!(channel = msg.get_channel_name(), "bus: undecodable message dropped");
+                continue;
+            };
+            let channels = subscriptions.channels.lock().await;
+            if let Some(sender) = channels.get(msg.get_channel_name()) {
+                let _ = sender.send(Arc::new(envelope));
+            }
+        }
+        *subscriptions.sink.lock().await = None;
+        tracing::warn!("bus: redis subscriber connection lost; reconnecting");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn an_in_process_subscriber_receives_what_is_published_after_it_subscribed() {
+        let bus = Bus::in_process();
+        bus.publish("ttakji.game.g1", "t", b"before".to_vec()).await.expect("publish");
+        let mut sub = bus.subscribe("ttakji.game.g1").await.expect("subscribe");
+        bus.publish("ttakji.game.g2", "t", b"elsewhere".to_vec()).await.expect("publish");
+        bus.publish("ttakji.game.g1", "t", b"after".to_vec()).await.expect("publish");
+        match sub.recv().await {
+            Delivery::Message(m) => assert_eq!(m.payload, b"after"),
+            other => panic!("expected a message, got {other:?}"),
+        }
+    }
+}

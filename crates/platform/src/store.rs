@@ -1,0 +1,132 @@
+//! Storage: Postgres in a deployment, an SQLite file in the single-process
+//! mode, behind one type. Queries are written once in SQL both accept
+//! (`$1` placeholders, integers, text, bytes) and run on either pool with
+//! [`on_pool!`](crate::on_pool).
+//!
+//! Migrations live in `migrations/postgres` and `migrations/sqlite` at the
+//! top of the repository, one file per change with the same name in both.
+
+use std::str::FromStr as _;
+
+use sqlx::postgres::PgPoolOptions;
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+
+/// A pool of either database.
+#[derive(Debug, Clone)]
+pub enum Database {
+    Postgres(sqlx::PgPool),
+    Sqlite(sqlx::SqlitePool),
+}
+
+/// Runs one expression against whichever pool a [`Database`] holds, binding
+/// `$pool` to it: the expression is compiled once per database type.
+#[macro_export]
+macro_rules! on_pool {
+    ($db:expr, |$pool:ident| $body:expr) => {
+        match $db {
+            $crate::store::Database::Postgres($pool) => $body,
+            $crate::store::Database::Sqlite($pool) => $body,
+        }
+    };
+}
+
+impl Database {
+    /// Connects to `url` (`postgres://…`, `sqlite://path` or `sqlite::memory:`)
+    /// and applies the migrations.
+    ///
+    /// # Errors
+    /// When the URL is not one of those, the database cannot be reached, or
+    /// a migration fails.
+    pub async fn connect(url: &str) -> anyhow::Result<Database> {
+        use anyhow::Context as _;
+        let db = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            let pool = PgPoolOptions::new()
+                .max_connections(16)
+                .connect(url)
+                .await
+                .with_context(|| format!("connecting to Postgres at {}", redact(url)))?;
+            Database::Postgres(pool)
+        } else if url.starts_with("sqlite:") {
+            let options = SqliteConnectOptions::from_str(url)
+                .with_context(|| format!("reading the SQLite URL {url}"))?
+                .create_if_missing(true)
+                .journal_mode(SqliteJournalMode::Wal)
+                // WAL with synchronous=FULL: a commit is on disk before the
+                // move it holds is acknowledged.
+                .synchronous(SqliteSynchronous::Full)
+                .foreign_keys(true)
+                .busy_timeout(std::time::Duration::from_secs(5));
+            let in_memory = url.contains(":memory:");
+            let pool = SqlitePoolOptions::new()
+                // One writer for an SQLite file; an in-memory database lives
+                // in one connection only.
+                .max_connections(if in_memory { 1 } else { 4 })
+                .connect_with(options)
+                .await
+                .with_context(|| format!("opening the SQLite database {url}"))?;
+            Database::Sqlite(pool)
+        } else {
+            anyhow::bail!(
+                "unsupported database URL {:?}: use postgres://… or sqlite://FILE",
+                redact(url)
+            );
+        };
+        db.migrate().await?;
+        Ok(db)
+    }
+
+    /// Applies any migration not yet applied.
+    ///
+    /// # Errors
+    /// When a migration fails.
+    pub async fn migrate(&self) -> anyhow::Result<()> {
+        use anyhow::Context as _;
+        match self {
+            Database::Postgres(pool) => sqlx::migrate!("../../migrations/postgres")
+                .run(pool)
+                .await
+                .context("migrating Postgres")?,
+            Database::Sqlite(pool) => sqlx::migrate!("../../migrations/sqlite")
+                .run(pool)
+                .await
+                .context("migrating SQLite")?,
+        }
+        Ok(())
+    }
+
+    /// "postgres" or "sqlite", for logs and metrics.
+    #[must_use]
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Database::Postgres(_) => "postgres",
+            Database::Sqlite(_) => "sqlite",
+        }
+    }
+}
+
+/// The URL with any password replaced, for messages.
+#[must_use]
+pub fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let userinfo = &url[scheme + 3..at];
+            match userinfo.split_once(':') {
+                Some((user, _)) => format!("{}{user}:***{}", &url[..scheme + 3], &url[at..]),
+                None => url.to_owned(),
+            }
+        }
+        _ => url.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn passwords_are_redacted_from_database_urls() {
+        assert_eq!(
+            super::redact("postgres://app:s3cret@db:5432/ttakji"),
+            "postgres://app:***@db:5432/ttakji"
+        );
+        assert_eq!(super::redact("sqlite://ttakji.db"), "sqlite://ttakji.db");
+    }
+}

@@ -1,0 +1,18 @@
+//! Compiles the gRPC contracts in `proto/` with protox (pure Rust, no protoc)
+//! and generates the prost messages and tonic clients and servers.
+
+use prost::Message;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../proto");
+    let files = ["api.proto", "authority.proto", "bus.proto", "game.proto"]
+        .map(|f| root.join("ttakji/v1").join(f));
+    for f in &files {
+        println!("cargo:rerun-if-changed={}", f.display());
+    }
+    let fds = protox::compile(&files, [&root])?;
+    let out = std::path::PathBuf::from(std::env::var("OUT_DIR")?);
+    std::fs::write(out.join("ttakji_descriptor.bin"), fds.encode_to_vec())?;
+    tonic_prost_build::configure().compile_fds(fds)?;
+    Ok(())
+}

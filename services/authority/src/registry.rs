@@ -1,0 +1,155 @@
+//! The live games of this authority: one actor per game, started on first
+//! use (or at start for every game still being played) and found by id.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use tokio::sync::{Mutex, mpsc};
+use tonic::Status;
+use ttakji_platform::bus::Bus;
+use ttakji_platform::shutdown::Shutdown;
+use ttakji_platform::store::Database;
+use ttakji_proto::v1 as pb;
+
+use crate::live::{AiConfig, Command, GameMeta, LiveGame};
+use crate::store;
+
+/// Commands a game's mailbox holds before senders wait.
+const MAILBOX: usize = 64;
+
+/// The actors of the live games, by game id.
+#[derive(Debug, Clone)]
+pub struct Registry {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    db: Database,
+    bus: Bus,
+    ai: AiConfig,
+    shutdown: Shutdown,
+    actors: Mutex<HashMap<String, mpsc::Sender<Command>>>,
+}
+
+impl Registry {
+    #[must_use]
+    pub fn new(db: Database, bus: Bus, ai: AiConfig, shutdown: Shutdown) -> Registry {
+        Registry {
+            inner: Arc::new(Inner {
+                db,
+                bus,
+                ai,
+                shutdown,
+                actors: Mutex::new(HashMap::new()),
+            }),
+        }
+    }
+
+    /// Takes up every game still being played (after a restart): computer
+    /// seats to move start thinking again.
+    ///
+    /// # Errors
+    /// When the store cannot be read.
+    pub async fn resume_playing(&self) -> Result<usize, Status> {
+        let ids = store::playing_games(&self.inner.db)
+            .await
+            .map_err(|e| Status::unavailable(format!("cannot list games to resume: {e}")))?;
+        for id in &ids {
+            if let Err(status) = self.mailbox(id).await {
+                tracing::error!(game_id = %id, %status, "game not resumed");
+            }
+        }
+        Ok(ids.len())
+    }
+
+    /// Creates a game: stored first, then its actor starts.
+    pub async fn create(&self, meta: GameMeta) -> Result<pb::GameSnapshot, Status> {
+        let (tx, rx) = mpsc::channel(MAILBOX);
+        let mut live = LiveGame::create(meta, self.inner.ai.clone(), self.inner.db.clone(), self.inner.bus.clone(), tx.clone());
+        let (row, first, event) = live.creation_records();
+        store::insert_game(&self.inner.db, &row, &first).await.map_err(|e| {
+            tracing::error!(error = %e, "game not stored");
+            Status::unavailable("the game could not be stored; try again")
+        })?;
+        let snapshot = live.snapshot(false);
+        metrics::gauge!("ttakji_live_games").increment(1.0);
+        self.inner.actors.lock().await.insert(row.id.clone(), tx);
+        tokio::spawn(live.run(rx, self.inner.shutdown.clone()));
+        let _ = self
+            .inner
+            .bus
+            .publish(
+                &ttakji_platform::bus::game_channel(&row.id),
+                "ttakji.v1.GameEvent",
+                prost::Message::encode_to_vec(&event),
+            )
+            .await;
+        Ok(snapshot)
+    }
+
+    /// The mailbox of a game's actor, loading the game if it is not live here.
+    pub async fn mailbox(&self, game_id: &str) -> Result<mpsc::Sender<Command>, Status> {
+        let mut actors = self.inner.actors.lock().await;
+        if let Some(tx) = actors.get(game_id)
+            && !tx.is_closed()
+        {
+            return Ok(tx.clone());
+        }
+        let (row, moves, last_seq) = store::load_game(&self.inner.db, game_id)
+            .await
+            .map_err(|e| Status::unavailable(format!("cannot read game {game_id}: {e}")))?
+            .ok_or_else(|| Status::not_found(format!("there is no game {game_id}")))?;
+        let (tx, rx) = mpsc::channel(MAILBOX);
+        let live = LiveGame::restore(
+            row,
+            moves,
+            last_seq,
+            self.inner.ai.clone(),
+            self.inner.db.clone(),
+            self.inner.bus.clone(),
+            tx.clone(),
+        )?;
+        if live.is_playing() {
+            metrics::gauge!("ttakji_live_games").increment(1.0);
+        }
+        tracing::info!(game_id, moves = live.snapshot(false).move_count, "game loaded");
+        actors.insert(game_id.to_owned(), tx.clone());
+        tokio::spawn(live.run(rx, self.inner.shutdown.clone()));
+        Ok(tx)
+    }
+
+    /// Stored events of a game after `after`.
+    pub async fn events_after(&self, game_id: &str, after: u64, limit: u32) -> Result<Vec<pb::GameEvent>, Status> {
+        let rows = store::events_after(
+            &self.inner.db,
+            game_id,
+            i64::try_from(after).unwrap_or(i64::MAX),
+            i64::from(limit),
+        )
+        .await
+        .map_err(|e| Status::unavailable(format!("cannot read events of game {game_id}: {e}")))?;
+        rows.iter()
+            .map(|bytes| {
+                <pb::GameEvent as prost::Message>::decode(bytes.as_slice())
+                    .map_err(|e| Status::data_loss(format!("stored event of game {game_id} is unreadable: {e}")))
+            })
+            .collect()
+    }
+
+    /// Sends a command and waits for its answer.
+    pub async fn ask<T>(
+        &self,
+        game_id: &str,
+        make: impl FnOnce(tokio::sync::oneshot::Sender<T>) -> Command,
+    ) -> Result<T, Status> {
+        let tx = self.mailbox(game_id).await?;
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        tx.send(make(reply))
+            .await
+            .map_err(|_| Status::unavailable(format!("game {game_id} is shutting down; try again")))?;
+        answer
+            .await
+            .map_err(|_| Status::internal(format!("game {game_id} stopped before answering")))
+    }
+}

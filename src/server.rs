@@ -1,0 +1,260 @@
+//! Starting the services: all of them in one process (`ttakji serve`), or
+//! one each (`ttakji gateway`, `ttakji authority`) against Redis and Postgres.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::Context as _;
+use ttakji_platform::auth::TokenKeys;
+use ttakji_platform::bus::Bus;
+use ttakji_platform::shutdown::{self, Shutdown};
+use ttakji_platform::store::Database;
+use ttakji_platform::telemetry::{LogFormat, TelemetryConfig};
+
+/// How long an access token lives.
+pub const TOKEN_TTL: Duration = Duration::from_secs(30 * 24 * 3600);
+
+/// Logging and tracing options every service takes.
+#[derive(Debug, clap::Args)]
+pub struct TelemetryArgs {
+    /// Log format: auto (pretty at a terminal), pretty or json.
+    #[arg(long, env = "TTAKJI_LOG_FORMAT", default_value = "auto", value_parser = parse_log_format)]
+    pub log_format: LogFormat,
+    /// Export spans to this OTLP/gRPC collector (e.g. http://localhost:4317).
+    #[arg(long, env = "TTAKJI_OTLP_ENDPOINT")]
+    pub otlp_endpoint: Option<String>,
+}
+
+impl TelemetryArgs {
+    pub fn config(&self, service: &str) -> TelemetryConfig {
+        TelemetryConfig {
+            service_name: service.to_owned(),
+            log_format: self.log_format,
+            otlp_endpoint: self.otlp_endpoint.clone(),
+        }
+    }
+}
+
+fn parse_log_format(s: &str) -> Result<LogFormat, String> {
+    match s {
+        "auto" => Ok(LogFormat::Auto),
+        "pretty" => Ok(LogFormat::Pretty),
+        "json" => Ok(LogFormat::Json),
+        other => Err(format!("log format {other:?}: use auto, pretty or json")),
+    }
+}
+
+/// `ttakji serve`: everything in one process.
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    /// Where clients connect (the gateway's public gRPC API).
+    #[arg(long, env = "TTAKJI_LISTEN", default_value = "127.0.0.1:50051")]
+    pub listen: SocketAddr,
+    /// Where the authority listens inside the process.
+    #[arg(long, env = "TTAKJI_AUTHORITY_LISTEN", default_value = "127.0.0.1:50052")]
+    pub authority_listen: SocketAddr,
+    /// Where Prometheus reads `/metrics` (one endpoint for the process).
+    #[arg(long, env = "TTAKJI_METRICS_LISTEN", default_value = "127.0.0.1:9090")]
+    pub metrics_listen: SocketAddr,
+    /// The database: an SQLite file by default, or postgres://….
+    #[arg(long, env = "TTAKJI_DATABASE_URL", default_value = "sqlite://ttakji.db")]
+    pub database_url: String,
+    /// Redis for the event bus; without it the bus is in-process.
+    #[arg(long, env = "TTAKJI_REDIS_URL")]
+    pub redis_url: Option<String>,
+    /// Token keys as kid=secret[,kid=secret…]; the first signs. Without them
+    /// a key is kept in --token-key-file, so tokens survive a restart.
+    #[arg(long, env = "TTAKJI_TOKEN_KEYS", hide_env_values = true)]
+    pub token_keys: Option<String>,
+    #[arg(long, env = "TTAKJI_TOKEN_KEY_FILE", default_value = "ttakji-token.key")]
+    pub token_key_file: PathBuf,
+    /// Caps the computer's playouts per move (small machines, tests).
+    #[arg(long, env = "TTAKJI_AI_MAX_PLAYOUTS")]
+    pub ai_max_playouts: Option<u32>,
+    #[command(flatten)]
+    pub telemetry: TelemetryArgs,
+}
+
+/// `ttakji gateway`: the public API alone.
+#[derive(Debug, clap::Args)]
+pub struct GatewayArgs {
+    #[arg(long, env = "TTAKJI_LISTEN", default_value = "0.0.0.0:50051")]
+    pub listen: SocketAddr,
+    #[arg(long, env = "TTAKJI_METRICS_LISTEN", default_value = "0.0.0.0:9090")]
+    pub metrics_listen: SocketAddr,
+    /// The authority's address.
+    #[arg(long, env = "TTAKJI_AUTHORITY_URL", default_value = "http://127.0.0.1:50052")]
+    pub authority_url: String,
+    /// Redis, where game events arrive.
+    #[arg(long, env = "TTAKJI_REDIS_URL")]
+    pub redis_url: String,
+    /// Token keys as kid=secret[,kid=secret…]; every gateway of a
+    /// deployment needs the same list. The first key signs.
+    #[arg(long, env = "TTAKJI_TOKEN_KEYS", hide_env_values = true)]
+    pub token_keys: String,
+    #[command(flatten)]
+    pub telemetry: TelemetryArgs,
+}
+
+/// `ttakji authority`: the game authority alone.
+#[derive(Debug, clap::Args)]
+pub struct AuthorityArgs {
+    #[arg(long, env = "TTAKJI_LISTEN", default_value = "0.0.0.0:50052")]
+    pub listen: SocketAddr,
+    #[arg(long, env = "TTAKJI_METRICS_LISTEN", default_value = "0.0.0.0:9091")]
+    pub metrics_listen: SocketAddr,
+    /// postgres://… (or sqlite://FILE for a single machine).
+    #[arg(long, env = "TTAKJI_DATABASE_URL")]
+    pub database_url: String,
+    /// Redis, where game events are published.
+    #[arg(long, env = "TTAKJI_REDIS_URL")]
+    pub redis_url: String,
+    #[arg(long, env = "TTAKJI_AI_MAX_PLAYOUTS")]
+    pub ai_max_playouts: Option<u32>,
+    #[command(flatten)]
+    pub telemetry: TelemetryArgs,
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")
+}
+
+/// Stops the services on Ctrl-C or SIGTERM.
+fn stop_on_signal(trigger: shutdown::ShutdownTrigger) {
+    tokio::spawn(async move {
+        shutdown::os_signal().await;
+        tracing::info!("stopping");
+        trigger.trigger();
+    });
+}
+
+async fn bus(redis_url: Option<&str>, shutdown: Shutdown) -> anyhow::Result<Bus> {
+    match redis_url {
+        Some(url) => Bus::redis(url, shutdown)
+            .await
+            .with_context(|| format!("connecting the event bus to {}", ttakji_platform::store::redact(url))),
+        None => Ok(Bus::in_process()),
+    }
+}
+
+/// Reads the token key from `path`, creating it with a random secret first.
+fn key_file(path: &Path) -> anyhow::Result<TokenKeys> {
+    if !path.exists() {
+        let secret = format!("{}{}", uuid::Uuid::new_v4().simple(), uuid::Uuid::new_v4().simple());
+        std::fs::write(path, format!("k1={secret}\n"))
+            .with_context(|| format!("writing the token key to {}", path.display()))?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+                .with_context(|| format!("restricting {}", path.display()))?;
+        }
+    }
+    let spec = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    TokenKeys::parse(spec.trim(), TOKEN_TTL)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+}
+
+pub fn serve(args: &ServeArgs) -> anyhow::Result<()> {
+    let _telemetry = ttakji_platform::telemetry::init(&args.telemetry.config("ttakji"))?;
+    runtime()?.block_on(async {
+        let (trigger, shutdown) = shutdown::channel();
+        stop_on_signal(trigger.clone());
+        let keys = match &args.token_keys {
+            Some(spec) => TokenKeys::parse(spec, TOKEN_TTL).map_err(|e| anyhow::anyhow!("--token-keys: {e}"))?,
+            None => key_file(&args.token_key_file)?,
+        };
+        let db = Database::connect(&args.database_url).await?;
+        let bus = bus(args.redis_url.as_deref(), shutdown.clone()).await?;
+        let metrics = ttakji_platform::metrics::serve(args.metrics_listen, shutdown.clone())
+            .await
+            .with_context(|| format!("binding metrics to {}", args.metrics_listen))?;
+        let authority = ttakji_authority::App::build(
+            ttakji_authority::Config {
+                listen: args.authority_listen,
+                metrics_listen: None,
+                ai: ttakji_authority::AiConfig {
+                    max_playouts: args.ai_max_playouts,
+                    seed: None,
+                },
+            },
+            db.clone(),
+            bus.clone(),
+            shutdown.clone(),
+        )
+        .await?;
+        let gateway = ttakji_gateway::App::build(
+            ttakji_gateway::Config {
+                listen: args.listen,
+                metrics_listen: None,
+                authority_url: format!("http://{}", authority.addr()),
+                token_keys: keys,
+            },
+            bus,
+            shutdown.clone(),
+        )
+        .await?;
+        println!(
+            "ttakji serving: clients connect to http://{} (gRPC), metrics at http://{}/metrics, database {}, bus {}",
+            gateway.addr(),
+            metrics,
+            ttakji_platform::store::redact(&args.database_url),
+            if args.redis_url.is_some() { "redis" } else { "in-process" },
+        );
+        let (a, g) = tokio::join!(authority.run_until_stopped(), gateway.run_until_stopped());
+        a.and(g)
+    })
+}
+
+pub fn gateway(args: &GatewayArgs) -> anyhow::Result<()> {
+    let _telemetry = ttakji_platform::telemetry::init(&args.telemetry.config("ttakji-gateway"))?;
+    runtime()?.block_on(async {
+        let (trigger, shutdown) = shutdown::channel();
+        stop_on_signal(trigger);
+        let keys = TokenKeys::parse(&args.token_keys, TOKEN_TTL).map_err(|e| anyhow::anyhow!("--token-keys: {e}"))?;
+        let bus = bus(Some(&args.redis_url), shutdown.clone()).await?;
+        let app = ttakji_gateway::App::build(
+            ttakji_gateway::Config {
+                listen: args.listen,
+                metrics_listen: Some(args.metrics_listen),
+                authority_url: args.authority_url.clone(),
+                token_keys: keys,
+            },
+            bus,
+            shutdown,
+        )
+        .await?;
+        println!("ttakji gateway listening on {}", app.addr());
+        app.run_until_stopped().await
+    })
+}
+
+pub fn authority(args: &AuthorityArgs) -> anyhow::Result<()> {
+    let _telemetry = ttakji_platform::telemetry::init(&args.telemetry.config("ttakji-authority"))?;
+    runtime()?.block_on(async {
+        let (trigger, shutdown) = shutdown::channel();
+        stop_on_signal(trigger);
+        let db = Database::connect(&args.database_url).await?;
+        let bus = bus(Some(&args.redis_url), shutdown.clone()).await?;
+        let app = ttakji_authority::App::build(
+            ttakji_authority::Config {
+                listen: args.listen,
+                metrics_listen: Some(args.metrics_listen),
+                ai: ttakji_authority::AiConfig {
+                    max_playouts: args.ai_max_playouts,
+                    seed: None,
+                },
+            },
+            db,
+            bus,
+            shutdown,
+        )
+        .await?;
+        println!("ttakji authority listening on {}", app.addr());
+        app.run_until_stopped().await
+    })
+}
