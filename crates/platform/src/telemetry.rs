@@ -1,4 +1,4 @@
-//! Logs and traces: pretty logs for a person at a terminal, JSON when asked,
+//! Logs (on standard error) and traces: pretty logs for a person at a terminal, JSON when asked,
 //! spans exported over OTLP when an endpoint is configured, and W3C trace
 //! context carried across gRPC calls and bus messages.
 //!
@@ -80,12 +80,19 @@ pub fn init(config: &TelemetryConfig) -> anyhow::Result<TelemetryGuard> {
         LogFormat::Json => tracing_subscriber::fmt::layer()
             .json()
             .with_current_span(true)
+            .with_writer(std::io::stderr)
             .with_filter(filter())
             .boxed(),
-        LogFormat::Pretty => tracing_subscriber::fmt::layer().pretty().with_filter(filter()).boxed(),
-        LogFormat::Auto if std::io::stderr().is_terminal() => {
-            tracing_subscriber::fmt::layer().pretty().with_filter(filter()).boxed()
-        }
+        LogFormat::Pretty => tracing_subscriber::fmt::layer()
+            .pretty()
+            .with_writer(std::io::stderr)
+            .with_filter(filter())
+            .boxed(),
+        LogFormat::Auto if std::io::stderr().is_terminal() => tracing_subscriber::fmt::layer()
+            .pretty()
+            .with_writer(std::io::stderr)
+            .with_filter(filter())
+            .boxed(),
         LogFormat::Auto => tracing_subscriber::fmt::layer()
             .compact()
             .with_ansi(false)

@@ -1,0 +1,320 @@
+//! The service end to end in one process, over real gRPC sockets: gateway
+//! and authority on port 0, an SQLite store and the in-process bus.
+
+mod support;
+
+use std::time::Duration;
+
+use support::{Player, embedded, keys, play_to_the_end, recount, sign_in, sqlite_memory, with_token};
+use tonic::Code;
+use ttakji_platform::bus::Bus;
+use ttakji_proto::v1 as pb;
+
+async fn service() -> (support::Embedded, String) {
+    let service = embedded(sqlite_memory().await, Bus::in_process()).await;
+    let url = format!("http://{}", service.gateway);
+    (service, url)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_whole_game_against_the_computer_ends_on_two_passes_with_the_server_count() {
+    let (_service, url) = service().await;
+    let jin = sign_in(&url, "jin").await;
+    let game = jin.start(pb::ColorChoice::Black).await;
+    assert_eq!(game.black.as_ref().map(|p| p.user_id.as_str()), Some(jin.user_id.as_str()));
+    assert_eq!(game.white.as_ref().map(|p| p.ai_level), Some(pb::AiLevel::Easy as i32));
+    assert_eq!((game.board_size, game.komi, game.move_count), (9, 7.0, 0));
+
+    let end = play_to_the_end(&jin, &game.game_id, pb::Color::Black, &["E5", "C3", "G7", "C7", "G3", "E3", "E7"]).await;
+    let result = end.result.expect("a finished game has a result");
+    assert!(
+        [pb::EndReason::TwoPasses as i32, pb::EndReason::MoveCap as i32].contains(&result.reason),
+        "ended by {:?}",
+        result.reason
+    );
+    let count = result.count.expect("a counted game has its count");
+    // The record the server keeps, recounted here with the rules crate,
+    // gives the same count and result.
+    let sgf = jin.sgf(&game.game_id).await;
+    let (score, recorded) = recount(&sgf);
+    assert_eq!((count.black_points, count.white_points), (score.black, score.white));
+    assert_eq!(count.dead_stones.len(), score.dead.len());
+    assert_eq!(result.text, score.result().to_string());
+    assert_eq!(recorded, result.text, "the SGF carries the result");
+    assert_eq!(end.passes_in_a_row >= 2 || result.reason == pb::EndReason::MoveCap as i32, true);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_illegal_move_is_refused_with_its_reason_and_changes_nothing() {
+    let (_service, url) = service().await;
+    let jin = sign_in(&url, "jin").await;
+    let game = jin.start(pb::ColorChoice::Black).await;
+    let id = &game.game_id;
+    jin.play(id, 1, "E5").await.expect("legal");
+    let before = jin.wait_turn(id, pb::Color::Black).await;
+
+    let refused = jin.play(id, 3, "E5").await.expect_err("E5 is occupied");
+    assert_eq!(refused.code(), Code::FailedPrecondition);
+    assert!(refused.message().contains("E5 is occupied"), "{}", refused.message());
+    let after = jin.game(id).await;
+    assert_eq!(before, after, "the refused move changed the game");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replayed_move_is_applied_once_and_a_stale_one_is_refused() {
+    let (_service, url) = service().await;
+    let jin = sign_in(&url, "jin").await;
+    let game = jin.start(pb::ColorChoice::Black).await;
+    let id = &game.game_id;
+    let first = jin.play(id, 1, "D4").await.expect("legal");
+    let replay = jin.play(id, 1, "D4").await.expect("a retry gets the same answer");
+    assert_eq!(first.r#move, replay.r#move);
+    let now = jin.wait_turn(id, pb::Color::Black).await;
+    assert_eq!(now.move_count, 2, "the retry was applied a second time");
+    let again = jin.play(id, 1, "D4").await.expect("still the same answer later");
+    assert_eq!(first.r#move, again.r#move);
+
+    let stale = jin.play(id, 1, "F6").await.expect_err("move 1 was D4");
+    assert_eq!(stale.code(), Code::FailedPrecondition);
+    let ahead = jin.play(id, 9, "F6").await.expect_err("move 9 is not next");
+    assert_eq!(ahead.code(), Code::FailedPrecondition);
+    assert_eq!(jin.game(id).await, now);
+    let sgf = jin.sgf(id).await;
+    assert_eq!(sgf.matches(";B[").count(), 1, "one black move in {sgf}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_watcher_that_reconnects_after_event_n_gets_exactly_the_events_after_n() {
+    let (_service, url) = service().await;
+    let jin = sign_in(&url, "jin").await;
+    let game = jin.start(pb::ColorChoice::Black).await;
+    let id = &game.game_id;
+    for (number, point) in [(1, "C3"), (3, "G7"), (5, "C7")] {
+        jin.play(id, number, point).await.expect("legal");
+        jin.wait_turn(id, pb::Color::Black).await;
+    }
+    // Events: 1 started, then one per move: 7 in all by now.
+    let latest = jin.game(id).await.event_seq;
+    assert_eq!(latest, 7);
+
+    let mut stream = jin
+        .games
+        .clone()
+        .watch_game(jin.req(pb::WatchGameRequest {
+            game_id: id.clone(),
+            after_seq: 3,
+        }))
+        .await
+        .expect("watch")
+        .into_inner();
+    let mut seen = Vec::new();
+    while seen.len() < 4 {
+        let event = tokio::time::timeout(Duration::from_secs(10), stream.message())
+            .await
+            .expect("events arrive")
+            .expect("stream open")
+            .and_then(|r| r.event)
+            .expect("an event");
+        seen.push(event.seq);
+    }
+    assert_eq!(seen, vec![4, 5, 6, 7]);
+    // Live events follow on the same stream: the move and the reply.
+    jin.play(id, 7, "G3").await.expect("legal");
+    for expected in [8, 9] {
+        let event = tokio::time::timeout(Duration::from_secs(30), stream.message())
+            .await
+            .expect("live events arrive")
+            .expect("stream open")
+            .and_then(|r| r.event)
+            .expect("an event");
+        assert_eq!(event.seq, expected);
+        assert!(matches!(event.kind, Some(pb::game_event::Kind::MovePlayed(_))));
+        assert_eq!(event.snapshot.map(|s| s.event_seq), Some(expected));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_tokens_and_strangers_are_refused_and_change_nothing() {
+    let (_service, url) = service().await;
+    let jin = sign_in(&url, "jin").await;
+    let game = jin.start(pb::ColorChoice::Black).await;
+    let id = game.game_id.clone();
+    let before = jin.game(&id).await;
+    let play = |token: Option<String>| {
+        let games = jin.games.clone();
+        let id = id.clone();
+        async move {
+            let message = pb::PlayMoveRequest {
+                game_id: id,
+                move_number: 1,
+                point: Some(pb::Point { column: 4, row: 4 }),
+            };
+            let request = match token {
+                Some(t) => with_token(message, &t),
+                None => tonic::Request::new(message),
+            };
+            games.clone().play_move(request).await.expect_err("refused").code()
+        }
+    };
+    assert_eq!(play(None).await, Code::Unauthenticated);
+
+    let mut claims = keys().verify(&jin.token).expect("our token");
+    claims.exp = claims.iat.saturating_sub(10);
+    claims.iat = claims.exp.saturating_sub(10);
+    let expired = keys().sign(&claims).expect("sign");
+    assert_eq!(play(Some(expired)).await, Code::Unauthenticated);
+
+    let other = ttakji_platform::auth::TokenKeys::parse("t1=a-different-secret-entirely", Duration::from_secs(60))
+        .expect("keys");
+    let (forged, _) = other.issue(&jin.user_id, "jin", true).expect("sign");
+    assert_eq!(play(Some(forged)).await, Code::Unauthenticated);
+
+    let unsigned = {
+        let parts: Vec<&str> = jin.token.split('.').collect();
+        // {"alg":"none","typ":"JWT","kid":"t1"}
+        format!("eyJhbGciOiJub25lIiwidHlwIjoiSldUIiwia2lkIjoidDEifQ.{}.", parts[1])
+    };
+    assert_eq!(play(Some(unsigned)).await, Code::Unauthenticated);
+
+    let stranger = sign_in(&url, "stranger").await;
+    assert_eq!(play(Some(stranger.token.clone())).await, Code::PermissionDenied);
+    // Anyone signed in may watch.
+    assert_eq!(stranger.game(&id).await, before);
+    assert_eq!(jin.game(&id).await, before, "a refused request changed the game");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_requests_are_invalid_arguments() {
+    let (_service, url) = service().await;
+    let jin = sign_in(&url, "jin").await;
+    let mut games = jin.games.clone();
+    let start = |board_size: u32, color: i32, level: i32| {
+        jin.req(pb::StartAiGameRequest {
+            board_size,
+            color,
+            level,
+        })
+    };
+    for (size, color, level) in [(9, 1, 99), (9, 7, 1), (1000, 1, 1), (4, 1, 1)] {
+        let status = games.start_ai_game(start(size, color, level)).await.expect_err("refused");
+        assert_eq!(status.code(), Code::InvalidArgument, "size {size} colour {color} level {level}: {status:?}");
+    }
+    let game = jin.start(pb::ColorChoice::Black).await;
+    let id = &game.game_id;
+    for (column, row) in [(9, 0), (0, 9), (4_000_000_000, 1)] {
+        let status = games
+            .play_move(jin.req(pb::PlayMoveRequest {
+                game_id: id.clone(),
+                move_number: 1,
+                point: Some(pb::Point { column, row }),
+            }))
+            .await
+            .expect_err("off the board");
+        assert_eq!(status.code(), Code::InvalidArgument, "({column}, {row}): {status:?}");
+    }
+    let status = games
+        .play_move(jin.req(pb::PlayMoveRequest {
+            game_id: id.clone(),
+            move_number: 1,
+            point: None,
+        }))
+        .await
+        .expect_err("no point");
+    assert_eq!(status.code(), Code::InvalidArgument);
+    let status = games
+        .get_game(jin.req(pb::GetGameRequest {
+            game_id: "../../etc/passwd".to_owned(),
+            include_score_preview: false,
+        }))
+        .await
+        .expect_err("not an id");
+    assert_eq!(status.code(), Code::InvalidArgument);
+    let status = games
+        .get_game(jin.req(pb::GetGameRequest {
+            game_id: "0123456789abcdef0123456789abcdef".to_owned(),
+            include_score_preview: false,
+        }))
+        .await
+        .expect_err("no such game");
+    assert_eq!(status.code(), Code::NotFound);
+
+    let mut auth = ttakji_proto::v1::auth_service_client::AuthServiceClient::new(support::channel(&url).await);
+    let oversized = auth
+        .sign_in_guest(pb::SignInGuestRequest {
+            nickname: "x".repeat(200 * 1024),
+        })
+        .await
+        .expect_err("oversized");
+    assert_eq!(oversized.code(), Code::InvalidArgument, "{oversized:?}");
+    for bad in ["", "a", "no spaces", "twenty-one-characters"] {
+        let status = auth
+            .sign_in_guest(pb::SignInGuestRequest { nickname: bad.to_owned() })
+            .await
+            .expect_err("bad nickname");
+        assert_eq!(status.code(), Code::InvalidArgument, "{bad:?}");
+    }
+    assert_eq!(jin.game(id).await, game, "the game changed");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn undo_against_the_computer_takes_back_the_move_and_the_reply() {
+    let (_service, url) = service().await;
+    let jin = sign_in(&url, "jin").await;
+    let game = jin.start(pb::ColorChoice::Black).await;
+    let id = &game.game_id;
+    jin.play(id, 1, "E5").await.expect("legal");
+    let after_reply = jin.wait_turn(id, pb::Color::Black).await;
+    assert_eq!(after_reply.move_count, 2);
+    let undone = jin
+        .games
+        .clone()
+        .undo_move(jin.req(pb::UndoMoveRequest {
+            game_id: id.clone(),
+            move_count: 2,
+        }))
+        .await
+        .expect("undo")
+        .into_inner()
+        .game
+        .expect("snapshot");
+    assert_eq!(undone.move_count, 0);
+    assert!(undone.stones.iter().all(|&s| s == pb::Color::Unspecified as i32));
+    assert_eq!(undone.to_move, pb::Color::Black as i32);
+    // The same request again refers to a position that is gone.
+    let again = jin
+        .games
+        .clone()
+        .undo_move(jin.req(pb::UndoMoveRequest {
+            game_id: id.clone(),
+            move_count: 2,
+        }))
+        .await
+        .expect_err("stale undo");
+    assert_eq!(again.code(), Code::FailedPrecondition);
+    // Move 1 may be played again, elsewhere.
+    jin.play(id, 1, "C3").await.expect("legal after undo");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resigning_ends_the_game_for_the_computer() {
+    let (_service, url) = service().await;
+    let jin: Player = sign_in(&url, "jin").await;
+    let game = jin.start(pb::ColorChoice::White).await;
+    let id = &game.game_id;
+    jin.wait_turn(id, pb::Color::White).await;
+    let resigned = jin
+        .games
+        .clone()
+        .resign(jin.req(pb::ResignRequest { game_id: id.clone() }))
+        .await
+        .expect("resign")
+        .into_inner()
+        .game
+        .expect("snapshot");
+    let result = resigned.result.expect("result");
+    assert_eq!(result.text, "B+R");
+    assert_eq!(result.winner, pb::Color::Black as i32);
+    assert_eq!(result.reason, pb::EndReason::Resignation as i32);
+    let late = jin.play(id, 2, "E5").await.expect_err("over");
+    assert_eq!(late.code(), Code::FailedPrecondition);
+}

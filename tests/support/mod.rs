@@ -1,0 +1,315 @@
+//! Test helpers shared by the end-to-end tests: services on port 0 in this
+//! process or as separate processes, a fresh Postgres database per test,
+//! signed-in clients, and waiting for asynchronous outcomes.
+
+#![allow(dead_code)]
+
+use std::io::{BufRead as _, BufReader};
+use std::net::SocketAddr;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use tonic::Request;
+use tonic::transport::Channel;
+use ttakji_platform::auth::TokenKeys;
+use ttakji_platform::bus::Bus;
+use ttakji_platform::shutdown::{self, ShutdownTrigger};
+use ttakji_platform::store::Database;
+use ttakji_proto::v1 as pb;
+use ttakji_proto::v1::auth_service_client::AuthServiceClient;
+use ttakji_proto::v1::game_service_client::GameServiceClient;
+
+pub const TOKEN_KEYS: &str = "t1=test-secret-of-the-ttakji-suite";
+pub const REDIS_URL: &str = "redis://127.0.0.1:6379";
+pub const POSTGRES_ADMIN_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";
+
+pub fn keys() -> TokenKeys {
+    TokenKeys::parse(TOKEN_KEYS, Duration::from_secs(3600)).expect("test keys")
+}
+
+/// Logs for a test run when `TEST_LOG` is set.
+pub fn init_logs() {
+    if std::env::var_os("TEST_LOG").is_some() {
+        let _ = ttakji_platform::telemetry::init(&ttakji_platform::telemetry::TelemetryConfig::default());
+    }
+}
+
+/// The computer as tests want it: quick and repeatable.
+pub fn quick_ai() -> ttakji_authority::AiConfig {
+    ttakji_authority::AiConfig {
+        max_playouts: Some(150),
+        seed: Some(7),
+    }
+}
+
+/// Gateway and authority in this process, on port 0, with the given store
+/// and bus. Stops when dropped.
+pub struct Embedded {
+    pub gateway: SocketAddr,
+    pub authority: SocketAddr,
+    trigger: ShutdownTrigger,
+}
+
+impl Drop for Embedded {
+    fn drop(&mut self) {
+        self.trigger.trigger();
+    }
+}
+
+pub async fn embedded(db: Database, bus: Bus) -> Embedded {
+    init_logs();
+    let (trigger, shutdown) = shutdown::channel();
+    let local = "127.0.0.1:0".parse().expect("address");
+    let authority = ttakji_authority::App::build(
+        ttakji_authority::Config {
+            listen: local,
+            metrics_listen: None,
+            ai: quick_ai(),
+        },
+        db,
+        bus.clone(),
+        shutdown.clone(),
+    )
+    .await
+    .expect("authority builds");
+    let authority_addr = authority.addr();
+    let gateway = ttakji_gateway::App::build(
+        ttakji_gateway::Config {
+            listen: local,
+            metrics_listen: None,
+            authority_url: format!("http://{authority_addr}"),
+            token_keys: keys(),
+        },
+        bus,
+        shutdown,
+    )
+    .await
+    .expect("gateway builds");
+    let gateway_addr = gateway.addr();
+    tokio::spawn(authority.run_until_stopped());
+    tokio::spawn(gateway.run_until_stopped());
+    Embedded {
+        gateway: gateway_addr,
+        authority: authority_addr,
+        trigger,
+    }
+}
+
+/// An in-memory SQLite store.
+pub async fn sqlite_memory() -> Database {
+    Database::connect("sqlite::memory:").await.expect("sqlite")
+}
+
+/// A fresh, migrated Postgres database on the local server; returns its URL.
+pub async fn fresh_postgres() -> String {
+    use sqlx::Executor as _;
+    let name = format!("ttakji_test_{}", uuid::Uuid::new_v4().simple());
+    let admin = sqlx::PgPool::connect(POSTGRES_ADMIN_URL)
+        .await
+        .expect("the local Postgres (see DEPENDENCIES.md) is running");
+    admin
+        .execute(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+        .await
+        .expect("create database");
+    format!("postgres://postgres@127.0.0.1:5432/{name}")
+}
+
+/// A signed-in player talking to a gateway.
+#[derive(Clone)]
+pub struct Player {
+    pub user_id: String,
+    pub token: String,
+    pub games: GameServiceClient<Channel>,
+}
+
+pub async fn channel(addr: &str) -> Channel {
+    tonic::transport::Endpoint::from_shared(addr.to_owned())
+        .expect("endpoint")
+        .connect()
+        .await
+        .expect("connects")
+}
+
+pub async fn sign_in(gateway: &str, nickname: &str) -> Player {
+    let channel = channel(gateway).await;
+    let signed = AuthServiceClient::new(channel.clone())
+        .sign_in_guest(pb::SignInGuestRequest {
+            nickname: nickname.to_owned(),
+        })
+        .await
+        .expect("sign in")
+        .into_inner();
+    Player {
+        user_id: signed.user_id,
+        token: signed.access_token,
+        games: GameServiceClient::new(channel),
+    }
+}
+
+impl Player {
+    /// A request carrying this player's token.
+    pub fn req<T>(&self, message: T) -> Request<T> {
+        with_token(message, &self.token)
+    }
+
+    pub async fn start(&self, color: pb::ColorChoice) -> pb::GameSnapshot {
+        self.games
+            .clone()
+            .start_ai_game(self.req(pb::StartAiGameRequest {
+                board_size: 9,
+                color: color as i32,
+                level: pb::AiLevel::Easy as i32,
+            }))
+            .await
+            .expect("start a game")
+            .into_inner()
+            .game
+            .expect("snapshot")
+    }
+
+    pub async fn game(&self, game_id: &str) -> pb::GameSnapshot {
+        self.games
+            .clone()
+            .get_game(self.req(pb::GetGameRequest {
+                game_id: game_id.to_owned(),
+                include_score_preview: false,
+            }))
+            .await
+            .expect("get game")
+            .into_inner()
+            .game
+            .expect("snapshot")
+    }
+
+    pub async fn play(&self, game_id: &str, number: u32, point: &str) -> Result<pb::PlayMoveResponse, tonic::Status> {
+        let p = baduk::BoardSize::NINE.parse_point(point).expect("test point");
+        self.games
+            .clone()
+            .play_move(self.req(pb::PlayMoveRequest {
+                game_id: game_id.to_owned(),
+                move_number: number,
+                point: Some(pb::Point {
+                    column: u32::from(p.col()),
+                    row: u32::from(p.row()),
+                }),
+            }))
+            .await
+            .map(tonic::Response::into_inner)
+    }
+
+    pub async fn pass(&self, game_id: &str, number: u32) -> Result<pb::PassResponse, tonic::Status> {
+        self.games
+            .clone()
+            .pass(self.req(pb::PassRequest {
+                game_id: game_id.to_owned(),
+                move_number: number,
+            }))
+            .await
+            .map(tonic::Response::into_inner)
+    }
+
+    /// Waits until it is `color`'s turn or the game is over.
+    pub async fn wait_turn(&self, game_id: &str, color: pb::Color) -> pb::GameSnapshot {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let game = self.game(game_id).await;
+            if game.to_move == color as i32 || game.status == pb::GameStatus::Finished as i32 {
+                return game;
+            }
+            assert!(Instant::now() < deadline, "the computer never moved in game {game_id}");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    pub async fn sgf(&self, game_id: &str) -> String {
+        self.games
+            .clone()
+            .get_sgf(self.req(pb::GetSgfRequest {
+                game_id: game_id.to_owned(),
+            }))
+            .await
+            .expect("sgf")
+            .into_inner()
+            .sgf
+    }
+}
+
+pub fn with_token<T>(message: T, token: &str) -> Request<T> {
+    let mut request = Request::new(message);
+    request.metadata_mut().insert(
+        "authorization",
+        format!("Bearer {token}").parse().expect("header value"),
+    );
+    request
+}
+
+/// Plays a whole game as `color` against the computer: the given points
+/// (skipping any that are illegal by then), then passes until the game ends
+/// by two passes or the move cap. Returns the final snapshot.
+pub async fn play_to_the_end(player: &Player, game_id: &str, color: pb::Color, points: &[&str]) -> pb::GameSnapshot {
+    let mut points = points.iter();
+    loop {
+        let game = player.wait_turn(game_id, color).await;
+        if game.status == pb::GameStatus::Finished as i32 {
+            return game;
+        }
+        let number = game.move_count + 1;
+        let mut played = false;
+        for p in points.by_ref() {
+            if player.play(game_id, number, p).await.is_ok() {
+                played = true;
+                break;
+            }
+        }
+        if !played {
+            player.pass(game_id, number).await.expect("a pass is always legal");
+        }
+    }
+}
+
+/// The same count computed here from the game's record with the rules crate.
+pub fn recount(sgf: &str) -> (baduk::Score, String) {
+    let (record, game) = baduk::sgf::read_game(sgf).expect("the record reads back");
+    let result = record.result.map(|r| r.to_string()).unwrap_or_default();
+    (game.score_preview(), result)
+}
+
+/// A `ttakji` subcommand as a child process; its first line on standard
+/// output names the address it listens on.
+pub struct Process {
+    pub child: Child,
+    pub addr: SocketAddr,
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Process {
+    /// Kills the process at once, as a machine that dies would.
+    pub fn kill(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub fn spawn(args: &[&str]) -> Process {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ttakji"))
+        .args(args)
+        .env("RUST_LOG", std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".to_owned()))
+        .stdout(Stdio::piped())
+        .stderr(if std::env::var_os("TEST_LOG").is_some() { Stdio::inherit() } else { Stdio::null() })
+        .spawn()
+        .expect("the ttakji binary starts");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut line = String::new();
+    BufReader::new(stdout).read_line(&mut line).expect("reads the first line");
+    let addr = line
+        .split_whitespace()
+        .find_map(|w| w.trim_start_matches("http://").trim_end_matches(',').parse::<SocketAddr>().ok())
+        .unwrap_or_else(|| panic!("no address in {line:?} from ttakji {args:?}"));
+    Process { child, addr }
+}
