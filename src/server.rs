@@ -228,7 +228,11 @@ pub fn gateway(args: &GatewayArgs) -> anyhow::Result<()> {
             shutdown,
         )
         .await?;
-        println!("ttakji gateway listening on {}", app.addr());
+        println!(
+            "ttakji gateway listening on {}, metrics on http://{}/metrics",
+            app.addr(),
+            app.metrics_addr().map_or_else(String::new, |a| a.to_string())
+        );
         app.run_until_stopped().await
     })
 }
@@ -254,7 +258,11 @@ pub fn authority(args: &AuthorityArgs) -> anyhow::Result<()> {
             shutdown,
         )
         .await?;
-        println!("ttakji authority listening on {}", app.addr());
+        println!(
+            "ttakji authority listening on {}, metrics on http://{}/metrics",
+            app.addr(),
+            app.metrics_addr().map_or_else(String::new, |a| a.to_string())
+        );
         app.run_until_stopped().await
     })
 }

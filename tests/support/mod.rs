@@ -122,6 +122,38 @@ pub struct Player {
     pub games: GameServiceClient<Channel>,
 }
 
+/// GET `/metrics` from `addr`.
+pub async fn scrape(addr: SocketAddr) -> String {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let mut stream = tokio::net::TcpStream::connect(addr).await.expect("metrics listener");
+    stream
+        .write_all(b"GET /metrics HTTP/1.1\r\nhost: test\r\n\r\n")
+        .await
+        .expect("request");
+    let mut page = String::new();
+    stream.read_to_string(&mut page).await.expect("response");
+    page
+}
+
+/// Retries `f` until it succeeds or `within` passes (a service restarting).
+pub async fn eventually<T, F, Fut>(within: Duration, mut f: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, tonic::Status>>,
+{
+    let deadline = Instant::now() + within;
+    loop {
+        match f().await {
+            Ok(v) => return v,
+            Err(status) if Instant::now() < deadline => {
+                let _ = status;
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            Err(status) => panic!("still failing after {within:?}: {status:?}"),
+        }
+    }
+}
+
 pub async fn channel(addr: &str) -> Channel {
     tonic::transport::Endpoint::from_shared(addr.to_owned())
         .expect("endpoint")
@@ -168,6 +200,10 @@ impl Player {
     }
 
     pub async fn game(&self, game_id: &str) -> pb::GameSnapshot {
+        self.try_game(game_id).await.expect("get game")
+    }
+
+    pub async fn try_game(&self, game_id: &str) -> Result<pb::GameSnapshot, tonic::Status> {
         self.games
             .clone()
             .get_game(self.req(pb::GetGameRequest {
@@ -175,10 +211,7 @@ impl Player {
                 include_score_preview: false,
             }))
             .await
-            .expect("get game")
-            .into_inner()
-            .game
-            .expect("snapshot")
+            .map(|r| r.into_inner().game.unwrap_or_default())
     }
 
     pub async fn play(&self, game_id: &str, number: u32, point: &str) -> Result<pb::PlayMoveResponse, tonic::Status> {
@@ -278,7 +311,10 @@ pub fn recount(sgf: &str) -> (baduk::Score, String) {
 /// output names the address it listens on.
 pub struct Process {
     pub child: Child,
+    /// Where it serves gRPC.
     pub addr: SocketAddr,
+    /// Every address its first line names, in order (gRPC, then metrics).
+    pub addrs: Vec<SocketAddr>,
 }
 
 impl Drop for Process {
@@ -307,9 +343,18 @@ pub fn spawn(args: &[&str]) -> Process {
     let stdout = child.stdout.take().expect("stdout");
     let mut line = String::new();
     BufReader::new(stdout).read_line(&mut line).expect("reads the first line");
-    let addr = line
+    let addrs: Vec<SocketAddr> = line
         .split_whitespace()
-        .find_map(|w| w.trim_start_matches("http://").trim_end_matches(',').parse::<SocketAddr>().ok())
+        .filter_map(|w| {
+            w.trim_start_matches("http://")
+                .trim_end_matches(',')
+                .trim_end_matches("/metrics")
+                .parse::<SocketAddr>()
+                .ok()
+        })
+        .collect();
+    let addr = *addrs
+        .first()
         .unwrap_or_else(|| panic!("no address in {line:?} from ttakji {args:?}"));
-    Process { child, addr }
+    Process { child, addr, addrs }
 }

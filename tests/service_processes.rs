@@ -1,0 +1,149 @@
+//! The services as separate processes: gateway and authority over the local
+//! Redis and Postgres, and the single-process server on its SQLite file;
+//! each killed in the middle of a game and started again.
+
+mod support;
+
+use std::time::Duration;
+
+use support::{REDIS_URL, TOKEN_KEYS, eventually, fresh_postgres, play_to_the_end, recount, scrape, sign_in, spawn};
+use ttakji_proto::v1 as pb;
+
+fn authority_args(db: &str, listen: &str) -> Vec<String> {
+    [
+        "authority",
+        "--listen",
+        listen,
+        "--metrics-listen",
+        "127.0.0.1:0",
+        "--database-url",
+        db,
+        "--redis-url",
+        REDIS_URL,
+        "--ai-max-playouts",
+        "150",
+    ]
+    .map(str::to_owned)
+    .to_vec()
+}
+
+fn strs(v: &[String]) -> Vec<&str> {
+    v.iter().map(String::as_str).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gateway_and_authority_processes_over_redis_and_postgres_play_a_game_through_a_restart() {
+    let db = fresh_postgres().await;
+    let authority = spawn(&strs(&authority_args(&db, "127.0.0.1:0")));
+    let authority_addr = authority.addr;
+    let gateway = spawn(&[
+        "gateway",
+        "--listen",
+        "127.0.0.1:0",
+        "--metrics-listen",
+        "127.0.0.1:0",
+        "--authority-url",
+        &format!("http://{authority_addr}"),
+        "--redis-url",
+        REDIS_URL,
+        "--token-keys",
+        TOKEN_KEYS,
+    ]);
+    let url = format!("http://{}", gateway.addr);
+    let jin = sign_in(&url, "jin").await;
+    let game = jin.start(pb::ColorChoice::Black).await;
+    let id = game.game_id.clone();
+
+    // A watcher from the start: it must see every event once, in order,
+    // across the authority's restart.
+    let mut stream = jin
+        .games
+        .clone()
+        .watch_game(jin.req(pb::WatchGameRequest {
+            game_id: id.clone(),
+            after_seq: 0,
+        }))
+        .await
+        .expect("watch")
+        .into_inner();
+    let watcher = tokio::spawn(async move {
+        let mut seqs = Vec::new();
+        while let Ok(Some(response)) = stream.message().await {
+            if let Some(event) = response.event {
+                seqs.push(event.seq);
+            }
+        }
+        seqs
+    });
+
+    for (number, point) in [(1, "E5"), (3, "C3")] {
+        jin.play(&id, number, point).await.expect("legal");
+        jin.wait_turn(&id, pb::Color::Black).await;
+    }
+    let before = jin.game(&id).await;
+    assert_eq!(before.move_count, 4);
+    let metrics = scrape(authority.addrs[1]).await;
+    assert!(metrics.contains("ttakji_moves_accepted_total 4"), "{metrics}");
+
+    // The machine dies; another authority takes the address and the game.
+    authority.kill();
+    let _authority = spawn(&strs(&authority_args(&db, &authority_addr.to_string())));
+    let after = eventually(Duration::from_secs(20), || jin.try_game(&id)).await;
+    assert_eq!(after, before, "the game came back different");
+
+    let end = play_to_the_end(&jin, &id, pb::Color::Black, &["G7", "C7", "G3", "E7", "E3"]).await;
+    let result = end.result.expect("result");
+    let count = result.count.expect("counted");
+    let (score, _) = recount(&jin.sgf(&id).await);
+    assert_eq!((count.black_points, count.white_points), (score.black, score.white));
+
+    let seqs = tokio::time::timeout(Duration::from_secs(20), watcher)
+        .await
+        .expect("the stream ends with the game")
+        .expect("watcher task");
+    let expected: Vec<u64> = (1..=end.event_seq).collect();
+    assert_eq!(seqs, expected, "the watcher missed or repeated events");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_single_process_server_restarted_on_its_sqlite_file_continues_the_game() {
+    let dir = std::env::temp_dir().join(format!("ttakji-test-{}", uuid::Uuid::new_v4().simple()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let db = format!("sqlite://{}", dir.join("ttakji.db").display());
+    let args = [
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--authority-listen",
+        "127.0.0.1:0",
+        "--metrics-listen",
+        "127.0.0.1:0",
+        "--database-url",
+        &db,
+        "--token-keys",
+        TOKEN_KEYS,
+        "--ai-max-playouts",
+        "150",
+    ];
+    let server = spawn(&args);
+    let jin = sign_in(&format!("http://{}", server.addr), "jin").await;
+    let game = jin.start(pb::ColorChoice::White).await;
+    let id = game.game_id.clone();
+    jin.wait_turn(&id, pb::Color::White).await;
+    jin.play(&id, 2, "E5").await.expect("legal");
+    let before = jin.wait_turn(&id, pb::Color::White).await;
+    assert_eq!(before.move_count, 3);
+    server.kill();
+
+    let server = spawn(&args);
+    let mut jin = jin;
+    jin.games = ttakji_proto::v1::game_service_client::GameServiceClient::new(
+        support::channel(&format!("http://{}", server.addr)).await,
+    );
+    assert_eq!(jin.game(&id).await, before, "the game came back different");
+    jin.play(&id, 4, "C3").await.expect("the game goes on after the restart");
+    let next = jin.wait_turn(&id, pb::Color::White).await;
+    assert_eq!(next.move_count, 5);
+    drop(server);
+    let _ = std::fs::remove_dir_all(&dir);
+}
