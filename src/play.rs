@@ -43,7 +43,9 @@ struct Client {
 impl Client {
     fn request<T>(&self, message: T) -> Request<T> {
         let mut request = Request::new(message);
-        request.metadata_mut().insert("authorization", self.token.clone());
+        request
+            .metadata_mut()
+            .insert("authorization", self.token.clone());
         request
     }
 }
@@ -83,14 +85,21 @@ fn stdin_lines() -> mpsc::Receiver<String> {
     rx
 }
 
-async fn play(args: &PlayArgs, level: pb::AiLevel, color: pb::ColorChoice, mut lines: mpsc::Receiver<String>) -> anyhow::Result<()> {
+async fn play(
+    args: &PlayArgs,
+    level: pb::AiLevel,
+    color: pb::ColorChoice,
+    mut lines: mpsc::Receiver<String>,
+) -> anyhow::Result<()> {
     let channel = tonic::transport::Endpoint::from_shared(args.server.clone())
         .with_context(|| format!("server address {:?}", args.server))?
         .connect()
         .await
         .with_context(|| format!("connecting to {}", args.server))?;
     let signed_in = AuthServiceClient::new(channel.clone())
-        .sign_in_guest(pb::SignInGuestRequest { nickname: args.name.clone() })
+        .sign_in_guest(pb::SignInGuestRequest {
+            nickname: args.name.clone(),
+        })
         .await
         .map_err(|s| anyhow::anyhow!("sign-in refused: {}", s.message()))?
         .into_inner();
@@ -122,7 +131,11 @@ async fn play(args: &PlayArgs, level: pb::AiLevel, color: pb::ColorChoice, mut l
     println!(
         "Game {} — you play {}. Type a point (D5), pass, undo, resign, score, sgf or quit.",
         game.game_id,
-        if mine == pb::Color::Black { "Black (X)" } else { "White (O)" }
+        if mine == pb::Color::Black {
+            "Black (X)"
+        } else {
+            "White (O)"
+        }
     );
     let mut events = client
         .games
@@ -161,7 +174,14 @@ async fn play(args: &PlayArgs, level: pb::AiLevel, color: pb::ColorChoice, mut l
             }
             continue;
         }
-        print!("{} to play> ", if mine == pb::Color::Black { "Black" } else { "White" });
+        print!(
+            "{} to play> ",
+            if mine == pb::Color::Black {
+                "Black"
+            } else {
+                "White"
+            }
+        );
         std::io::stdout().flush()?;
         let Some(line) = lines.recv().await else {
             println!();
@@ -175,7 +195,10 @@ async fn play(args: &PlayArgs, level: pb::AiLevel, color: pb::ColorChoice, mut l
             "" => continue,
             "quit" | "exit" => return Ok(()),
             "pass" => games
-                .pass(client.request(pb::PassRequest { game_id: id, move_number: next }))
+                .pass(client.request(pb::PassRequest {
+                    game_id: id,
+                    move_number: next,
+                }))
                 .await
                 .map(|r| r.into_inner().game),
             "resign" => games
@@ -190,14 +213,23 @@ async fn play(args: &PlayArgs, level: pb::AiLevel, color: pb::ColorChoice, mut l
                 .await
                 .map(|r| r.into_inner().game),
             "score" => {
-                match games.get_score_preview(client.request(pb::GetScorePreviewRequest { game_id: id })).await {
-                    Ok(r) => println!("If the game ended now: {}", r.into_inner().count.map(|c| c.summary).unwrap_or_default()),
+                match games
+                    .get_score_preview(client.request(pb::GetScorePreviewRequest { game_id: id }))
+                    .await
+                {
+                    Ok(r) => println!(
+                        "If the game ended now: {}",
+                        r.into_inner().count.map(|c| c.summary).unwrap_or_default()
+                    ),
                     Err(s) => println!("No preview: {}", s.message()),
                 }
                 continue;
             }
             "sgf" => {
-                match games.get_sgf(client.request(pb::GetSgfRequest { game_id: id })).await {
+                match games
+                    .get_sgf(client.request(pb::GetSgfRequest { game_id: id }))
+                    .await
+                {
                     Ok(r) => println!("{}", r.into_inner().sgf),
                     Err(s) => println!("No record: {}", s.message()),
                 }
@@ -245,8 +277,15 @@ pub fn draw(game: &pb::GameSnapshot) -> String {
     for row in (0..n).rev() {
         out.push_str(&format!("{:>2} ", row + 1));
         for col in 0..n {
-            let stone = game.stones.get((row * n + col) as usize).copied().unwrap_or(0);
-            let ko = game.ko_forbidden.iter().any(|p| p.column == col && p.row == row);
+            let stone = game
+                .stones
+                .get((row * n + col) as usize)
+                .copied()
+                .unwrap_or(0);
+            let ko = game
+                .ko_forbidden
+                .iter()
+                .any(|p| p.column == col && p.row == row);
             let glyph = match pb::Color::try_from(stone) {
                 Ok(pb::Color::Black) => 'X',
                 Ok(pb::Color::White) => 'O',
@@ -254,11 +293,21 @@ pub fn draw(game: &pb::GameSnapshot) -> String {
                 _ => '.',
             };
             let is_last = last.is_some_and(|p| p.column == col && p.row == row);
-            let before = if is_last { '[' } else if col > 0 && last.is_some_and(|p| p.column + 1 == col && p.row == row) { ']' } else { ' ' };
+            let before = if is_last {
+                '['
+            } else if col > 0 && last.is_some_and(|p| p.column + 1 == col && p.row == row) {
+                ']'
+            } else {
+                ' '
+            };
             out.push(before);
             out.push(glyph);
         }
-        let after = if last.is_some_and(|p| p.column + 1 == n && p.row == row) { ']' } else { ' ' };
+        let after = if last.is_some_and(|p| p.column + 1 == n && p.row == row) {
+            ']'
+        } else {
+            ' '
+        };
         out.push(after);
         out.push_str(&format!("{:>2}\n", row + 1));
     }

@@ -52,13 +52,21 @@ pub struct ServeArgs {
     #[arg(long, env = "TTAKJI_LISTEN", default_value = "127.0.0.1:50051")]
     pub listen: SocketAddr,
     /// Where the authority listens inside the process.
-    #[arg(long, env = "TTAKJI_AUTHORITY_LISTEN", default_value = "127.0.0.1:50052")]
+    #[arg(
+        long,
+        env = "TTAKJI_AUTHORITY_LISTEN",
+        default_value = "127.0.0.1:50052"
+    )]
     pub authority_listen: SocketAddr,
     /// Where Prometheus reads `/metrics` (one endpoint for the process).
     #[arg(long, env = "TTAKJI_METRICS_LISTEN", default_value = "127.0.0.1:9090")]
     pub metrics_listen: SocketAddr,
     /// The database: an SQLite file by default, or postgres://….
-    #[arg(long, env = "TTAKJI_DATABASE_URL", default_value = "sqlite://ttakji.db")]
+    #[arg(
+        long,
+        env = "TTAKJI_DATABASE_URL",
+        default_value = "sqlite://ttakji.db"
+    )]
     pub database_url: String,
     /// Redis for the event bus; without it the bus is in-process.
     #[arg(long, env = "TTAKJI_REDIS_URL")]
@@ -67,7 +75,11 @@ pub struct ServeArgs {
     /// a key is kept in --token-key-file, so tokens survive a restart.
     #[arg(long, env = "TTAKJI_TOKEN_KEYS", hide_env_values = true)]
     pub token_keys: Option<String>,
-    #[arg(long, env = "TTAKJI_TOKEN_KEY_FILE", default_value = "ttakji-token.key")]
+    #[arg(
+        long,
+        env = "TTAKJI_TOKEN_KEY_FILE",
+        default_value = "ttakji-token.key"
+    )]
     pub token_key_file: PathBuf,
     /// Caps the computer's playouts per move (small machines, tests).
     #[arg(long, env = "TTAKJI_AI_MAX_PLAYOUTS")]
@@ -84,7 +96,11 @@ pub struct GatewayArgs {
     #[arg(long, env = "TTAKJI_METRICS_LISTEN", default_value = "0.0.0.0:9090")]
     pub metrics_listen: SocketAddr,
     /// The authority's address.
-    #[arg(long, env = "TTAKJI_AUTHORITY_URL", default_value = "http://127.0.0.1:50052")]
+    #[arg(
+        long,
+        env = "TTAKJI_AUTHORITY_URL",
+        default_value = "http://127.0.0.1:50052"
+    )]
     pub authority_url: String,
     /// Redis, where game events arrive.
     #[arg(long, env = "TTAKJI_REDIS_URL")]
@@ -134,9 +150,12 @@ fn stop_on_signal(trigger: shutdown::ShutdownTrigger) {
 
 async fn bus(redis_url: Option<&str>, shutdown: Shutdown) -> anyhow::Result<Bus> {
     match redis_url {
-        Some(url) => Bus::redis(url, shutdown)
-            .await
-            .with_context(|| format!("connecting the event bus to {}", ttakji_platform::store::redact(url))),
+        Some(url) => Bus::redis(url, shutdown).await.with_context(|| {
+            format!(
+                "connecting the event bus to {}",
+                ttakji_platform::store::redact(url)
+            )
+        }),
         None => Ok(Bus::in_process()),
     }
 }
@@ -144,7 +163,11 @@ async fn bus(redis_url: Option<&str>, shutdown: Shutdown) -> anyhow::Result<Bus>
 /// Reads the token key from `path`, creating it with a random secret first.
 fn key_file(path: &Path) -> anyhow::Result<TokenKeys> {
     if !path.exists() {
-        let secret = format!("{}{}", uuid::Uuid::new_v4().simple(), uuid::Uuid::new_v4().simple());
+        let secret = format!(
+            "{}{}",
+            uuid::Uuid::new_v4().simple(),
+            uuid::Uuid::new_v4().simple()
+        );
         std::fs::write(path, format!("k1={secret}\n"))
             .with_context(|| format!("writing the token key to {}", path.display()))?;
         #[cfg(unix)]
@@ -154,9 +177,9 @@ fn key_file(path: &Path) -> anyhow::Result<TokenKeys> {
                 .with_context(|| format!("restricting {}", path.display()))?;
         }
     }
-    let spec = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    TokenKeys::parse(spec.trim(), TOKEN_TTL)
-        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+    let spec =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    TokenKeys::parse(spec.trim(), TOKEN_TTL).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
 }
 
 pub fn serve(args: &ServeArgs) -> anyhow::Result<()> {
@@ -215,7 +238,8 @@ pub fn gateway(args: &GatewayArgs) -> anyhow::Result<()> {
     runtime()?.block_on(async {
         let (trigger, shutdown) = shutdown::channel();
         stop_on_signal(trigger);
-        let keys = TokenKeys::parse(&args.token_keys, TOKEN_TTL).map_err(|e| anyhow::anyhow!("--token-keys: {e}"))?;
+        let keys = TokenKeys::parse(&args.token_keys, TOKEN_TTL)
+            .map_err(|e| anyhow::anyhow!("--token-keys: {e}"))?;
         let bus = bus(Some(&args.redis_url), shutdown.clone()).await?;
         let app = ttakji_gateway::App::build(
             ttakji_gateway::Config {
@@ -231,7 +255,8 @@ pub fn gateway(args: &GatewayArgs) -> anyhow::Result<()> {
         println!(
             "ttakji gateway listening on {}, metrics on http://{}/metrics",
             app.addr(),
-            app.metrics_addr().map_or_else(String::new, |a| a.to_string())
+            app.metrics_addr()
+                .map_or_else(String::new, |a| a.to_string())
         );
         app.run_until_stopped().await
     })
@@ -261,7 +286,8 @@ pub fn authority(args: &AuthorityArgs) -> anyhow::Result<()> {
         println!(
             "ttakji authority listening on {}, metrics on http://{}/metrics",
             app.addr(),
-            app.metrics_addr().map_or_else(String::new, |a| a.to_string())
+            app.metrics_addr()
+                .map_or_else(String::new, |a| a.to_string())
         );
         app.run_until_stopped().await
     })

@@ -6,7 +6,10 @@ mod support;
 
 use std::time::Duration;
 
-use support::{REDIS_URL, TOKEN_KEYS, eventually, fresh_postgres, play_to_the_end, recount, scrape, sign_in, spawn};
+use support::{
+    REDIS_URL, TOKEN_KEYS, eventually, fresh_postgres, play_to_the_end, recount, scrape, sign_in,
+    spawn,
+};
 use ttakji_proto::v1 as pb;
 
 fn authority_args(db: &str, listen: &str) -> Vec<String> {
@@ -83,7 +86,10 @@ async fn gateway_and_authority_processes_over_redis_and_postgres_play_a_game_thr
     let before = jin.game(&id).await;
     assert_eq!(before.move_count, 4);
     let metrics = scrape(authority.addrs[1]).await;
-    assert!(metrics.contains("ttakji_moves_accepted_total 4"), "{metrics}");
+    assert!(
+        metrics.contains("ttakji_moves_accepted_total 4"),
+        "{metrics}"
+    );
 
     // The machine dies; another authority takes the address and the game.
     authority.kill();
@@ -95,7 +101,10 @@ async fn gateway_and_authority_processes_over_redis_and_postgres_play_a_game_thr
     let result = end.result.expect("result");
     let count = result.count.expect("counted");
     let (score, _) = recount(&jin.sgf(&id).await);
-    assert_eq!((count.black_points, count.white_points), (score.black, score.white));
+    assert_eq!(
+        (count.black_points, count.white_points),
+        (score.black, score.white)
+    );
 
     let seqs = tokio::time::timeout(Duration::from_secs(20), watcher)
         .await
@@ -141,7 +150,9 @@ async fn the_single_process_server_restarted_on_its_sqlite_file_continues_the_ga
         support::channel(&format!("http://{}", server.addr)).await,
     );
     assert_eq!(jin.game(&id).await, before, "the game came back different");
-    jin.play(&id, 4, "C3").await.expect("the game goes on after the restart");
+    jin.play(&id, 4, "C3")
+        .await
+        .expect("the game goes on after the restart");
     let next = jin.wait_turn(&id, pb::Color::White).await;
     assert_eq!(next.move_count, 5);
     drop(server);

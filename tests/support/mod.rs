@@ -30,7 +30,9 @@ pub fn keys() -> TokenKeys {
 /// Logs for a test run when `TEST_LOG` is set.
 pub fn init_logs() {
     if std::env::var_os("TEST_LOG").is_some() {
-        let _ = ttakji_platform::telemetry::init(&ttakji_platform::telemetry::TelemetryConfig::default());
+        let _ = ttakji_platform::telemetry::init(
+            &ttakji_platform::telemetry::TelemetryConfig::default(),
+        );
     }
 }
 
@@ -125,7 +127,9 @@ pub struct Player {
 /// GET `/metrics` from `addr`.
 pub async fn scrape(addr: SocketAddr) -> String {
     use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
-    let mut stream = tokio::net::TcpStream::connect(addr).await.expect("metrics listener");
+    let mut stream = tokio::net::TcpStream::connect(addr)
+        .await
+        .expect("metrics listener");
     stream
         .write_all(b"GET /metrics HTTP/1.1\r\nhost: test\r\n\r\n")
         .await
@@ -214,8 +218,15 @@ impl Player {
             .map(|r| r.into_inner().game.unwrap_or_default())
     }
 
-    pub async fn play(&self, game_id: &str, number: u32, point: &str) -> Result<pb::PlayMoveResponse, tonic::Status> {
-        let p = baduk::BoardSize::NINE.parse_point(point).expect("test point");
+    pub async fn play(
+        &self,
+        game_id: &str,
+        number: u32,
+        point: &str,
+    ) -> Result<pb::PlayMoveResponse, tonic::Status> {
+        let p = baduk::BoardSize::NINE
+            .parse_point(point)
+            .expect("test point");
         self.games
             .clone()
             .play_move(self.req(pb::PlayMoveRequest {
@@ -230,7 +241,11 @@ impl Player {
             .map(tonic::Response::into_inner)
     }
 
-    pub async fn pass(&self, game_id: &str, number: u32) -> Result<pb::PassResponse, tonic::Status> {
+    pub async fn pass(
+        &self,
+        game_id: &str,
+        number: u32,
+    ) -> Result<pb::PassResponse, tonic::Status> {
         self.games
             .clone()
             .pass(self.req(pb::PassRequest {
@@ -249,7 +264,10 @@ impl Player {
             if game.to_move == color as i32 || game.status == pb::GameStatus::Finished as i32 {
                 return game;
             }
-            assert!(Instant::now() < deadline, "the computer never moved in game {game_id}");
+            assert!(
+                Instant::now() < deadline,
+                "the computer never moved in game {game_id}"
+            );
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
@@ -279,7 +297,12 @@ pub fn with_token<T>(message: T, token: &str) -> Request<T> {
 /// Plays a whole game as `color` against the computer: the given points
 /// (skipping any that are illegal by then), then passes until the game ends
 /// by two passes or the move cap. Returns the final snapshot.
-pub async fn play_to_the_end(player: &Player, game_id: &str, color: pb::Color, points: &[&str]) -> pb::GameSnapshot {
+pub async fn play_to_the_end(
+    player: &Player,
+    game_id: &str,
+    color: pb::Color,
+    points: &[&str],
+) -> pb::GameSnapshot {
     let mut points = points.iter();
     loop {
         let game = player.wait_turn(game_id, color).await;
@@ -295,7 +318,10 @@ pub async fn play_to_the_end(player: &Player, game_id: &str, color: pb::Color, p
             }
         }
         if !played {
-            player.pass(game_id, number).await.expect("a pass is always legal");
+            player
+                .pass(game_id, number)
+                .await
+                .expect("a pass is always legal");
         }
     }
 }
@@ -335,14 +361,23 @@ impl Process {
 pub fn spawn(args: &[&str]) -> Process {
     let mut child = Command::new(env!("CARGO_BIN_EXE_ttakji"))
         .args(args)
-        .env("RUST_LOG", std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".to_owned()))
+        .env(
+            "RUST_LOG",
+            std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".to_owned()),
+        )
         .stdout(Stdio::piped())
-        .stderr(if std::env::var_os("TEST_LOG").is_some() { Stdio::inherit() } else { Stdio::null() })
+        .stderr(if std::env::var_os("TEST_LOG").is_some() {
+            Stdio::inherit()
+        } else {
+            Stdio::null()
+        })
         .spawn()
         .expect("the ttakji binary starts");
     let stdout = child.stdout.take().expect("stdout");
     let mut line = String::new();
-    BufReader::new(stdout).read_line(&mut line).expect("reads the first line");
+    BufReader::new(stdout)
+        .read_line(&mut line)
+        .expect("reads the first line");
     let addrs: Vec<SocketAddr> = line
         .split_whitespace()
         .filter_map(|w| {

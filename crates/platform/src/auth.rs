@@ -107,7 +107,11 @@ impl TokenKeys {
     /// no tokens to outlive it.
     #[must_use]
     pub fn random(ttl: Duration) -> TokenKeys {
-        let secret = format!("{}{}", uuid::Uuid::new_v4().simple(), uuid::Uuid::new_v4().simple());
+        let secret = format!(
+            "{}{}",
+            uuid::Uuid::new_v4().simple(),
+            uuid::Uuid::new_v4().simple()
+        );
         TokenKeys::new("k1", secret.as_bytes(), ttl)
     }
 
@@ -121,7 +125,12 @@ impl TokenKeys {
     ///
     /// # Errors
     /// Only if signing itself fails.
-    pub fn issue(&self, user_id: &str, nickname: &str, guest: bool) -> Result<(String, Claims), TokenError> {
+    pub fn issue(
+        &self,
+        user_id: &str,
+        nickname: &str,
+        guest: bool,
+    ) -> Result<(String, Claims), TokenError> {
         let now = now_secs();
         let claims = Claims {
             sub: user_id.to_owned(),
@@ -142,8 +151,12 @@ impl TokenKeys {
     pub fn sign(&self, claims: &Claims) -> Result<String, TokenError> {
         let mut header = Header::new(Algorithm::HS256);
         header.kid = Some(self.current.clone());
-        let secret = self.secrets.get(&self.current).map_or(&[][..], Vec::as_slice);
-        let key = EncodingKey::from_secret(secret).map_err(|e| TokenError::Signing(e.to_string()))?;
+        let secret = self
+            .secrets
+            .get(&self.current)
+            .map_or(&[][..], Vec::as_slice);
+        let key =
+            EncodingKey::from_secret(secret).map_err(|e| TokenError::Signing(e.to_string()))?;
         jsonwebtoken::encode(&header, claims, &key).map_err(|e| TokenError::Signing(e.to_string()))
     }
 
@@ -167,7 +180,8 @@ impl TokenKeys {
         validation.set_issuer(&[ISSUER]);
         validation.set_required_spec_claims(&["exp", "iss", "sub"]);
         validation.leeway = 0;
-        let key = DecodingKey::from_secret(secret).map_err(|e| TokenError::Malformed(e.to_string()))?;
+        let key =
+            DecodingKey::from_secret(secret).map_err(|e| TokenError::Malformed(e.to_string()))?;
         jsonwebtoken::decode::<Claims>(token, &key, &validation)
             .map(|data| data.claims)
             .map_err(|e| match e.kind() {
@@ -184,7 +198,11 @@ fn algorithm_named(token: &str) -> String {
     token
         .split('.')
         .next()
-        .and_then(|h| base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(h).ok())
+        .and_then(|h| {
+            base64::engine::general_purpose::URL_SAFE_NO_PAD
+                .decode(h)
+                .ok()
+        })
         .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(&bytes).ok())
         .and_then(|v| v.get("alg").and_then(|a| a.as_str()).map(str::to_owned))
         .unwrap_or_else(|| "no readable algorithm".to_owned())
@@ -215,8 +233,11 @@ mod tests {
     #[test]
     fn a_rotated_key_set_still_verifies_old_tokens_and_signs_with_the_new_key() {
         let (old, _) = keys().issue("u1", "jin", true).expect("sign");
-        let rotated = TokenKeys::parse("k2=fedcba9876543210fedc,k1=0123456789abcdef0123", Duration::from_secs(60))
-            .expect("parse");
+        let rotated = TokenKeys::parse(
+            "k2=fedcba9876543210fedc,k1=0123456789abcdef0123",
+            Duration::from_secs(60),
+        )
+        .expect("parse");
         assert!(rotated.verify(&old).is_ok());
         let (new, _) = rotated.issue("u1", "jin", true).expect("sign");
         assert!(matches!(keys().verify(&new), Err(TokenError::UnknownKey(k)) if k == "k2"));
@@ -231,16 +252,23 @@ mod tests {
 
         let other = TokenKeys::new("k1", b"another-secret-of-16", Duration::from_secs(60));
         let (foreign, _) = other.issue("u1", "jin", true).expect("sign");
-        assert!(matches!(keys().verify(&foreign), Err(TokenError::BadSignature)));
+        assert!(matches!(
+            keys().verify(&foreign),
+            Err(TokenError::BadSignature)
+        ));
 
         let unsigned = unsigned_token("u1");
-        assert!(matches!(keys().verify(&unsigned), Err(TokenError::WrongAlgorithm(a)) if a == "none"));
+        assert!(
+            matches!(keys().verify(&unsigned), Err(TokenError::WrongAlgorithm(a)) if a == "none")
+        );
         assert!(keys().verify("not a token").is_err());
     }
 
     fn unsigned_token(sub: &str) -> String {
         use base64::Engine as _;
-        let b64 = |v: &serde_json::Value| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v.to_string());
+        let b64 = |v: &serde_json::Value| {
+            base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v.to_string())
+        };
         let header = serde_json::json!({"alg": "none", "typ": "JWT", "kid": "k1"});
         let claims = serde_json::json!({"sub": sub, "name": "x", "guest": true, "iss": ISSUER, "iat": 0, "exp": now_secs() + 60});
         format!("{}.{}.", b64(&header), b64(&claims))

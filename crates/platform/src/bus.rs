@@ -124,7 +124,12 @@ impl Bus {
         });
         // Connect once now so a bad address fails at start, not later.
         let first = client.get_async_pubsub().await?;
-        tokio::spawn(run_redis_subscriber(client, first, Arc::clone(&subscriptions), shutdown));
+        tokio::spawn(run_redis_subscriber(
+            client,
+            first,
+            Arc::clone(&subscriptions),
+            shutdown,
+        ));
         Ok(Bus {
             inner: Arc::new(Transport::Redis {
                 publisher,
@@ -139,7 +144,12 @@ impl Bus {
     /// # Errors
     /// When Redis refuses the publish.
     #[tracing::instrument(skip(self, payload), fields(bytes = payload.len()))]
-    pub async fn publish(&self, channel: &str, type_name: &str, payload: Vec<u8>) -> Result<(), BusError> {
+    pub async fn publish(
+        &self,
+        channel: &str,
+        type_name: &str,
+        payload: Vec<u8>,
+    ) -> Result<(), BusError> {
         let envelope = BusEnvelope {
             trace_context: crate::telemetry::current_context_headers(),
             r#type: type_name.to_owned(),
@@ -258,7 +268,10 @@ async fn run_redis_subscriber(
             *subscriptions.sink.lock().await = Some(sink);
             if !names.is_empty() {
                 // Messages published while we were away are gone: say so.
-                tracing::info!(channels = names.len(), "bus: resubscribed after reconnecting");
+                tracing::info!(
+                    channels = names.len(),
+                    "bus: resubscribed after reconnecting"
+                );
             }
         }
         loop {
@@ -268,7 +281,10 @@ async fn run_redis_subscriber(
             };
             let Some(msg) = msg else { break };
             let Ok(envelope) = BusEnvelope::decode(msg.get_payload_bytes()) else {
-                tracing::warn!(channel = msg.get_channel_name(), "bus: undecodable message dropped");
+                tracing::warn!(
+                    channel = msg.get_channel_name(),
+                    "bus: undecodable message dropped"
+                );
                 continue;
             };
             let channels = subscriptions.channels.lock().await;
@@ -288,10 +304,16 @@ mod tests {
     #[tokio::test]
     async fn an_in_process_subscriber_receives_what_is_published_after_it_subscribed() {
         let bus = Bus::in_process();
-        bus.publish("ttakji.game.g1", "t", b"before".to_vec()).await.expect("publish");
+        bus.publish("ttakji.game.g1", "t", b"before".to_vec())
+            .await
+            .expect("publish");
         let mut sub = bus.subscribe("ttakji.game.g1").await.expect("subscribe");
-        bus.publish("ttakji.game.g2", "t", b"elsewhere".to_vec()).await.expect("publish");
-        bus.publish("ttakji.game.g1", "t", b"after".to_vec()).await.expect("publish");
+        bus.publish("ttakji.game.g2", "t", b"elsewhere".to_vec())
+            .await
+            .expect("publish");
+        bus.publish("ttakji.game.g1", "t", b"after".to_vec())
+            .await
+            .expect("publish");
         match sub.recv().await {
             Delivery::Message(m) => assert_eq!(m.payload, b"after"),
             other => panic!("expected a message, got {other:?}"),

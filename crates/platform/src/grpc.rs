@@ -72,7 +72,8 @@ pub fn code_name(code: tonic::Code) -> &'static str {
 pub fn oversized_is_invalid_argument<B>(mut response: http::Response<B>) -> http::Response<B> {
     let out_of_range = http::HeaderValue::from_static("11");
     if response.headers().get("grpc-status") == Some(&out_of_range) {
-        metrics::counter!("grpc_errors_total", "method" => "any", "code" => "INVALID_ARGUMENT").increment(1);
+        metrics::counter!("grpc_errors_total", "method" => "any", "code" => "INVALID_ARGUMENT")
+            .increment(1);
         response
             .headers_mut()
             .insert("grpc-status", http::HeaderValue::from_static("3"));

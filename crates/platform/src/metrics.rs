@@ -18,7 +18,8 @@ pub fn handle() -> &'static PrometheusHandle {
     HANDLE.get_or_init(|| {
         let builder = PrometheusBuilder::new()
             .set_buckets(&[
-                0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+                0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
+                10.0,
             ])
             .unwrap_or_else(|_| PrometheusBuilder::new());
         let recorder = builder.build_recorder();
@@ -44,7 +45,9 @@ pub async fn serve(addr: SocketAddr, mut shutdown: Shutdown) -> std::io::Result<
                 () = shutdown.wait() => break,
                 accepted = listener.accept() => accepted,
             };
-            let Ok((mut stream, _)) = accepted else { continue };
+            let Ok((mut stream, _)) = accepted else {
+                continue;
+            };
             tokio::spawn(async move {
                 let mut buf = [0u8; 2048];
                 let n = stream.read(&mut buf).await.unwrap_or(0);

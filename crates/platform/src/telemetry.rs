@@ -100,8 +100,13 @@ pub fn init(config: &TelemetryConfig) -> anyhow::Result<TelemetryGuard> {
             .with_filter(filter())
             .boxed(),
     };
-    let otel = tracing_opentelemetry::layer().with_tracer(tracer).with_filter(filter());
-    let _ = tracing_subscriber::registry().with(fmt).with(otel).try_init();
+    let otel = tracing_opentelemetry::layer()
+        .with_tracer(tracer)
+        .with_filter(filter());
+    let _ = tracing_subscriber::registry()
+        .with(fmt)
+        .with(otel)
+        .try_init();
     Ok(TelemetryGuard { provider })
 }
 

@@ -9,4 +9,5 @@ pub mod v1 {
 }
 
 /// The encoded file descriptor set of every contract, for server reflection.
-pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/ttakji_descriptor.bin"));
+pub const FILE_DESCRIPTOR_SET: &[u8] =
+    include_bytes!(concat!(env!("OUT_DIR"), "/ttakji_descriptor.bin"));

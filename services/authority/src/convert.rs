@@ -54,7 +54,9 @@ pub fn level(raw: i32) -> Result<Level, Status> {
         Ok(pb::AiLevel::Unspecified) | Ok(pb::AiLevel::Normal) => Ok(Level::Normal),
         Ok(pb::AiLevel::Easy) => Ok(Level::Easy),
         Ok(pb::AiLevel::Hard) => Ok(Level::Hard),
-        Err(_) => Err(Status::invalid_argument(format!("ai_level {raw} is not a level"))),
+        Err(_) => Err(Status::invalid_argument(format!(
+            "ai_level {raw} is not a level"
+        ))),
     }
 }
 
@@ -94,7 +96,10 @@ pub fn komi_points(half: i32) -> f64 {
 pub fn count_to_pb(score: &Score) -> pb::Count {
     let result = score.result();
     let (winner, margin_half) = match result {
-        GameResult::Counted { winner, margin_half } => (winner, margin_half),
+        GameResult::Counted {
+            winner,
+            margin_half,
+        } => (winner, margin_half),
         _ => (None, 0),
     };
     pb::Count {

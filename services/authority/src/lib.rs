@@ -49,7 +49,12 @@ impl App {
     ///
     /// # Errors
     /// When an address cannot be bound or the store cannot be read.
-    pub async fn build(config: Config, db: Database, bus: Bus, shutdown: Shutdown) -> anyhow::Result<App> {
+    pub async fn build(
+        config: Config,
+        db: Database,
+        bus: Bus,
+        shutdown: Shutdown,
+    ) -> anyhow::Result<App> {
         let listener = TcpListener::bind(config.listen)
             .await
             .with_context(|| format!("binding the authority to {}", config.listen))?;
@@ -63,7 +68,10 @@ impl App {
             None => None,
         };
         let registry = registry::Registry::new(db, bus, config.ai, shutdown.clone());
-        let resumed = registry.resume_playing().await.map_err(|s| anyhow::anyhow!("{}", s.message()))?;
+        let resumed = registry
+            .resume_playing()
+            .await
+            .map_err(|s| anyhow::anyhow!("{}", s.message()))?;
         tracing::info!(%addr, ?metrics_addr, resumed, "authority ready");
         Ok(App {
             addr,
@@ -108,7 +116,9 @@ impl App {
             .add_service(health_service)
             .add_service(reflection)
             .add_service(AuthorityServiceServer::new(service))
-            .serve_with_incoming_shutdown(TcpListenerStream::new(self.listener), async move { shutdown.wait().await })
+            .serve_with_incoming_shutdown(TcpListenerStream::new(self.listener), async move {
+                shutdown.wait().await
+            })
             .await
             .context("authority gRPC server")
     }

@@ -21,7 +21,9 @@ use ttakji_platform::shutdown::Shutdown;
 use ttakji_platform::store::Database;
 use ttakji_proto::v1 as pb;
 
-use crate::convert::{color_to_pb, count_to_pb, end_reason_to_pb, komi_points, level_to_pb, point_to_pb, stones};
+use crate::convert::{
+    color_to_pb, count_to_pb, end_reason_to_pb, komi_points, level_to_pb, point_to_pb, stones,
+};
 use crate::store::{self, Change, EventRow, FinishRow, GameRow, MoveRow};
 
 /// A seat at the board.
@@ -153,7 +155,9 @@ impl std::fmt::Debug for LiveGame {
 /// Why stored data could not be made into a game.
 fn corrupt(game_id: &str, what: impl std::fmt::Display) -> Status {
     tracing::error!(game_id, %what, "stored game cannot be replayed");
-    Status::data_loss(format!("game {game_id} is stored in a form this server cannot replay: {what}"))
+    Status::data_loss(format!(
+        "game {game_id} is stored in a form this server cannot replay: {what}"
+    ))
 }
 
 fn storage_error(e: &sqlx::Error) -> Status {
@@ -205,7 +209,13 @@ fn refuse(reason: &'static str, status: Status) -> Status {
 
 impl LiveGame {
     /// A new game's actor state and its first event (not yet stored).
-    pub fn create(meta: GameMeta, ai_config: AiConfig, db: Database, bus: Bus, mailbox: mpsc::Sender<Command>) -> LiveGame {
+    pub fn create(
+        meta: GameMeta,
+        ai_config: AiConfig,
+        db: Database,
+        bus: Bus,
+        mailbox: mpsc::Sender<Command>,
+    ) -> LiveGame {
         let game = Game::new(meta.rules);
         let mut live = LiveGame {
             ai_player: None,
@@ -301,7 +311,12 @@ impl LiveGame {
             let color = match m.color.as_str() {
                 "B" => Color::Black,
                 "W" => Color::White,
-                other => return Err(corrupt(&id, format!("move {} has colour {other:?}", m.number))),
+                other => {
+                    return Err(corrupt(
+                        &id,
+                        format!("move {} has colour {other:?}", m.number),
+                    ));
+                }
             };
             let action = match &m.point {
                 None => Action::Pass,
@@ -321,10 +336,14 @@ impl LiveGame {
             };
             match reason.split_once(':') {
                 Some(("resignation", w)) => {
-                    live.game.resign(winner(w)?.opponent()).map_err(|e| corrupt(&id, e))?;
+                    live.game
+                        .resign(winner(w)?.opponent())
+                        .map_err(|e| corrupt(&id, e))?;
                 }
                 Some(("timeout", w)) => {
-                    live.game.time_out(winner(w)?.opponent()).map_err(|e| corrupt(&id, e))?;
+                    live.game
+                        .time_out(winner(w)?.opponent())
+                        .map_err(|e| corrupt(&id, e))?;
                 }
                 None if reason == "draw_agreed" => {
                     live.game.agree_draw().map_err(|e| corrupt(&id, e))?;
@@ -386,7 +405,8 @@ impl LiveGame {
             } => {
                 let started = Instant::now();
                 let result = self.submit(&user_id, number, action).await;
-                metrics::histogram!("ttakji_move_handling_seconds").record(started.elapsed().as_secs_f64());
+                metrics::histogram!("ttakji_move_handling_seconds")
+                    .record(started.elapsed().as_secs_f64());
                 let events = match result {
                     Ok((mv, snapshot, events)) => {
                         let _ = reply.send(Ok((mv, snapshot)));
@@ -461,7 +481,8 @@ impl LiveGame {
             let started = Instant::now();
             let decision = player.decide(&game);
             let think = started.elapsed();
-            metrics::histogram!("ttakji_ai_think_seconds", "level" => player.level().name()).record(think.as_secs_f64());
+            metrics::histogram!("ttakji_ai_think_seconds", "level" => player.level().name())
+                .record(think.as_secs_f64());
             tracing::debug!(?decision, think_ms = think.as_millis(), "computer decided");
             let _ = mailbox.blocking_send(Command::AiDecided {
                 generation,
@@ -488,7 +509,9 @@ impl LiveGame {
         tracing::info!(game_id = %self.meta.id, ?action, think_ms = think.as_millis(), "computer moves");
         match self.apply(color, action).await {
             Ok((_, _, events)) => self.publish(events).await,
-            Err(status) => tracing::error!(game_id = %self.meta.id, %status, "computer's move not stored"),
+            Err(status) => {
+                tracing::error!(game_id = %self.meta.id, %status, "computer's move not stored")
+            }
         }
     }
 
@@ -523,7 +546,9 @@ impl LiveGame {
         if number == 0 {
             return Err(refuse(
                 "bad_number",
-                Status::invalid_argument(format!("move_number is 0: the next move is number {expected}")),
+                Status::invalid_argument(format!(
+                    "move_number is 0: the next move is number {expected}"
+                )),
             ));
         }
         if number < expected {
@@ -566,15 +591,23 @@ impl LiveGame {
                 Status::failed_precondition(format!("game {} is over", self.meta.id)),
             ));
         }
-        let backup = (self.game.clone(), self.captured.len(), self.seq, self.finished.clone());
+        let backup = (
+            self.game.clone(),
+            self.captured.len(),
+            self.seq,
+            self.finished.clone(),
+        );
         let mut change = Change::default();
         let mut events = Vec::new();
         let mut played = None;
         match action {
             PlayerAction::Resign => {
-                self.game
-                    .resign(color)
-                    .map_err(|e| refuse(refusal_reason(&e), Status::failed_precondition(e.to_string())))?;
+                self.game.resign(color).map_err(|e| {
+                    refuse(
+                        refusal_reason(&e),
+                        Status::failed_precondition(e.to_string()),
+                    )
+                })?;
             }
             PlayerAction::Place(_) | PlayerAction::Pass => {
                 let mv = Move {
@@ -587,13 +620,18 @@ impl LiveGame {
                 if self.game.to_move() != color {
                     return Err(refuse(
                         "not_your_turn",
-                        Status::failed_precondition(format!("it is {}'s turn", color_name(self.game.to_move()))),
+                        Status::failed_precondition(format!(
+                            "it is {}'s turn",
+                            color_name(self.game.to_move())
+                        )),
                     ));
                 }
-                let outcome = self
-                    .game
-                    .play(mv)
-                    .map_err(|e| refuse(refusal_reason(&e), Status::failed_precondition(e.to_string())))?;
+                let outcome = self.game.play(mv).map_err(|e| {
+                    refuse(
+                        refusal_reason(&e),
+                        Status::failed_precondition(e.to_string()),
+                    )
+                })?;
                 self.captured.push(outcome.captured);
                 let number = outcome.move_number;
                 change.insert_move = Some(MoveRow {
@@ -608,7 +646,9 @@ impl LiveGame {
                 self.seq += 1;
                 events.push(self.event(
                     self.seq,
-                    pb::game_event::Kind::MovePlayed(pb::MovePlayed { r#move: Some(mv_pb.clone()) }),
+                    pb::game_event::Kind::MovePlayed(pb::MovePlayed {
+                        r#move: Some(mv_pb.clone()),
+                    }),
                 ));
                 played = Some(mv_pb);
             }
@@ -623,7 +663,13 @@ impl LiveGame {
                 dead_stones: finished
                     .count
                     .as_ref()
-                    .map(|c| c.dead.iter().map(ToString::to_string).collect::<Vec<_>>().join(","))
+                    .map(|c| {
+                        c.dead
+                            .iter()
+                            .map(ToString::to_string)
+                            .collect::<Vec<_>>()
+                            .join(",")
+                    })
                     .unwrap_or_default(),
                 sgf: String::new(),
             });
@@ -633,7 +679,10 @@ impl LiveGame {
             }
             self.seq += 1;
             let result = self.result_pb();
-            events.push(self.event(self.seq, pb::game_event::Kind::Finished(pb::GameFinished { result })));
+            events.push(self.event(
+                self.seq,
+                pb::game_event::Kind::Finished(pb::GameFinished { result }),
+            ));
         }
         change.events = events
             .iter()
@@ -642,7 +691,14 @@ impl LiveGame {
                 payload: e.encode_to_vec(),
             })
             .collect();
-        if let Err(e) = store::apply(&self.db, &self.meta.id, &change, ttakji_platform::now_unix_ms()).await {
+        if let Err(e) = store::apply(
+            &self.db,
+            &self.meta.id,
+            &change,
+            ttakji_platform::now_unix_ms(),
+        )
+        .await
+        {
             (self.game, _, self.seq, self.finished) = (backup.0, (), backup.2, backup.3);
             self.captured.truncate(backup.1);
             return Err(storage_error(&e));
@@ -655,15 +711,24 @@ impl LiveGame {
     }
 
     #[tracing::instrument(skip(self), fields(game_id = %self.meta.id, user_id))]
-    async fn take_back(&mut self, user_id: &str, move_count: u32) -> Result<(pb::GameSnapshot, Vec<pb::GameEvent>), Status> {
+    async fn take_back(
+        &mut self,
+        user_id: &str,
+        move_count: u32,
+    ) -> Result<(pb::GameSnapshot, Vec<pb::GameEvent>), Status> {
         let color = self.meta.color_of(user_id).ok_or_else(|| {
             Status::permission_denied(format!("you are not a player in game {}", self.meta.id))
         })?;
         if !self.meta.is_ai_game() {
-            return Err(Status::failed_precondition("undo is offered only in games against the computer"));
+            return Err(Status::failed_precondition(
+                "undo is offered only in games against the computer",
+            ));
         }
         if self.finished.is_some() {
-            return Err(Status::failed_precondition(format!("game {} is over", self.meta.id)));
+            return Err(Status::failed_precondition(format!(
+                "game {} is over",
+                self.meta.id
+            )));
         }
         let played = self.game.move_number();
         if move_count as usize != played {
@@ -689,7 +754,10 @@ impl LiveGame {
         }
         self.generation += 1;
         self.seq += 1;
-        let event = self.event(self.seq, pb::game_event::Kind::MovesUndone(pb::MovesUndone { moves: undone }));
+        let event = self.event(
+            self.seq,
+            pb::game_event::Kind::MovesUndone(pb::MovesUndone { moves: undone }),
+        );
         let change = Change {
             truncate_after: Some(mine as i64),
             events: vec![EventRow {
@@ -698,7 +766,14 @@ impl LiveGame {
             }],
             ..Change::default()
         };
-        if let Err(e) = store::apply(&self.db, &self.meta.id, &change, ttakji_platform::now_unix_ms()).await {
+        if let Err(e) = store::apply(
+            &self.db,
+            &self.meta.id,
+            &change,
+            ttakji_platform::now_unix_ms(),
+        )
+        .await
+        {
             (self.game, self.captured, self.seq) = backup;
             return Err(storage_error(&e));
         }
@@ -711,7 +786,11 @@ impl LiveGame {
             Some(score) => score.result(),
             None => self.game.result().unwrap_or(GameResult::DrawAgreed),
         };
-        Finished { result, reason, count }
+        Finished {
+            result,
+            reason,
+            count,
+        }
     }
 
     async fn publish(&self, events: Vec<pb::GameEvent>) {
@@ -719,10 +798,19 @@ impl LiveGame {
         for event in events {
             let finished = matches!(event.kind, Some(pb::game_event::Kind::Finished(_)));
             let payload = event.encode_to_vec();
-            if finished && let Err(e) = self.bus.publish(bus::GAMES_FINISHED, "ttakji.v1.GameEvent", payload.clone()).await {
+            if finished
+                && let Err(e) = self
+                    .bus
+                    .publish(bus::GAMES_FINISHED, "ttakji.v1.GameEvent", payload.clone())
+                    .await
+            {
                 tracing::warn!(error = %e, "finished game not announced; consumers reconcile from the store");
             }
-            if let Err(e) = self.bus.publish(&channel, "ttakji.v1.GameEvent", payload).await {
+            if let Err(e) = self
+                .bus
+                .publish(&channel, "ttakji.v1.GameEvent", payload)
+                .await
+            {
                 tracing::warn!(error = %e, "event not published; watchers fill the gap from the store");
             }
         }
@@ -737,13 +825,20 @@ impl LiveGame {
                 Action::Play(p) => Some(point_to_pb(p)),
                 Action::Pass => None,
             },
-            captured: self.captured[number - 1].iter().copied().map(point_to_pb).collect(),
+            captured: self.captured[number - 1]
+                .iter()
+                .copied()
+                .map(point_to_pb)
+                .collect(),
         }
     }
 
     fn result_pb(&self) -> Option<pb::GameResult> {
         self.finished.as_ref().map(|f| pb::GameResult {
-            winner: f.result.winner().map_or(pb::Color::Unspecified, color_to_pb) as i32,
+            winner: f
+                .result
+                .winner()
+                .map_or(pb::Color::Unspecified, color_to_pb) as i32,
             reason: end_reason_to_pb(f.reason) as i32,
             text: f.result.to_string(),
             count: f.count.as_ref().map(count_to_pb),
@@ -774,15 +869,27 @@ impl LiveGame {
             komi: komi_points(self.meta.rules.komi.half_points()),
             black: Some(Self::seat_pb(&self.meta.black)),
             white: Some(Self::seat_pb(&self.meta.white)),
-            status: if playing { pb::GameStatus::Playing } else { pb::GameStatus::Finished } as i32,
+            status: if playing {
+                pb::GameStatus::Playing
+            } else {
+                pb::GameStatus::Finished
+            } as i32,
             stones: stones(&self.game),
-            to_move: if playing { color_to_pb(self.game.to_move()) } else { pb::Color::Unspecified } as i32,
+            to_move: if playing {
+                color_to_pb(self.game.to_move())
+            } else {
+                pb::Color::Unspecified
+            } as i32,
             move_count: self.game.move_number() as u32,
             black_captures: self.game.board().prisoners(Color::Black),
             white_captures: self.game.board().prisoners(Color::White),
             last_move: (self.game.move_number() > 0).then(|| self.move_pb(self.game.move_number())),
             ko_forbidden: if playing {
-                self.game.ko_forbidden_points().into_iter().map(point_to_pb).collect()
+                self.game
+                    .ko_forbidden_points()
+                    .into_iter()
+                    .map(point_to_pb)
+                    .collect()
             } else {
                 Vec::new()
             },

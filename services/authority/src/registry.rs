@@ -66,12 +66,20 @@ impl Registry {
     /// Creates a game: stored first, then its actor starts.
     pub async fn create(&self, meta: GameMeta) -> Result<pb::GameSnapshot, Status> {
         let (tx, rx) = mpsc::channel(MAILBOX);
-        let mut live = LiveGame::create(meta, self.inner.ai.clone(), self.inner.db.clone(), self.inner.bus.clone(), tx.clone());
+        let mut live = LiveGame::create(
+            meta,
+            self.inner.ai.clone(),
+            self.inner.db.clone(),
+            self.inner.bus.clone(),
+            tx.clone(),
+        );
         let (row, first, event) = live.creation_records();
-        store::insert_game(&self.inner.db, &row, &first).await.map_err(|e| {
-            tracing::error!(error = %e, "game not stored");
-            Status::unavailable("the game could not be stored; try again")
-        })?;
+        store::insert_game(&self.inner.db, &row, &first)
+            .await
+            .map_err(|e| {
+                tracing::error!(error = %e, "game not stored");
+                Status::unavailable("the game could not be stored; try again")
+            })?;
         let snapshot = live.snapshot(false);
         metrics::gauge!("ttakji_live_games").increment(1.0);
         self.inner.actors.lock().await.insert(row.id.clone(), tx);
@@ -113,14 +121,23 @@ impl Registry {
         if live.is_playing() {
             metrics::gauge!("ttakji_live_games").increment(1.0);
         }
-        tracing::info!(game_id, moves = live.snapshot(false).move_count, "game loaded");
+        tracing::info!(
+            game_id,
+            moves = live.snapshot(false).move_count,
+            "game loaded"
+        );
         actors.insert(game_id.to_owned(), tx.clone());
         tokio::spawn(live.run(rx, self.inner.shutdown.clone()));
         Ok(tx)
     }
 
     /// Stored events of a game after `after`.
-    pub async fn events_after(&self, game_id: &str, after: u64, limit: u32) -> Result<Vec<pb::GameEvent>, Status> {
+    pub async fn events_after(
+        &self,
+        game_id: &str,
+        after: u64,
+        limit: u32,
+    ) -> Result<Vec<pb::GameEvent>, Status> {
         let rows = store::events_after(
             &self.inner.db,
             game_id,
@@ -131,8 +148,9 @@ impl Registry {
         .map_err(|e| Status::unavailable(format!("cannot read events of game {game_id}: {e}")))?;
         rows.iter()
             .map(|bytes| {
-                <pb::GameEvent as prost::Message>::decode(bytes.as_slice())
-                    .map_err(|e| Status::data_loss(format!("stored event of game {game_id} is unreadable: {e}")))
+                <pb::GameEvent as prost::Message>::decode(bytes.as_slice()).map_err(|e| {
+                    Status::data_loss(format!("stored event of game {game_id} is unreadable: {e}"))
+                })
             })
             .collect()
     }
@@ -145,9 +163,9 @@ impl Registry {
     ) -> Result<T, Status> {
         let tx = self.mailbox(game_id).await?;
         let (reply, answer) = tokio::sync::oneshot::channel();
-        tx.send(make(reply))
-            .await
-            .map_err(|_| Status::unavailable(format!("game {game_id} is shutting down; try again")))?;
+        tx.send(make(reply)).await.map_err(|_| {
+            Status::unavailable(format!("game {game_id} is shutting down; try again"))
+        })?;
         answer
             .await
             .map_err(|_| Status::internal(format!("game {game_id} stopped before answering")))

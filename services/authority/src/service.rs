@@ -23,7 +23,9 @@ const MAX_NAME_LEN: usize = 40;
 fn seat(seat: Option<&pb::Seat>, which: &str) -> Result<Seat, Status> {
     let seat = seat.ok_or_else(|| Status::invalid_argument(format!("{which} seat is missing")))?;
     if seat.nickname.chars().count() > MAX_NAME_LEN || seat.user_id.len() > convert::MAX_ID_LEN {
-        return Err(Status::invalid_argument(format!("{which} seat's name or id is too long")));
+        return Err(Status::invalid_argument(format!(
+            "{which} seat's name or id is too long"
+        )));
     }
     if seat.user_id.is_empty() {
         let level = convert::level(seat.ai_level)?;
@@ -62,134 +64,202 @@ fn capitalised(s: &str) -> String {
 #[tonic::async_trait]
 impl AuthorityService for Authority {
     #[tracing::instrument(skip_all)]
-    async fn create_game(&self, request: Request<pb::CreateGameRequest>) -> Result<Response<pb::CreateGameResponse>, Status> {
-        observe("CreateGame", async {
-            let req = request.into_inner();
-            let size = convert::board_size(req.board_size)?;
-            let ruleset = if req.ruleset.is_empty() { "ttakji" } else { req.ruleset.as_str() };
-            let rules = Rules::named(ruleset)
-                .map_err(|e| Status::invalid_argument(e.to_string()))?
-                .with_board_size(size);
-            let black = seat(req.black.as_ref(), "black")?;
-            let white = seat(req.white.as_ref(), "white")?;
-            if black.ai.is_some() && white.ai.is_some() {
-                return Err(Status::invalid_argument("a game needs at least one person"));
+    async fn create_game(
+        &self,
+        request: Request<pb::CreateGameRequest>,
+    ) -> Result<Response<pb::CreateGameResponse>, Status> {
+        observe(
+            "CreateGame",
+            async {
+                let req = request.into_inner();
+                let size = convert::board_size(req.board_size)?;
+                let ruleset = if req.ruleset.is_empty() {
+                    "ttakji"
+                } else {
+                    req.ruleset.as_str()
+                };
+                let rules = Rules::named(ruleset)
+                    .map_err(|e| Status::invalid_argument(e.to_string()))?
+                    .with_board_size(size);
+                let black = seat(req.black.as_ref(), "black")?;
+                let white = seat(req.white.as_ref(), "white")?;
+                if black.ai.is_some() && white.ai.is_some() {
+                    return Err(Status::invalid_argument("a game needs at least one person"));
+                }
+                if black.user_id.is_some() && black.user_id == white.user_id {
+                    return Err(Status::invalid_argument("a player cannot take both seats"));
+                }
+                let meta = GameMeta {
+                    id: uuid::Uuid::new_v4().simple().to_string(),
+                    rules,
+                    black,
+                    white,
+                    seconds_per_move: req.seconds_per_move,
+                    created_at: ttakji_platform::now_unix_ms(),
+                };
+                tracing::info!(game_id = %meta.id, "game created");
+                let game = self.registry.create(meta).await?;
+                Ok(Response::new(pb::CreateGameResponse { game: Some(game) }))
             }
-            if black.user_id.is_some() && black.user_id == white.user_id {
-                return Err(Status::invalid_argument("a player cannot take both seats"));
-            }
-            let meta = GameMeta {
-                id: uuid::Uuid::new_v4().simple().to_string(),
-                rules,
-                black,
-                white,
-                seconds_per_move: req.seconds_per_move,
-                created_at: ttakji_platform::now_unix_ms(),
-            };
-            tracing::info!(game_id = %meta.id, "game created");
-            let game = self.registry.create(meta).await?;
-            Ok(Response::new(pb::CreateGameResponse { game: Some(game) }))
-        }
-        .await)
+            .await,
+        )
     }
 
     #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
-    async fn load_game(&self, request: Request<pb::LoadGameRequest>) -> Result<Response<pb::LoadGameResponse>, Status> {
-        observe("LoadGame", async {
-            let req = request.into_inner();
-            let id = convert::game_id(&req.game_id)?;
-            let preview = req.include_score_preview;
-            let game = self.registry.ask(id, |reply| Command::Snapshot { preview, reply }).await?;
-            Ok(Response::new(pb::LoadGameResponse { game: Some(game) }))
-        }
-        .await)
+    async fn load_game(
+        &self,
+        request: Request<pb::LoadGameRequest>,
+    ) -> Result<Response<pb::LoadGameResponse>, Status> {
+        observe(
+            "LoadGame",
+            async {
+                let req = request.into_inner();
+                let id = convert::game_id(&req.game_id)?;
+                let preview = req.include_score_preview;
+                let game = self
+                    .registry
+                    .ask(id, |reply| Command::Snapshot { preview, reply })
+                    .await?;
+                Ok(Response::new(pb::LoadGameResponse { game: Some(game) }))
+            }
+            .await,
+        )
     }
 
     #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id, user_id = %request.get_ref().user_id, move_number = request.get_ref().move_number))]
-    async fn submit_action(&self, request: Request<pb::SubmitActionRequest>) -> Result<Response<pb::SubmitActionResponse>, Status> {
-        observe("SubmitAction", async {
-            let req = request.into_inner();
-            let id = convert::game_id(&req.game_id)?.to_owned();
-            if req.user_id.is_empty() {
-                return Err(Status::invalid_argument("user_id is empty"));
-            }
-            let action = match &req.action {
-                None => return Err(Status::invalid_argument("no action: place, pass or resign")),
-                Some(pb::submit_action_request::Action::Pass(_)) => PlayerAction::Pass,
-                Some(pb::submit_action_request::Action::Resign(_)) => PlayerAction::Resign,
-                Some(pb::submit_action_request::Action::Place(p)) => {
-                    let size = self
-                        .registry
-                        .ask(&id, |reply| Command::Snapshot { preview: false, reply })
-                        .await?
-                        .board_size;
-                    let size = baduk::BoardSize::new(size).map_err(|e| Status::internal(e.to_string()))?;
-                    PlayerAction::Place(convert::point(p, size)?)
+    async fn submit_action(
+        &self,
+        request: Request<pb::SubmitActionRequest>,
+    ) -> Result<Response<pb::SubmitActionResponse>, Status> {
+        observe(
+            "SubmitAction",
+            async {
+                let req = request.into_inner();
+                let id = convert::game_id(&req.game_id)?.to_owned();
+                if req.user_id.is_empty() {
+                    return Err(Status::invalid_argument("user_id is empty"));
                 }
-            };
-            let (mv, game) = self
-                .registry
-                .ask(&id, |reply| Command::Submit {
-                    user_id: req.user_id.clone(),
-                    number: req.move_number,
-                    action,
-                    reply,
-                })
-                .await??;
-            Ok(Response::new(pb::SubmitActionResponse { r#move: mv, game: Some(game) }))
-        }
-        .await)
+                let action = match &req.action {
+                    None => {
+                        return Err(Status::invalid_argument("no action: place, pass or resign"));
+                    }
+                    Some(pb::submit_action_request::Action::Pass(_)) => PlayerAction::Pass,
+                    Some(pb::submit_action_request::Action::Resign(_)) => PlayerAction::Resign,
+                    Some(pb::submit_action_request::Action::Place(p)) => {
+                        let size = self
+                            .registry
+                            .ask(&id, |reply| Command::Snapshot {
+                                preview: false,
+                                reply,
+                            })
+                            .await?
+                            .board_size;
+                        let size = baduk::BoardSize::new(size)
+                            .map_err(|e| Status::internal(e.to_string()))?;
+                        PlayerAction::Place(convert::point(p, size)?)
+                    }
+                };
+                let (mv, game) = self
+                    .registry
+                    .ask(&id, |reply| Command::Submit {
+                        user_id: req.user_id.clone(),
+                        number: req.move_number,
+                        action,
+                        reply,
+                    })
+                    .await??;
+                Ok(Response::new(pb::SubmitActionResponse {
+                    r#move: mv,
+                    game: Some(game),
+                }))
+            }
+            .await,
+        )
     }
 
     #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id, user_id = %request.get_ref().user_id))]
-    async fn take_back(&self, request: Request<pb::TakeBackRequest>) -> Result<Response<pb::TakeBackResponse>, Status> {
-        observe("TakeBack", async {
-            let req = request.into_inner();
-            let id = convert::game_id(&req.game_id)?.to_owned();
-            let game = self
-                .registry
-                .ask(&id, |reply| Command::TakeBack {
-                    user_id: req.user_id.clone(),
-                    move_count: req.move_count,
-                    reply,
-                })
-                .await??;
-            Ok(Response::new(pb::TakeBackResponse { game: Some(game) }))
-        }
-        .await)
+    async fn take_back(
+        &self,
+        request: Request<pb::TakeBackRequest>,
+    ) -> Result<Response<pb::TakeBackResponse>, Status> {
+        observe(
+            "TakeBack",
+            async {
+                let req = request.into_inner();
+                let id = convert::game_id(&req.game_id)?.to_owned();
+                let game = self
+                    .registry
+                    .ask(&id, |reply| Command::TakeBack {
+                        user_id: req.user_id.clone(),
+                        move_count: req.move_count,
+                        reply,
+                    })
+                    .await??;
+                Ok(Response::new(pb::TakeBackResponse { game: Some(game) }))
+            }
+            .await,
+        )
     }
 
     #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
-    async fn preview_score(&self, request: Request<pb::PreviewScoreRequest>) -> Result<Response<pb::PreviewScoreResponse>, Status> {
-        observe("PreviewScore", async {
-            let id = convert::game_id(&request.get_ref().game_id)?;
-            let count = self.registry.ask(id, |reply| Command::Preview { reply }).await?;
-            Ok(Response::new(pb::PreviewScoreResponse { count: Some(count) }))
-        }
-        .await)
+    async fn preview_score(
+        &self,
+        request: Request<pb::PreviewScoreRequest>,
+    ) -> Result<Response<pb::PreviewScoreResponse>, Status> {
+        observe(
+            "PreviewScore",
+            async {
+                let id = convert::game_id(&request.get_ref().game_id)?;
+                let count = self
+                    .registry
+                    .ask(id, |reply| Command::Preview { reply })
+                    .await?;
+                Ok(Response::new(pb::PreviewScoreResponse {
+                    count: Some(count),
+                }))
+            }
+            .await,
+        )
     }
 
     #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
-    async fn export_record(&self, request: Request<pb::ExportRecordRequest>) -> Result<Response<pb::ExportRecordResponse>, Status> {
-        observe("ExportRecord", async {
-            let id = convert::game_id(&request.get_ref().game_id)?;
-            let sgf = self.registry.ask(id, |reply| Command::Export { reply }).await?;
-            Ok(Response::new(pb::ExportRecordResponse { sgf }))
-        }
-        .await)
+    async fn export_record(
+        &self,
+        request: Request<pb::ExportRecordRequest>,
+    ) -> Result<Response<pb::ExportRecordResponse>, Status> {
+        observe(
+            "ExportRecord",
+            async {
+                let id = convert::game_id(&request.get_ref().game_id)?;
+                let sgf = self
+                    .registry
+                    .ask(id, |reply| Command::Export { reply })
+                    .await?;
+                Ok(Response::new(pb::ExportRecordResponse { sgf }))
+            }
+            .await,
+        )
     }
 
     #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id, after_seq = request.get_ref().after_seq))]
-    async fn list_events(&self, request: Request<pb::ListEventsRequest>) -> Result<Response<pb::ListEventsResponse>, Status> {
-        observe("ListEvents", async {
-            let req = request.into_inner();
-            let id = convert::game_id(&req.game_id)?;
-            // Make sure the game exists (NOT_FOUND otherwise).
-            self.registry.mailbox(id).await?;
-            let events = self.registry.events_after(id, req.after_seq, req.limit).await?;
-            Ok(Response::new(pb::ListEventsResponse { events }))
-        }
-        .await)
+    async fn list_events(
+        &self,
+        request: Request<pb::ListEventsRequest>,
+    ) -> Result<Response<pb::ListEventsResponse>, Status> {
+        observe(
+            "ListEvents",
+            async {
+                let req = request.into_inner();
+                let id = convert::game_id(&req.game_id)?;
+                // Make sure the game exists (NOT_FOUND otherwise).
+                self.registry.mailbox(id).await?;
+                let events = self
+                    .registry
+                    .events_after(id, req.after_seq, req.limit)
+                    .await?;
+                Ok(Response::new(pb::ListEventsResponse { events }))
+            }
+            .await,
+        )
     }
 }
-

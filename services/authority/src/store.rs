@@ -91,13 +91,15 @@ pub async fn insert_game(db: &Database, row: &GameRow, first_event: &EventRow) -
         .bind(row.created_at)
         .execute(&mut *tx)
         .await?;
-        sqlx::query("INSERT INTO game_events (game_id, seq, payload, created_at) VALUES ($1, $2, $3, $4)")
-            .bind(&row.id)
-            .bind(first_event.seq)
-            .bind(&first_event.payload)
-            .bind(row.created_at)
-            .execute(&mut *tx)
-            .await?;
+        sqlx::query(
+            "INSERT INTO game_events (game_id, seq, payload, created_at) VALUES ($1, $2, $3, $4)",
+        )
+        .bind(&row.id)
+        .bind(first_event.seq)
+        .bind(&first_event.payload)
+        .bind(row.created_at)
+        .execute(&mut *tx)
+        .await?;
         tx.commit().await
     })
 }
@@ -155,7 +157,10 @@ pub async fn apply(db: &Database, game_id: &str, change: &Change, now: i64) -> s
 
 /// A game with its moves, or `None` if there is no such game.
 #[tracing::instrument(skip(db))]
-pub async fn load_game(db: &Database, game_id: &str) -> sqlx::Result<Option<(GameRow, Vec<MoveRow>, i64)>> {
+pub async fn load_game(
+    db: &Database,
+    game_id: &str,
+) -> sqlx::Result<Option<(GameRow, Vec<MoveRow>, i64)>> {
     on_pool!(db, |pool| {
         let Some(r) = sqlx::query(
             "SELECT id, board_size, ruleset, komi_half, black_user_id, black_name, black_ai_level, white_user_id, \
@@ -188,42 +193,52 @@ pub async fn load_game(db: &Database, game_id: &str) -> sqlx::Result<Option<(Gam
             end_reason: r.try_get("end_reason")?,
             created_at: r.try_get("created_at")?,
         };
-        let moves = sqlx::query("SELECT number, color, point FROM moves WHERE game_id = $1 ORDER BY number")
-            .bind(game_id)
-            .fetch_all(pool)
-            .await?
-            .into_iter()
-            .map(|r| {
-                Ok(MoveRow {
-                    number: r.try_get("number")?,
-                    color: r.try_get("color")?,
-                    point: r.try_get("point")?,
-                })
+        let moves = sqlx::query(
+            "SELECT number, color, point FROM moves WHERE game_id = $1 ORDER BY number",
+        )
+        .bind(game_id)
+        .fetch_all(pool)
+        .await?
+        .into_iter()
+        .map(|r| {
+            Ok(MoveRow {
+                number: r.try_get("number")?,
+                color: r.try_get("color")?,
+                point: r.try_get("point")?,
             })
-            .collect::<sqlx::Result<Vec<_>>>()?;
-        let last_seq: Option<i64> = sqlx::query("SELECT MAX(seq) AS last FROM game_events WHERE game_id = $1")
-            .bind(game_id)
-            .fetch_one(pool)
-            .await?
-            .try_get("last")?;
+        })
+        .collect::<sqlx::Result<Vec<_>>>()?;
+        let last_seq: Option<i64> =
+            sqlx::query("SELECT MAX(seq) AS last FROM game_events WHERE game_id = $1")
+                .bind(game_id)
+                .fetch_one(pool)
+                .await?
+                .try_get("last")?;
         Ok(Some((row, moves, last_seq.unwrap_or(0))))
     })
 }
 
 /// Stored events after `after`, in order, at most `limit` (0: all).
 #[tracing::instrument(skip(db))]
-pub async fn events_after(db: &Database, game_id: &str, after: i64, limit: i64) -> sqlx::Result<Vec<Vec<u8>>> {
+pub async fn events_after(
+    db: &Database,
+    game_id: &str,
+    after: i64,
+    limit: i64,
+) -> sqlx::Result<Vec<Vec<u8>>> {
     let limit = if limit <= 0 { i64::MAX } else { limit };
     on_pool!(db, |pool| {
-        sqlx::query("SELECT payload FROM game_events WHERE game_id = $1 AND seq > $2 ORDER BY seq LIMIT $3")
-            .bind(game_id)
-            .bind(after)
-            .bind(limit)
-            .fetch_all(pool)
-            .await?
-            .into_iter()
-            .map(|r| r.try_get::<Vec<u8>, _>("payload"))
-            .collect()
+        sqlx::query(
+            "SELECT payload FROM game_events WHERE game_id = $1 AND seq > $2 ORDER BY seq LIMIT $3",
+        )
+        .bind(game_id)
+        .bind(after)
+        .bind(limit)
+        .fetch_all(pool)
+        .await?
+        .into_iter()
+        .map(|r| r.try_get::<Vec<u8>, _>("payload"))
+        .collect()
     })
 }
 

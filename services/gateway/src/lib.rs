@@ -41,8 +41,9 @@ pub struct Config {
 }
 
 /// The authority client every handler uses.
-pub type AuthorityClient =
-    AuthorityServiceClient<tonic::service::interceptor::InterceptedService<tonic::transport::Channel, PropagateTrace>>;
+pub type AuthorityClient = AuthorityServiceClient<
+    tonic::service::interceptor::InterceptedService<tonic::transport::Channel, PropagateTrace>,
+>;
 
 /// A built gateway, bound and ready to run.
 #[derive(Debug)]
@@ -113,8 +114,12 @@ impl App {
     /// When the server fails.
     pub async fn run_until_stopped(self) -> anyhow::Result<()> {
         let (health, health_service) = tonic_health::server::health_reporter();
-        health.set_serving::<GameServiceServer<service::Gateway>>().await;
-        health.set_serving::<AuthServiceServer<service::Gateway>>().await;
+        health
+            .set_serving::<GameServiceServer<service::Gateway>>()
+            .await;
+        health
+            .set_serving::<AuthServiceServer<service::Gateway>>()
+            .await;
         let reflection = tonic_reflection::server::Builder::configure()
             .register_encoded_file_descriptor_set(ttakji_proto::FILE_DESCRIPTOR_SET)
             .build_v1()
@@ -127,9 +132,16 @@ impl App {
             ))
             .add_service(health_service)
             .add_service(reflection)
-            .add_service(AuthServiceServer::new(self.state.clone()).max_decoding_message_size(MAX_REQUEST_BYTES))
-            .add_service(GameServiceServer::new(self.state).max_decoding_message_size(MAX_REQUEST_BYTES))
-            .serve_with_incoming_shutdown(TcpListenerStream::new(self.listener), async move { shutdown.wait().await })
+            .add_service(
+                AuthServiceServer::new(self.state.clone())
+                    .max_decoding_message_size(MAX_REQUEST_BYTES),
+            )
+            .add_service(
+                GameServiceServer::new(self.state).max_decoding_message_size(MAX_REQUEST_BYTES),
+            )
+            .serve_with_incoming_shutdown(TcpListenerStream::new(self.listener), async move {
+                shutdown.wait().await
+            })
             .await
             .context("gateway gRPC server")
     }

@@ -35,7 +35,10 @@ pub fn nickname(name: &str) -> Result<&str, Status> {
             "nickname must be 2 to 20 characters, not {len}"
         )));
     }
-    if let Some(bad) = name.chars().find(|c| !(c.is_alphanumeric() || *c == '-' || *c == '_')) {
+    if let Some(bad) = name
+        .chars()
+        .find(|c| !(c.is_alphanumeric() || *c == '-' || *c == '_'))
+    {
         return Err(Status::invalid_argument(format!(
             "nickname may hold letters, digits, '-' and '_', not {bad:?}"
         )));
@@ -63,11 +66,12 @@ impl Gateway {
         let value = header
             .to_str()
             .map_err(|_| Status::unauthenticated("the authorization header is not text"))?;
-        let token = value
-            .strip_prefix("Bearer ")
-            .ok_or_else(|| Status::unauthenticated("the authorization header must be 'Bearer <token>'"))?;
+        let token = value.strip_prefix("Bearer ").ok_or_else(|| {
+            Status::unauthenticated("the authorization header must be 'Bearer <token>'")
+        })?;
         self.keys.verify(token.trim()).map_err(|e| {
-            metrics::counter!("ttakji_tokens_refused_total", "reason" => token_error_label(&e)).increment(1);
+            metrics::counter!("ttakji_tokens_refused_total", "reason" => token_error_label(&e))
+                .increment(1);
             Status::unauthenticated(e.to_string())
         })
     }
@@ -90,232 +94,311 @@ fn token_error_label(e: &TokenError) -> &'static str {
 }
 
 fn check_enum<E: TryFrom<i32>>(value: i32, field: &str) -> Result<E, Status> {
-    E::try_from(value).map_err(|_| Status::invalid_argument(format!("{field} {value} is not a known value")))
+    E::try_from(value)
+        .map_err(|_| Status::invalid_argument(format!("{field} {value} is not a known value")))
 }
 
 #[tonic::async_trait]
 impl AuthService for Gateway {
     #[tracing::instrument(skip_all)]
-    async fn sign_in_guest(&self, request: Request<pb::SignInGuestRequest>) -> Result<Response<pb::SignInGuestResponse>, Status> {
-        observe("SignInGuest", async {
-            let name = nickname(&request.get_ref().nickname)?;
-            let user_id = uuid::Uuid::new_v4().simple().to_string();
-            let (access_token, claims) = self
-                .keys
-                .issue(&user_id, name, true)
-                .map_err(|e| Status::internal(e.to_string()))?;
-            tracing::info!(user_id = %user_id, "guest signed in");
-            Ok(Response::new(pb::SignInGuestResponse {
-                access_token,
-                expires_at_unix_ms: i64::try_from(claims.exp).unwrap_or(i64::MAX).saturating_mul(1000),
-                user_id,
-            }))
-        }
-        .await)
+    async fn sign_in_guest(
+        &self,
+        request: Request<pb::SignInGuestRequest>,
+    ) -> Result<Response<pb::SignInGuestResponse>, Status> {
+        observe(
+            "SignInGuest",
+            async {
+                let name = nickname(&request.get_ref().nickname)?;
+                let user_id = uuid::Uuid::new_v4().simple().to_string();
+                let (access_token, claims) = self
+                    .keys
+                    .issue(&user_id, name, true)
+                    .map_err(|e| Status::internal(e.to_string()))?;
+                tracing::info!(user_id = %user_id, "guest signed in");
+                Ok(Response::new(pb::SignInGuestResponse {
+                    access_token,
+                    expires_at_unix_ms: i64::try_from(claims.exp)
+                        .unwrap_or(i64::MAX)
+                        .saturating_mul(1000),
+                    user_id,
+                }))
+            }
+            .await,
+        )
     }
 }
 
 #[tonic::async_trait]
 impl GameService for Gateway {
     #[tracing::instrument(skip_all, fields(user_id))]
-    async fn start_ai_game(&self, request: Request<pb::StartAiGameRequest>) -> Result<Response<pb::StartAiGameResponse>, Status> {
-        observe("StartAiGame", async {
-            let me = self.caller(&request)?;
-            tracing::Span::current().record("user_id", me.sub.as_str());
-            let req = request.into_inner();
-            let choice: pb::ColorChoice = check_enum(req.color, "color")?;
-            let level: pb::AiLevel = check_enum(req.level, "level")?;
-            let level = if level == pb::AiLevel::Unspecified { pb::AiLevel::Normal } else { level };
-            let black = match choice {
-                pb::ColorChoice::Black => true,
-                pb::ColorChoice::White => false,
-                pb::ColorChoice::Random | pb::ColorChoice::Unspecified => uuid::Uuid::new_v4().as_bytes()[0] & 1 == 0,
-            };
-            let person = pb::Seat {
-                user_id: me.sub.clone(),
-                nickname: me.name.clone(),
-                ai_level: pb::AiLevel::Unspecified as i32,
-            };
-            let computer = pb::Seat {
-                user_id: String::new(),
-                nickname: String::new(),
-                ai_level: level as i32,
-            };
-            let (black, white) = if black { (person, computer) } else { (computer, person) };
-            let created = self
-                .authority()
-                .create_game(pb::CreateGameRequest {
-                    board_size: req.board_size,
-                    ruleset: String::new(),
-                    black: Some(black),
-                    white: Some(white),
-                    seconds_per_move: 0,
-                })
-                .await?
-                .into_inner();
-            Ok(Response::new(pb::StartAiGameResponse { game: created.game }))
-        }
-        .await)
-    }
-
-    #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
-    async fn get_game(&self, request: Request<pb::GetGameRequest>) -> Result<Response<pb::GetGameResponse>, Status> {
-        observe("GetGame", async {
-            let me = self.caller(&request)?;
-            let req = request.into_inner();
-            let loaded = self
-                .authority()
-                .load_game(pb::LoadGameRequest {
-                    game_id: game_id(&req.game_id)?,
-                    user_id: me.sub,
-                    include_score_preview: req.include_score_preview,
-                })
-                .await?
-                .into_inner();
-            Ok(Response::new(pb::GetGameResponse { game: loaded.game }))
-        }
-        .await)
-    }
-
-    #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id, move_number = request.get_ref().move_number, user_id))]
-    async fn play_move(&self, request: Request<pb::PlayMoveRequest>) -> Result<Response<pb::PlayMoveResponse>, Status> {
-        observe("PlayMove", async {
-            let me = self.caller(&request)?;
-            tracing::Span::current().record("user_id", me.sub.as_str());
-            let req = request.into_inner();
-            let point = req.point.ok_or_else(|| Status::invalid_argument("point is missing"))?;
-            if point.column >= 25 || point.row >= 25 {
-                return Err(Status::invalid_argument(format!(
-                    "point (column {}, row {}) is off any board",
-                    point.column, point.row
-                )));
+    async fn start_ai_game(
+        &self,
+        request: Request<pb::StartAiGameRequest>,
+    ) -> Result<Response<pb::StartAiGameResponse>, Status> {
+        observe(
+            "StartAiGame",
+            async {
+                let me = self.caller(&request)?;
+                tracing::Span::current().record("user_id", me.sub.as_str());
+                let req = request.into_inner();
+                let choice: pb::ColorChoice = check_enum(req.color, "color")?;
+                let level: pb::AiLevel = check_enum(req.level, "level")?;
+                let level = if level == pb::AiLevel::Unspecified {
+                    pb::AiLevel::Normal
+                } else {
+                    level
+                };
+                let black = match choice {
+                    pb::ColorChoice::Black => true,
+                    pb::ColorChoice::White => false,
+                    pb::ColorChoice::Random | pb::ColorChoice::Unspecified => {
+                        uuid::Uuid::new_v4().as_bytes()[0] & 1 == 0
+                    }
+                };
+                let person = pb::Seat {
+                    user_id: me.sub.clone(),
+                    nickname: me.name.clone(),
+                    ai_level: pb::AiLevel::Unspecified as i32,
+                };
+                let computer = pb::Seat {
+                    user_id: String::new(),
+                    nickname: String::new(),
+                    ai_level: level as i32,
+                };
+                let (black, white) = if black {
+                    (person, computer)
+                } else {
+                    (computer, person)
+                };
+                let created = self
+                    .authority()
+                    .create_game(pb::CreateGameRequest {
+                        board_size: req.board_size,
+                        ruleset: String::new(),
+                        black: Some(black),
+                        white: Some(white),
+                        seconds_per_move: 0,
+                    })
+                    .await?
+                    .into_inner();
+                Ok(Response::new(pb::StartAiGameResponse {
+                    game: created.game,
+                }))
             }
-            let done = self
-                .authority()
-                .submit_action(pb::SubmitActionRequest {
-                    game_id: game_id(&req.game_id)?,
-                    user_id: me.sub,
-                    move_number: req.move_number,
-                    action: Some(pb::submit_action_request::Action::Place(point)),
-                })
-                .await?
-                .into_inner();
-            Ok(Response::new(pb::PlayMoveResponse {
-                r#move: done.r#move,
-                game: done.game,
-            }))
-        }
-        .await)
+            .await,
+        )
+    }
+
+    #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    async fn get_game(
+        &self,
+        request: Request<pb::GetGameRequest>,
+    ) -> Result<Response<pb::GetGameResponse>, Status> {
+        observe(
+            "GetGame",
+            async {
+                let me = self.caller(&request)?;
+                let req = request.into_inner();
+                let loaded = self
+                    .authority()
+                    .load_game(pb::LoadGameRequest {
+                        game_id: game_id(&req.game_id)?,
+                        user_id: me.sub,
+                        include_score_preview: req.include_score_preview,
+                    })
+                    .await?
+                    .into_inner();
+                Ok(Response::new(pb::GetGameResponse { game: loaded.game }))
+            }
+            .await,
+        )
     }
 
     #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id, move_number = request.get_ref().move_number, user_id))]
-    async fn pass(&self, request: Request<pb::PassRequest>) -> Result<Response<pb::PassResponse>, Status> {
-        observe("Pass", async {
-            let me = self.caller(&request)?;
-            tracing::Span::current().record("user_id", me.sub.as_str());
-            let req = request.into_inner();
-            let done = self
-                .authority()
-                .submit_action(pb::SubmitActionRequest {
-                    game_id: game_id(&req.game_id)?,
-                    user_id: me.sub,
-                    move_number: req.move_number,
-                    action: Some(pb::submit_action_request::Action::Pass(pb::PassAction {})),
-                })
-                .await?
-                .into_inner();
-            Ok(Response::new(pb::PassResponse {
-                r#move: done.r#move,
-                game: done.game,
-            }))
-        }
-        .await)
+    async fn play_move(
+        &self,
+        request: Request<pb::PlayMoveRequest>,
+    ) -> Result<Response<pb::PlayMoveResponse>, Status> {
+        observe(
+            "PlayMove",
+            async {
+                let me = self.caller(&request)?;
+                tracing::Span::current().record("user_id", me.sub.as_str());
+                let req = request.into_inner();
+                let point = req
+                    .point
+                    .ok_or_else(|| Status::invalid_argument("point is missing"))?;
+                if point.column >= 25 || point.row >= 25 {
+                    return Err(Status::invalid_argument(format!(
+                        "point (column {}, row {}) is off any board",
+                        point.column, point.row
+                    )));
+                }
+                let done = self
+                    .authority()
+                    .submit_action(pb::SubmitActionRequest {
+                        game_id: game_id(&req.game_id)?,
+                        user_id: me.sub,
+                        move_number: req.move_number,
+                        action: Some(pb::submit_action_request::Action::Place(point)),
+                    })
+                    .await?
+                    .into_inner();
+                Ok(Response::new(pb::PlayMoveResponse {
+                    r#move: done.r#move,
+                    game: done.game,
+                }))
+            }
+            .await,
+        )
+    }
+
+    #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id, move_number = request.get_ref().move_number, user_id))]
+    async fn pass(
+        &self,
+        request: Request<pb::PassRequest>,
+    ) -> Result<Response<pb::PassResponse>, Status> {
+        observe(
+            "Pass",
+            async {
+                let me = self.caller(&request)?;
+                tracing::Span::current().record("user_id", me.sub.as_str());
+                let req = request.into_inner();
+                let done = self
+                    .authority()
+                    .submit_action(pb::SubmitActionRequest {
+                        game_id: game_id(&req.game_id)?,
+                        user_id: me.sub,
+                        move_number: req.move_number,
+                        action: Some(pb::submit_action_request::Action::Pass(pb::PassAction {})),
+                    })
+                    .await?
+                    .into_inner();
+                Ok(Response::new(pb::PassResponse {
+                    r#move: done.r#move,
+                    game: done.game,
+                }))
+            }
+            .await,
+        )
     }
 
     #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id, user_id))]
-    async fn resign(&self, request: Request<pb::ResignRequest>) -> Result<Response<pb::ResignResponse>, Status> {
-        observe("Resign", async {
-            let me = self.caller(&request)?;
-            tracing::Span::current().record("user_id", me.sub.as_str());
-            let req = request.into_inner();
-            let done = self
-                .authority()
-                .submit_action(pb::SubmitActionRequest {
-                    game_id: game_id(&req.game_id)?,
-                    user_id: me.sub,
-                    move_number: 0,
-                    action: Some(pb::submit_action_request::Action::Resign(pb::ResignAction {})),
-                })
-                .await?
-                .into_inner();
-            Ok(Response::new(pb::ResignResponse { game: done.game }))
-        }
-        .await)
+    async fn resign(
+        &self,
+        request: Request<pb::ResignRequest>,
+    ) -> Result<Response<pb::ResignResponse>, Status> {
+        observe(
+            "Resign",
+            async {
+                let me = self.caller(&request)?;
+                tracing::Span::current().record("user_id", me.sub.as_str());
+                let req = request.into_inner();
+                let done = self
+                    .authority()
+                    .submit_action(pb::SubmitActionRequest {
+                        game_id: game_id(&req.game_id)?,
+                        user_id: me.sub,
+                        move_number: 0,
+                        action: Some(pb::submit_action_request::Action::Resign(
+                            pb::ResignAction {},
+                        )),
+                    })
+                    .await?
+                    .into_inner();
+                Ok(Response::new(pb::ResignResponse { game: done.game }))
+            }
+            .await,
+        )
     }
 
     #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id, user_id))]
-    async fn undo_move(&self, request: Request<pb::UndoMoveRequest>) -> Result<Response<pb::UndoMoveResponse>, Status> {
-        observe("UndoMove", async {
-            let me = self.caller(&request)?;
-            tracing::Span::current().record("user_id", me.sub.as_str());
-            let req = request.into_inner();
-            let done = self
-                .authority()
-                .take_back(pb::TakeBackRequest {
-                    game_id: game_id(&req.game_id)?,
-                    user_id: me.sub,
-                    move_count: req.move_count,
-                })
-                .await?
-                .into_inner();
-            Ok(Response::new(pb::UndoMoveResponse { game: done.game }))
-        }
-        .await)
+    async fn undo_move(
+        &self,
+        request: Request<pb::UndoMoveRequest>,
+    ) -> Result<Response<pb::UndoMoveResponse>, Status> {
+        observe(
+            "UndoMove",
+            async {
+                let me = self.caller(&request)?;
+                tracing::Span::current().record("user_id", me.sub.as_str());
+                let req = request.into_inner();
+                let done = self
+                    .authority()
+                    .take_back(pb::TakeBackRequest {
+                        game_id: game_id(&req.game_id)?,
+                        user_id: me.sub,
+                        move_count: req.move_count,
+                    })
+                    .await?
+                    .into_inner();
+                Ok(Response::new(pb::UndoMoveResponse { game: done.game }))
+            }
+            .await,
+        )
     }
 
     #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
-    async fn get_score_preview(&self, request: Request<pb::GetScorePreviewRequest>) -> Result<Response<pb::GetScorePreviewResponse>, Status> {
-        observe("GetScorePreview", async {
-            self.caller(&request)?;
-            let id = game_id(&request.get_ref().game_id)?;
-            let count = self
-                .authority()
-                .preview_score(pb::PreviewScoreRequest { game_id: id })
-                .await?
-                .into_inner()
-                .count;
-            Ok(Response::new(pb::GetScorePreviewResponse { count }))
-        }
-        .await)
+    async fn get_score_preview(
+        &self,
+        request: Request<pb::GetScorePreviewRequest>,
+    ) -> Result<Response<pb::GetScorePreviewResponse>, Status> {
+        observe(
+            "GetScorePreview",
+            async {
+                self.caller(&request)?;
+                let id = game_id(&request.get_ref().game_id)?;
+                let count = self
+                    .authority()
+                    .preview_score(pb::PreviewScoreRequest { game_id: id })
+                    .await?
+                    .into_inner()
+                    .count;
+                Ok(Response::new(pb::GetScorePreviewResponse { count }))
+            }
+            .await,
+        )
     }
 
     #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
-    async fn get_sgf(&self, request: Request<pb::GetSgfRequest>) -> Result<Response<pb::GetSgfResponse>, Status> {
-        observe("GetSgf", async {
-            self.caller(&request)?;
-            let id = game_id(&request.get_ref().game_id)?;
-            let sgf = self
-                .authority()
-                .export_record(pb::ExportRecordRequest { game_id: id })
-                .await?
-                .into_inner()
-                .sgf;
-            Ok(Response::new(pb::GetSgfResponse { sgf }))
-        }
-        .await)
+    async fn get_sgf(
+        &self,
+        request: Request<pb::GetSgfRequest>,
+    ) -> Result<Response<pb::GetSgfResponse>, Status> {
+        observe(
+            "GetSgf",
+            async {
+                self.caller(&request)?;
+                let id = game_id(&request.get_ref().game_id)?;
+                let sgf = self
+                    .authority()
+                    .export_record(pb::ExportRecordRequest { game_id: id })
+                    .await?
+                    .into_inner()
+                    .sgf;
+                Ok(Response::new(pb::GetSgfResponse { sgf }))
+            }
+            .await,
+        )
     }
 
     type WatchGameStream = crate::watch::EventStream;
 
     #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id, after_seq = request.get_ref().after_seq))]
-    async fn watch_game(&self, request: Request<pb::WatchGameRequest>) -> Result<Response<Self::WatchGameStream>, Status> {
-        observe("WatchGame", async {
-            self.caller(&request)?;
-            let req = request.into_inner();
-            let id = game_id(&req.game_id)?;
-            let stream = crate::watch::watch(self.clone(), id, req.after_seq).await?;
-            Ok(Response::new(stream))
-        }
-        .await)
+    async fn watch_game(
+        &self,
+        request: Request<pb::WatchGameRequest>,
+    ) -> Result<Response<Self::WatchGameStream>, Status> {
+        observe(
+            "WatchGame",
+            async {
+                self.caller(&request)?;
+                let req = request.into_inner();
+                let id = game_id(&req.game_id)?;
+                let stream = crate::watch::watch(self.clone(), id, req.after_seq).await?;
+                Ok(Response::new(stream))
+            }
+            .await,
+        )
     }
 }

@@ -15,13 +15,18 @@ use ttakji_proto::v1 as pb;
 use crate::service::Gateway;
 
 /// The stream type WatchGame returns.
-pub type EventStream = Pin<Box<dyn tokio_stream::Stream<Item = Result<pb::WatchGameResponse, Status>> + Send>>;
+pub type EventStream =
+    Pin<Box<dyn tokio_stream::Stream<Item = Result<pb::WatchGameResponse, Status>> + Send>>;
 
 /// Events buffered for a watcher that reads slowly.
 const WATCHER_BUFFER: usize = 64;
 
 /// Starts watching `game_id` after `after_seq`.
-pub async fn watch(gateway: Gateway, game_id: String, after_seq: u64) -> Result<EventStream, Status> {
+pub async fn watch(
+    gateway: Gateway,
+    game_id: String,
+    after_seq: u64,
+) -> Result<EventStream, Status> {
     // Subscribe before reading the stored events, so nothing published in
     // between is missed.
     let mut live = gateway
@@ -46,18 +51,20 @@ pub async fn watch(gateway: Gateway, game_id: String, after_seq: u64) -> Result<
                 d = live.recv() => d,
             };
             let events = match delivery {
-                Delivery::Message(envelope) => match pb::GameEvent::decode(envelope.payload.as_slice()) {
-                    Ok(event) if event.seq <= last => continue,
-                    Ok(event) if event.seq == last + 1 => vec![event],
-                    // A gap: read what was missed from the store.
-                    Ok(_) | Err(_) => match stored_after(&gateway, &game_id, last).await {
-                        Ok(events) => events,
-                        Err(status) => {
-                            let _ = tx.send(Err(status)).await;
-                            break;
-                        }
-                    },
-                },
+                Delivery::Message(envelope) => {
+                    match pb::GameEvent::decode(envelope.payload.as_slice()) {
+                        Ok(event) if event.seq <= last => continue,
+                        Ok(event) if event.seq == last + 1 => vec![event],
+                        // A gap: read what was missed from the store.
+                        Ok(_) | Err(_) => match stored_after(&gateway, &game_id, last).await {
+                            Ok(events) => events,
+                            Err(status) => {
+                                let _ = tx.send(Err(status)).await;
+                                break;
+                            }
+                        },
+                    }
+                }
                 Delivery::Gap => match stored_after(&gateway, &game_id, last).await {
                     Ok(events) => events,
                     Err(status) => {
@@ -78,14 +85,22 @@ pub async fn watch(gateway: Gateway, game_id: String, after_seq: u64) -> Result<
 
 /// Sends events in order; false once the game has ended (after sending the
 /// last event) or the watcher has gone.
-async fn forward(tx: &mpsc::Sender<Result<pb::WatchGameResponse, Status>>, events: Vec<pb::GameEvent>, last: &mut u64) -> bool {
+async fn forward(
+    tx: &mpsc::Sender<Result<pb::WatchGameResponse, Status>>,
+    events: Vec<pb::GameEvent>,
+    last: &mut u64,
+) -> bool {
     for event in events {
         if event.seq <= *last {
             continue;
         }
         *last = event.seq;
         let finished = matches!(event.kind, Some(pb::game_event::Kind::Finished(_)));
-        if tx.send(Ok(pb::WatchGameResponse { event: Some(event) })).await.is_err() {
+        if tx
+            .send(Ok(pb::WatchGameResponse { event: Some(event) }))
+            .await
+            .is_err()
+        {
             return false;
         }
         if finished {
@@ -95,7 +110,11 @@ async fn forward(tx: &mpsc::Sender<Result<pb::WatchGameResponse, Status>>, event
     true
 }
 
-async fn stored_after(gateway: &Gateway, game_id: &str, after: u64) -> Result<Vec<pb::GameEvent>, Status> {
+async fn stored_after(
+    gateway: &Gateway,
+    game_id: &str,
+    after: u64,
+) -> Result<Vec<pb::GameEvent>, Status> {
     Ok(gateway
         .authority
         .clone()
