@@ -45,6 +45,13 @@ pub struct TelemetryGuard {
     provider: SdkTracerProvider,
 }
 
+impl TelemetryGuard {
+    /// Hands every finished span to the exporters now.
+    pub fn flush(&self) {
+        let _ = self.provider.force_flush();
+    }
+}
+
 impl Drop for TelemetryGuard {
     fn drop(&mut self) {
         let _ = self.provider.force_flush();
@@ -58,6 +65,30 @@ impl Drop for TelemetryGuard {
 /// # Errors
 /// When the OTLP exporter cannot be built from the endpoint.
 pub fn init(config: &TelemetryConfig) -> anyhow::Result<TelemetryGuard> {
+    install(config, provider_builder(config)?)
+}
+
+/// Like [`init`], with spans also handed to `exporter` as each one ends
+/// (tests read them back from an in-memory exporter).
+///
+/// # Errors
+/// As [`init`].
+pub fn init_with_exporter<E>(
+    config: &TelemetryConfig,
+    exporter: E,
+) -> anyhow::Result<TelemetryGuard>
+where
+    E: opentelemetry_sdk::trace::SpanExporter + 'static,
+{
+    install(
+        config,
+        provider_builder(config)?.with_simple_exporter(exporter),
+    )
+}
+
+fn provider_builder(
+    config: &TelemetryConfig,
+) -> anyhow::Result<opentelemetry_sdk::trace::TracerProviderBuilder> {
     opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new());
     let mut builder = SdkTracerProvider::builder().with_resource(
         opentelemetry_sdk::Resource::builder()
@@ -73,6 +104,13 @@ pub fn init(config: &TelemetryConfig) -> anyhow::Result<TelemetryGuard> {
             .map_err(|e| anyhow::anyhow!("OTLP exporter for {endpoint}: {e}"))?;
         builder = builder.with_batch_exporter(exporter);
     }
+    Ok(builder)
+}
+
+fn install(
+    config: &TelemetryConfig,
+    builder: opentelemetry_sdk::trace::TracerProviderBuilder,
+) -> anyhow::Result<TelemetryGuard> {
     let provider = builder.build();
     let tracer = provider.tracer("ttakji");
     let filter = || EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));

@@ -16,6 +16,7 @@ use baduk_ai::{Decision, Level, MctsPlayer, Settings};
 use prost::Message as _;
 use tokio::sync::{mpsc, oneshot};
 use tonic::Status;
+use tracing::Instrument as _;
 use ttakji_platform::bus::{self, Bus};
 use ttakji_platform::shutdown::Shutdown;
 use ttakji_platform::store::Database;
@@ -91,12 +92,16 @@ pub enum Command {
         reply: oneshot::Sender<pb::GameSnapshot>,
     },
     Submit {
+        /// The request's span: the work is done inside it, so the stored
+        /// write and the published events belong to the caller's trace.
+        span: tracing::Span,
         user_id: String,
         number: u32,
         action: PlayerAction,
         reply: oneshot::Sender<Result<(Option<pb::Move>, pb::GameSnapshot), Status>>,
     },
     TakeBack {
+        span: tracing::Span,
         user_id: String,
         move_count: u32,
         reply: oneshot::Sender<Result<pb::GameSnapshot, Status>>,
@@ -398,13 +403,17 @@ impl LiveGame {
                 let _ = reply.send(self.sgf());
             }
             Command::Submit {
+                span,
                 user_id,
                 number,
                 action,
                 reply,
             } => {
                 let started = Instant::now();
-                let result = self.submit(&user_id, number, action).await;
+                let result = self
+                    .submit(&user_id, number, action)
+                    .instrument(span.clone())
+                    .await;
                 metrics::histogram!("ttakji_move_handling_seconds")
                     .record(started.elapsed().as_secs_f64());
                 let events = match result {
@@ -417,18 +426,23 @@ impl LiveGame {
                         Vec::new()
                     }
                 };
-                self.publish(events).await;
+                self.publish(events).instrument(span).await;
                 self.think_if_computer_to_move();
             }
             Command::TakeBack {
+                span,
                 user_id,
                 move_count,
                 reply,
             } => {
-                match self.take_back(&user_id, move_count).await {
+                match self
+                    .take_back(&user_id, move_count)
+                    .instrument(span.clone())
+                    .await
+                {
                     Ok((snapshot, events)) => {
                         let _ = reply.send(Ok(snapshot));
-                        self.publish(events).await;
+                        self.publish(events).instrument(span).await;
                     }
                     Err(status) => {
                         let _ = reply.send(Err(status));

@@ -162,6 +162,7 @@ impl AuthorityService for Authority {
                 let (mv, game) = self
                     .registry
                     .ask(&id, |reply| Command::Submit {
+                        span: tracing::Span::current(),
                         user_id: req.user_id.clone(),
                         number: req.move_number,
                         action,
@@ -190,6 +191,7 @@ impl AuthorityService for Authority {
                 let game = self
                     .registry
                     .ask(&id, |reply| Command::TakeBack {
+                        span: tracing::Span::current(),
                         user_id: req.user_id.clone(),
                         move_count: req.move_count,
                         reply,

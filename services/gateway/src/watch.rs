@@ -9,6 +9,7 @@ use prost::Message as _;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::Status;
+use tracing::Instrument as _;
 use ttakji_platform::bus::{self, Delivery};
 use ttakji_proto::v1 as pb;
 
@@ -50,8 +51,12 @@ pub async fn watch(
                 () = tx.closed() => break,
                 d = live.recv() => d,
             };
+            let span = tracing::info_span!("watch.event", game_id = %game_id);
             let events = match delivery {
                 Delivery::Message(envelope) => {
+                    // The delivery joins the publisher's trace: one move is
+                    // one trace from the mover's call to the watcher.
+                    ttakji_platform::telemetry::set_parent_from(&span, &envelope.trace_context);
                     match pb::GameEvent::decode(envelope.payload.as_slice()) {
                         Ok(event) if event.seq <= last => continue,
                         Ok(event) if event.seq == last + 1 => vec![event],
@@ -74,7 +79,7 @@ pub async fn watch(
                 },
                 Delivery::Closed => break,
             };
-            if !forward(&tx, events, &mut last).await {
+            if !forward(&tx, events, &mut last).instrument(span).await {
                 break;
             }
         }
