@@ -638,6 +638,36 @@ fn a_dead_stone_inside_pass_alive_territory_is_removed() {
     assert_eq!(names(&score.dead), ["D1"]);
 }
 
+/// A Black group on the top edge has the eye D9-E9 and the point G9, which
+/// White's H8 makes a false eye: White ataris H9 from J9 and Black must
+/// fill G9. One eye is not life, so the group is removed (GNU Go 3.8 calls
+/// it dead too); G9 alone once counted as room for a second eye and kept it.
+#[test]
+fn a_group_with_one_eye_and_a_false_eye_is_removed() {
+    let board = Board::from_ascii(
+        "
+        O X X . . X . X .
+        O O X X X X X O O
+        O X X O O O O O O
+        O O O . . . O X X
+        . . O . . O X . X
+        . . O O O X . X .
+        . . . . O X . . .
+        . . . . O X X . .
+        . . . . O O X . .
+        ",
+    )
+    .expect("drawing");
+    let verdict = baduk::analyse(&board);
+    assert_eq!(
+        names(&verdict.dead),
+        [
+            "B7", "C7", "C8", "D8", "E8", "F8", "G8", "B9", "C9", "F9", "H9"
+        ]
+    );
+    assert!(verdict.doubtful.is_empty());
+}
+
 /// A Black group with two true eyes (C4, C6) sits in the middle of White's
 /// area, wrapped directly by White's wall. It is alive (pass-alive, even)
 /// and nothing is removed; White's area is everything else.
