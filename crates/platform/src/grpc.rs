@@ -80,3 +80,18 @@ pub fn oversized_is_invalid_argument<B>(mut response: http::Response<B>) -> http
     }
     response
 }
+
+/// The connections a gRPC server accepts on `listener`, with Nagle's
+/// algorithm off: small frames (a move, an event on a stream) go out at
+/// once instead of waiting up to 40 ms for the peer's delayed ACK.
+pub fn incoming(
+    listener: tokio::net::TcpListener,
+) -> impl tokio_stream::Stream<Item = std::io::Result<tokio::net::TcpStream>> {
+    use tokio_stream::StreamExt as _;
+    tokio_stream::wrappers::TcpListenerStream::new(listener).map(|accepted| {
+        if let Ok(stream) = &accepted {
+            let _ = stream.set_nodelay(true);
+        }
+        accepted
+    })
+}

@@ -16,7 +16,6 @@ use std::net::SocketAddr;
 
 use anyhow::Context as _;
 use tokio::net::TcpListener;
-use tokio_stream::wrappers::TcpListenerStream;
 use ttakji_platform::bus::Bus;
 use ttakji_platform::shutdown::Shutdown;
 use ttakji_platform::store::Database;
@@ -116,9 +115,10 @@ impl App {
             .add_service(health_service)
             .add_service(reflection)
             .add_service(AuthorityServiceServer::new(service))
-            .serve_with_incoming_shutdown(TcpListenerStream::new(self.listener), async move {
-                shutdown.wait().await
-            })
+            .serve_with_incoming_shutdown(
+                ttakji_platform::grpc::incoming(self.listener),
+                async move { shutdown.wait().await },
+            )
             .await
             .context("authority gRPC server")
     }

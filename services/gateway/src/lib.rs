@@ -14,7 +14,6 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use tokio::net::TcpListener;
-use tokio_stream::wrappers::TcpListenerStream;
 use ttakji_platform::auth::TokenKeys;
 use ttakji_platform::bus::Bus;
 use ttakji_platform::grpc::PropagateTrace;
@@ -139,9 +138,10 @@ impl App {
             .add_service(
                 GameServiceServer::new(self.state).max_decoding_message_size(MAX_REQUEST_BYTES),
             )
-            .serve_with_incoming_shutdown(TcpListenerStream::new(self.listener), async move {
-                shutdown.wait().await
-            })
+            .serve_with_incoming_shutdown(
+                ttakji_platform::grpc::incoming(self.listener),
+                async move { shutdown.wait().await },
+            )
             .await
             .context("gateway gRPC server")
     }
