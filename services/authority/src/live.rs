@@ -75,6 +75,9 @@ pub enum PlayerAction {
     Resign,
 }
 
+/// How long a game's actor stays in memory with no request.
+pub const IDLE: Duration = Duration::from_secs(600);
+
 /// How the computer seats search, for all games of this authority.
 #[derive(Debug, Clone, Default)]
 pub struct AiConfig {
@@ -379,15 +382,25 @@ impl LiveGame {
     }
 
     /// The actor's loop: runs until shutdown.
+    /// The actor's loop: runs until shutdown, or until the game has been
+    /// left alone for [`IDLE`] with nothing to think about (it is reloaded
+    /// from the store on the next request).
     pub async fn run(mut self, mut inbox: mpsc::Receiver<Command>, mut shutdown: Shutdown) {
         self.think_if_computer_to_move();
         loop {
             let command = tokio::select! {
                 () = shutdown.wait() => break,
                 command = inbox.recv() => command,
+                () = tokio::time::sleep(IDLE), if !self.thinking => {
+                    tracing::debug!(game_id = %self.meta.id, "idle game unloaded");
+                    break;
+                }
             };
             let Some(command) = command else { break };
             self.handle(command).await;
+        }
+        if self.is_playing() {
+            metrics::gauge!("ttakji_live_games").decrement(1.0);
         }
     }
 
@@ -457,7 +470,8 @@ impl LiveGame {
                 think,
             } => {
                 self.thinking = false;
-                self.ai_player = Some(player);
+                // A finished game needs no player (nor its search tree).
+                self.ai_player = self.is_playing().then_some(player);
                 if generation == self.generation {
                     self.play_computer_move(decision, think).await;
                 }

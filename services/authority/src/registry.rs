@@ -161,13 +161,23 @@ impl Registry {
         game_id: &str,
         make: impl FnOnce(tokio::sync::oneshot::Sender<T>) -> Command,
     ) -> Result<T, Status> {
-        let tx = self.mailbox(game_id).await?;
         let (reply, answer) = tokio::sync::oneshot::channel();
-        tx.send(make(reply)).await.map_err(|_| {
-            Status::unavailable(format!("game {game_id} is shutting down; try again"))
-        })?;
-        answer
-            .await
-            .map_err(|_| Status::internal(format!("game {game_id} stopped before answering")))
+        let mut command = make(reply);
+        // An actor that has just unloaded itself (idle) refuses the command;
+        // it is loaded again and asked once more.
+        for _ in 0..2 {
+            let tx = self.mailbox(game_id).await?;
+            match tx.send(command).await {
+                Ok(()) => {
+                    return answer.await.map_err(|_| {
+                        Status::internal(format!("game {game_id} stopped before answering"))
+                    });
+                }
+                Err(mpsc::error::SendError(back)) => command = back,
+            }
+        }
+        Err(Status::unavailable(format!(
+            "game {game_id} is shutting down; try again"
+        )))
     }
 }
