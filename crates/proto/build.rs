@@ -4,7 +4,10 @@
 use prost::Message;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../proto");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../proto")
+        .canonicalize()?;
+    println!("cargo:rerun-if-changed={}", root.display());
     let files = ["api.proto", "authority.proto", "bus.proto", "game.proto"]
         .map(|f| root.join("ttakji/v1").join(f));
     for f in &files {

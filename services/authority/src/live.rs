@@ -73,6 +73,10 @@ pub enum PlayerAction {
     Place(Point),
     Pass,
     Resign,
+    /// The side's clock ran out (decided by the authority, not asked for).
+    TimeOut,
+    /// The side accepted the opponent's draw offer.
+    AcceptDraw,
 }
 
 /// How long a game's actor stays in memory with no request.
@@ -115,6 +119,17 @@ pub enum Command {
     Export {
         reply: oneshot::Sender<String>,
     },
+    OfferDraw {
+        span: tracing::Span,
+        user_id: String,
+        reply: oneshot::Sender<Result<pb::GameSnapshot, Status>>,
+    },
+    AnswerDraw {
+        span: tracing::Span,
+        user_id: String,
+        accept: bool,
+        reply: oneshot::Sender<Result<pb::GameSnapshot, Status>>,
+    },
     AiDecided {
         generation: u64,
         decision: Decision,
@@ -145,6 +160,10 @@ pub struct LiveGame {
     ai_config: AiConfig,
     thinking: bool,
     generation: u64,
+    /// When the side to move runs out of time (Unix ms); online games only.
+    deadline: Option<i64>,
+    /// The side whose draw offer stands.
+    draw_offer: Option<Color>,
     db: Database,
     bus: Bus,
     mailbox: mpsc::Sender<Command>,
@@ -225,7 +244,11 @@ impl LiveGame {
         mailbox: mpsc::Sender<Command>,
     ) -> LiveGame {
         let game = Game::new(meta.rules);
+        let deadline = (meta.seconds_per_move > 0)
+            .then(|| meta.created_at + i64::from(meta.seconds_per_move) * 1000);
         let mut live = LiveGame {
+            deadline,
+            draw_offer: None,
             ai_player: None,
             meta,
             game,
@@ -261,6 +284,8 @@ impl LiveGame {
             finished: false,
             end_reason: None,
             created_at: self.meta.created_at,
+            deadline_at: self.deadline,
+            draw_offered_by: None,
         };
         self.seq = 1;
         let event = self.event(1, pb::game_event::Kind::Started(pb::GameStarted {}));
@@ -360,6 +385,12 @@ impl LiveGame {
             }
         }
         live.seq = u64::try_from(last_seq).unwrap_or(0);
+        live.deadline = row.deadline_at;
+        live.draw_offer = match row.draw_offered_by.as_deref() {
+            Some("B") => Some(Color::Black),
+            Some("W") => Some(Color::White),
+            _ => None,
+        };
         if let Some(reason) = live.game.end() {
             live.finished = Some(live.finish_of(reason));
         }
@@ -388,10 +419,15 @@ impl LiveGame {
     pub async fn run(mut self, mut inbox: mpsc::Receiver<Command>, mut shutdown: Shutdown) {
         self.think_if_computer_to_move();
         loop {
+            let deadline = self.deadline.filter(|_| self.is_playing());
             let command = tokio::select! {
                 () = shutdown.wait() => break,
+                () = ttakji_platform::sleep_until_unix_ms(deadline.unwrap_or(i64::MAX)), if deadline.is_some() => {
+                    self.time_out().await;
+                    continue;
+                }
                 command = inbox.recv() => command,
-                () = tokio::time::sleep(IDLE), if !self.thinking => {
+                () = tokio::time::sleep(IDLE), if !self.thinking && deadline.is_none() => {
                     tracing::debug!(game_id = %self.meta.id, "idle game unloaded");
                     break;
                 }
@@ -405,6 +441,15 @@ impl LiveGame {
     }
 
     async fn handle(&mut self, command: Command) {
+        // A request that arrives after the deadline, before the timer has
+        // fired, finds the game already lost on time.
+        if self.is_playing()
+            && self
+                .deadline
+                .is_some_and(|d| ttakji_platform::now_unix_ms() >= d)
+        {
+            self.time_out().await;
+        }
         match command {
             Command::Snapshot { preview, reply } => {
                 let _ = reply.send(self.snapshot(preview));
@@ -463,6 +508,26 @@ impl LiveGame {
                 }
                 self.think_if_computer_to_move();
             }
+            Command::OfferDraw {
+                span,
+                user_id,
+                reply,
+            } => {
+                let result = self.offer_draw(&user_id).instrument(span.clone()).await;
+                self.answer_with_events(result, reply, span).await;
+            }
+            Command::AnswerDraw {
+                span,
+                user_id,
+                accept,
+                reply,
+            } => {
+                let result = self
+                    .answer_draw(&user_id, accept)
+                    .instrument(span.clone())
+                    .await;
+                self.answer_with_events(result, reply, span).await;
+            }
             Command::AiDecided {
                 generation,
                 decision,
@@ -478,6 +543,139 @@ impl LiveGame {
                 self.think_if_computer_to_move();
             }
         }
+    }
+
+    async fn answer_with_events(
+        &mut self,
+        result: Result<(pb::GameSnapshot, Vec<pb::GameEvent>), Status>,
+        reply: oneshot::Sender<Result<pb::GameSnapshot, Status>>,
+        span: tracing::Span,
+    ) {
+        match result {
+            Ok((snapshot, events)) => {
+                let _ = reply.send(Ok(snapshot));
+                self.publish(events).instrument(span).await;
+            }
+            Err(status) => {
+                let _ = reply.send(Err(status));
+            }
+        }
+    }
+
+    /// The side to move ran out of time: it loses, whatever the board says.
+    async fn time_out(&mut self) {
+        if !self.is_playing() {
+            return;
+        }
+        let loser = self.game.to_move();
+        tracing::info!(game_id = %self.meta.id, loser = color_name(loser), "time ran out");
+        match self.apply(loser, PlayerAction::TimeOut).await {
+            Ok((_, _, events)) => self.publish(events).await,
+            Err(status) => {
+                tracing::error!(game_id = %self.meta.id, %status, "timeout not stored; retrying");
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+        }
+    }
+
+    /// The player of `user_id` and a check that the game is an online one
+    /// still being played, for draw offers.
+    fn draw_player(&self, user_id: &str) -> Result<Color, Status> {
+        let color = self.meta.color_of(user_id).ok_or_else(|| {
+            Status::permission_denied(format!("you are not a player in game {}", self.meta.id))
+        })?;
+        if let Some(finished) = &self.finished {
+            return Err(Status::failed_precondition(format!(
+                "game {} is over: {}",
+                self.meta.id, finished.reason
+            )));
+        }
+        if self.meta.is_ai_game() {
+            return Err(Status::failed_precondition(
+                "the computer does not take draw offers: resign or play on",
+            ));
+        }
+        Ok(color)
+    }
+
+    #[tracing::instrument(skip(self), fields(game_id = %self.meta.id, user_id))]
+    async fn offer_draw(
+        &mut self,
+        user_id: &str,
+    ) -> Result<(pb::GameSnapshot, Vec<pb::GameEvent>), Status> {
+        let color = self.draw_player(user_id)?;
+        match self.draw_offer {
+            // Offered already: the same answer.
+            Some(c) if c == color => Ok((self.snapshot(false), Vec::new())),
+            // Both want a draw.
+            Some(_) => self
+                .apply(color, PlayerAction::AcceptDraw)
+                .await
+                .map(|(_, snapshot, events)| (snapshot, events)),
+            None => {
+                let kind = pb::game_event::Kind::DrawOffered(pb::DrawOffered {
+                    by: color_to_pb(color) as i32,
+                });
+                self.store_draw_state(Some(color), kind).await
+            }
+        }
+    }
+
+    #[tracing::instrument(skip(self), fields(game_id = %self.meta.id, user_id))]
+    async fn answer_draw(
+        &mut self,
+        user_id: &str,
+        accept: bool,
+    ) -> Result<(pb::GameSnapshot, Vec<pb::GameEvent>), Status> {
+        let color = self.draw_player(user_id)?;
+        if self.draw_offer != Some(color.opponent()) {
+            return Err(Status::failed_precondition(
+                "there is no draw offer from your opponent to answer",
+            ));
+        }
+        if accept {
+            return self
+                .apply(color, PlayerAction::AcceptDraw)
+                .await
+                .map(|(_, snapshot, events)| (snapshot, events));
+        }
+        let kind = pb::game_event::Kind::DrawDeclined(pb::DrawDeclined {
+            by: color_to_pb(color) as i32,
+        });
+        self.store_draw_state(None, kind).await
+    }
+
+    /// Sets the standing draw offer, with its event, stored first.
+    async fn store_draw_state(
+        &mut self,
+        offer: Option<Color>,
+        kind: pb::game_event::Kind,
+    ) -> Result<(pb::GameSnapshot, Vec<pb::GameEvent>), Status> {
+        let previous = (self.draw_offer, self.seq);
+        self.draw_offer = offer;
+        self.seq += 1;
+        let event = self.event(self.seq, kind);
+        let change = Change {
+            deadline_at: self.deadline,
+            draw_offered_by: offer.map(|c| color_letter(c).to_owned()),
+            events: vec![EventRow {
+                seq: event.seq as i64,
+                payload: event.encode_to_vec(),
+            }],
+            ..Change::default()
+        };
+        if let Err(e) = store::apply(
+            &self.db,
+            &self.meta.id,
+            &change,
+            ttakji_platform::now_unix_ms(),
+        )
+        .await
+        {
+            (self.draw_offer, self.seq) = previous;
+            return Err(storage_error(&e));
+        }
+        Ok((self.snapshot(false), vec![event]))
     }
 
     /// The computer's seat colour, if it is to move now.
@@ -613,10 +811,13 @@ impl LiveGame {
         color: Color,
         action: PlayerAction,
     ) -> Result<(Option<pb::Move>, pb::GameSnapshot, Vec<pb::GameEvent>), Status> {
-        if self.finished.is_some() {
+        if let Some(finished) = &self.finished {
             return Err(refuse(
                 "game_over",
-                Status::failed_precondition(format!("game {} is over", self.meta.id)),
+                Status::failed_precondition(format!(
+                    "game {} is over: {}",
+                    self.meta.id, finished.reason
+                )),
             ));
         }
         let backup = (
@@ -624,6 +825,8 @@ impl LiveGame {
             self.captured.len(),
             self.seq,
             self.finished.clone(),
+            self.deadline,
+            self.draw_offer,
         );
         let mut change = Change::default();
         let mut events = Vec::new();
@@ -631,6 +834,22 @@ impl LiveGame {
         match action {
             PlayerAction::Resign => {
                 self.game.resign(color).map_err(|e| {
+                    refuse(
+                        refusal_reason(&e),
+                        Status::failed_precondition(e.to_string()),
+                    )
+                })?;
+            }
+            PlayerAction::TimeOut => {
+                self.game.time_out(color).map_err(|e| {
+                    refuse(
+                        refusal_reason(&e),
+                        Status::failed_precondition(e.to_string()),
+                    )
+                })?;
+            }
+            PlayerAction::AcceptDraw => {
+                self.game.agree_draw().map_err(|e| {
                     refuse(
                         refusal_reason(&e),
                         Status::failed_precondition(e.to_string()),
@@ -670,18 +889,38 @@ impl LiveGame {
                         Action::Pass => None,
                     },
                 });
+                // The next move has its full time again; a standing draw
+                // offer lapses with the move.
+                self.draw_offer = None;
+                if self.meta.seconds_per_move > 0 {
+                    self.deadline = Some(
+                        ttakji_platform::now_unix_ms()
+                            + i64::from(self.meta.seconds_per_move) * 1000,
+                    );
+                }
                 let mv_pb = self.move_pb(number);
                 self.seq += 1;
-                events.push(self.event(
+                let mut event = self.event(
                     self.seq,
                     pb::game_event::Kind::MovePlayed(pb::MovePlayed {
                         r#move: Some(mv_pb.clone()),
                     }),
-                ));
+                );
+                // After a pass the opponent sees, unasked, how the game
+                // would be counted if they passed too.
+                if mv.action == Action::Pass
+                    && !self.game.is_over()
+                    && let Some(snapshot) = event.snapshot.as_mut()
+                {
+                    snapshot.score_preview = Some(count_to_pb(&self.game.score_preview()));
+                }
+                events.push(event);
                 played = Some(mv_pb);
             }
         }
         if let Some(reason) = self.game.end() {
+            self.deadline = None;
+            self.draw_offer = None;
             let finished = self.finish_of(reason);
             change.finish = Some(FinishRow {
                 end_reason: end_reason_text(reason),
@@ -719,6 +958,8 @@ impl LiveGame {
                 payload: e.encode_to_vec(),
             })
             .collect();
+        change.deadline_at = self.deadline;
+        change.draw_offered_by = self.draw_offer.map(|c| color_letter(c).to_owned());
         if let Err(e) = store::apply(
             &self.db,
             &self.meta.id,
@@ -727,7 +968,13 @@ impl LiveGame {
         )
         .await
         {
-            (self.game, _, self.seq, self.finished) = (backup.0, (), backup.2, backup.3);
+            (
+                self.game,
+                self.seq,
+                self.finished,
+                self.deadline,
+                self.draw_offer,
+            ) = (backup.0, backup.2, backup.3, backup.4, backup.5);
             self.captured.truncate(backup.1);
             return Err(storage_error(&e));
         }
@@ -788,6 +1035,8 @@ impl LiveGame {
         );
         let change = Change {
             truncate_after: Some(mine as i64),
+            deadline_at: self.deadline,
+            draw_offered_by: self.draw_offer.map(|c| color_letter(c).to_owned()),
             events: vec![EventRow {
                 seq: event.seq as i64,
                 payload: event.encode_to_vec(),
@@ -923,10 +1172,17 @@ impl LiveGame {
             },
             passes_in_a_row: self.game.passes_in_a_row(),
             result: self.result_pb(),
-            clock: None,
+            clock: (playing && self.meta.seconds_per_move > 0).then(|| pb::Clock {
+                seconds_per_move: self.meta.seconds_per_move,
+                deadline_unix_ms: self.deadline.unwrap_or_default(),
+            }),
             score_preview: preview.then(|| count_to_pb(&self.game.score_preview())),
             event_seq: self.seq,
             undo_allowed: playing && human_has_move,
+            draw_offered_by: self
+                .draw_offer
+                .filter(|_| playing)
+                .map_or(pb::Color::Unspecified, color_to_pb) as i32,
         }
     }
 

@@ -264,4 +264,55 @@ impl AuthorityService for Authority {
             .await,
         )
     }
+
+    #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id, user_id = %request.get_ref().user_id))]
+    async fn propose_draw(
+        &self,
+        request: Request<pb::ProposeDrawRequest>,
+    ) -> Result<Response<pb::ProposeDrawResponse>, Status> {
+        observe(
+            "OfferDraw",
+            async {
+                let req = request.into_inner();
+                let id = convert::game_id(&req.game_id)?.to_owned();
+                let game = self
+                    .registry
+                    .ask(&id, |reply| Command::OfferDraw {
+                        span: tracing::Span::current(),
+                        user_id: req.user_id.clone(),
+                        reply,
+                    })
+                    .await??;
+                Ok(Response::new(pb::ProposeDrawResponse { game: Some(game) }))
+            }
+            .await,
+        )
+    }
+
+    #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id, user_id = %request.get_ref().user_id))]
+    async fn respond_to_draw(
+        &self,
+        request: Request<pb::RespondToDrawRequest>,
+    ) -> Result<Response<pb::RespondToDrawResponse>, Status> {
+        observe(
+            "AnswerDraw",
+            async {
+                let req = request.into_inner();
+                let id = convert::game_id(&req.game_id)?.to_owned();
+                let game = self
+                    .registry
+                    .ask(&id, |reply| Command::AnswerDraw {
+                        span: tracing::Span::current(),
+                        user_id: req.user_id.clone(),
+                        accept: req.accept,
+                        reply,
+                    })
+                    .await??;
+                Ok(Response::new(pb::RespondToDrawResponse {
+                    game: Some(game),
+                }))
+            }
+            .await,
+        )
+    }
 }

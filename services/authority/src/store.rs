@@ -30,6 +30,10 @@ pub struct GameRow {
     /// are replayed from the moves.
     pub end_reason: Option<String>,
     pub created_at: i64,
+    /// When the side to move runs out of time (Unix ms); `None` without a clock.
+    pub deadline_at: Option<i64>,
+    /// "B" or "W" while that side's draw offer stands.
+    pub draw_offered_by: Option<String>,
 }
 
 /// A stored move: `point` is `None` for a pass.
@@ -61,6 +65,9 @@ pub struct EventRow {
 /// What one accepted action writes.
 #[derive(Debug, Default)]
 pub struct Change {
+    /// The clock's deadline and the standing draw offer after the action.
+    pub deadline_at: Option<i64>,
+    pub draw_offered_by: Option<String>,
     pub insert_move: Option<MoveRow>,
     /// Moves numbered above this are deleted (an undo).
     pub truncate_after: Option<i64>,
@@ -74,8 +81,8 @@ pub async fn insert_game(db: &Database, row: &GameRow, first_event: &EventRow) -
         let mut tx = pool.begin().await?;
         sqlx::query(
             "INSERT INTO games (id, board_size, ruleset, komi_half, black_user_id, black_name, black_ai_level, \
-             white_user_id, white_name, white_ai_level, seconds_per_move, status, created_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'playing', $12)",
+             white_user_id, white_name, white_ai_level, seconds_per_move, status, created_at, deadline_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'playing', $12, $13)",
         )
         .bind(&row.id)
         .bind(row.board_size)
@@ -89,6 +96,7 @@ pub async fn insert_game(db: &Database, row: &GameRow, first_event: &EventRow) -
         .bind(&row.white.ai_level)
         .bind(row.seconds_per_move)
         .bind(row.created_at)
+        .bind(row.deadline_at)
         .execute(&mut *tx)
         .await?;
         sqlx::query(
@@ -126,6 +134,12 @@ pub async fn apply(db: &Database, game_id: &str, change: &Change, now: i64) -> s
                 .execute(&mut *tx)
                 .await?;
         }
+        sqlx::query("UPDATE games SET deadline_at = $2, draw_offered_by = $3 WHERE id = $1")
+            .bind(game_id)
+            .bind(change.deadline_at)
+            .bind(&change.draw_offered_by)
+            .execute(&mut *tx)
+            .await?;
         if let Some(f) = &change.finish {
             sqlx::query(
                 "UPDATE games SET status = 'finished', end_reason = $2, result = $3, black_points = $4, \
@@ -164,7 +178,8 @@ pub async fn load_game(
     on_pool!(db, |pool| {
         let Some(r) = sqlx::query(
             "SELECT id, board_size, ruleset, komi_half, black_user_id, black_name, black_ai_level, white_user_id, \
-             white_name, white_ai_level, seconds_per_move, status, end_reason, created_at FROM games WHERE id = $1",
+             white_name, white_ai_level, seconds_per_move, status, end_reason, created_at, deadline_at, \
+             draw_offered_by FROM games WHERE id = $1",
         )
         .bind(game_id)
         .fetch_optional(pool)
@@ -192,6 +207,8 @@ pub async fn load_game(
             finished: status == "finished",
             end_reason: r.try_get("end_reason")?,
             created_at: r.try_get("created_at")?,
+            deadline_at: r.try_get("deadline_at")?,
+            draw_offered_by: r.try_get("draw_offered_by")?,
         };
         let moves = sqlx::query(
             "SELECT number, color, point FROM moves WHERE game_id = $1 ORDER BY number",

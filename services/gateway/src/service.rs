@@ -382,6 +382,57 @@ impl GameService for Gateway {
         )
     }
 
+    #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id, user_id))]
+    async fn offer_draw(
+        &self,
+        request: Request<pb::OfferDrawRequest>,
+    ) -> Result<Response<pb::OfferDrawResponse>, Status> {
+        observe(
+            "OfferDraw",
+            async {
+                let me = self.caller(&request)?;
+                tracing::Span::current().record("user_id", me.sub.as_str());
+                let req = request.into_inner();
+                let done = self
+                    .authority()
+                    .propose_draw(pb::ProposeDrawRequest {
+                        game_id: game_id(&req.game_id)?,
+                        user_id: me.sub,
+                    })
+                    .await?
+                    .into_inner();
+                Ok(Response::new(pb::OfferDrawResponse { game: done.game }))
+            }
+            .await,
+        )
+    }
+
+    #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id, user_id))]
+    async fn answer_draw(
+        &self,
+        request: Request<pb::AnswerDrawRequest>,
+    ) -> Result<Response<pb::AnswerDrawResponse>, Status> {
+        observe(
+            "AnswerDraw",
+            async {
+                let me = self.caller(&request)?;
+                tracing::Span::current().record("user_id", me.sub.as_str());
+                let req = request.into_inner();
+                let done = self
+                    .authority()
+                    .respond_to_draw(pb::RespondToDrawRequest {
+                        game_id: game_id(&req.game_id)?,
+                        user_id: me.sub,
+                        accept: req.accept,
+                    })
+                    .await?
+                    .into_inner();
+                Ok(Response::new(pb::AnswerDrawResponse { game: done.game }))
+            }
+            .await,
+        )
+    }
+
     type WatchGameStream = crate::watch::EventStream;
 
     #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id, after_seq = request.get_ref().after_seq))]

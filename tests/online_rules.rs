@@ -1,0 +1,224 @@
+//! Games between two people with a move clock, end to end in one process:
+//! losing on time, draw offers, and the count pushed after a pass.
+
+mod support;
+
+use std::time::Duration;
+
+use support::{Player, embedded, sign_in, sqlite_memory};
+use tonic::Code;
+use ttakji_platform::bus::Bus;
+use ttakji_proto::v1 as pb;
+use ttakji_proto::v1::authority_service_client::AuthorityServiceClient;
+
+/// A game between `black` and `white` with `seconds` per move, made as the
+/// matchmaker makes one: through the authority.
+async fn online_game(
+    service: &support::Embedded,
+    black: &Player,
+    white: &Player,
+    seconds: u32,
+) -> pb::GameSnapshot {
+    let seat = |p: &Player| pb::Seat {
+        user_id: p.user_id.clone(),
+        nickname: String::new(),
+        ai_level: 0,
+    };
+    AuthorityServiceClient::connect(format!("http://{}", service.authority))
+        .await
+        .expect("authority")
+        .create_game(pb::CreateGameRequest {
+            board_size: 9,
+            ruleset: String::new(),
+            black: Some(seat(black)),
+            white: Some(seat(white)),
+            seconds_per_move: seconds,
+        })
+        .await
+        .expect("create")
+        .into_inner()
+        .game
+        .expect("snapshot")
+}
+
+async fn two_players() -> (support::Embedded, Player, Player) {
+    let service = embedded(sqlite_memory().await, Bus::in_process()).await;
+    let url = format!("http://{}", service.gateway);
+    let black = sign_in(&url, "black").await;
+    let white = sign_in(&url, "white").await;
+    (service, black, white)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn running_out_of_time_loses_the_game() {
+    let (service, black, white) = two_players().await;
+    let game = online_game(&service, &black, &white, 1).await;
+    let id = &game.game_id;
+    let clock = game.clock.expect("an online game has a clock");
+    assert_eq!(clock.seconds_per_move, 1);
+    assert!(clock.deadline_unix_ms > 0);
+
+    black.play(id, 1, "E5").await.expect("in time");
+    let after = black.game(id).await;
+    let renewed = after.clock.expect("clock").deadline_unix_ms;
+    assert!(
+        renewed > clock.deadline_unix_ms,
+        "a move gives the next player full time"
+    );
+
+    // White never moves.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let over = black.game(id).await;
+    let result = over.result.expect("lost on time");
+    assert_eq!(result.reason, pb::EndReason::Timeout as i32);
+    assert_eq!(result.winner, pb::Color::Black as i32);
+    assert_eq!(result.text, "B+T");
+    assert!(over.clock.is_none(), "a finished game has no running clock");
+    let late = white.play(id, 2, "C3").await.expect_err("too late");
+    assert_eq!(late.code(), Code::FailedPrecondition);
+    assert!(
+        late.message().contains("ran out of time"),
+        "{}",
+        late.message()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_draw_offered_and_accepted_ends_the_game_as_a_draw() {
+    let (service, black, white) = two_players().await;
+    let game = online_game(&service, &black, &white, 0).await;
+    let id = &game.game_id;
+    black.play(id, 1, "E5").await.expect("legal");
+    let offered = black
+        .games
+        .clone()
+        .offer_draw(black.req(pb::OfferDrawRequest {
+            game_id: id.clone(),
+        }))
+        .await
+        .expect("offer")
+        .into_inner()
+        .game
+        .expect("snapshot");
+    assert_eq!(offered.draw_offered_by, pb::Color::Black as i32);
+    // Only the opponent answers.
+    let own = black
+        .games
+        .clone()
+        .answer_draw(black.req(pb::AnswerDrawRequest {
+            game_id: id.clone(),
+            accept: true,
+        }))
+        .await
+        .expect_err("not your offer to answer");
+    assert_eq!(own.code(), Code::FailedPrecondition);
+    let drawn = white
+        .games
+        .clone()
+        .answer_draw(white.req(pb::AnswerDrawRequest {
+            game_id: id.clone(),
+            accept: true,
+        }))
+        .await
+        .expect("accept")
+        .into_inner()
+        .game
+        .expect("snapshot");
+    let result = drawn.result.expect("over");
+    assert_eq!(result.reason, pb::EndReason::DrawAgreed as i32);
+    assert_eq!(result.winner, pb::Color::Unspecified as i32);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_draw_offer_lapses_with_the_next_move_and_can_be_declined() {
+    let (service, black, white) = two_players().await;
+    let game = online_game(&service, &black, &white, 0).await;
+    let id = &game.game_id;
+    let offer = |p: &Player| {
+        let p = p.clone();
+        let id = id.clone();
+        async move {
+            p.games
+                .clone()
+                .offer_draw(p.req(pb::OfferDrawRequest { game_id: id }))
+                .await
+                .expect("offer")
+        }
+    };
+    offer(&black).await;
+    white
+        .play(id, 1, "E5")
+        .await
+        .expect_err("it is Black's turn");
+    black.play(id, 1, "E5").await.expect("legal");
+    assert_eq!(
+        white.game(id).await.draw_offered_by,
+        pb::Color::Unspecified as i32,
+        "the offer lapsed"
+    );
+    let lapsed = white
+        .games
+        .clone()
+        .answer_draw(white.req(pb::AnswerDrawRequest {
+            game_id: id.clone(),
+            accept: true,
+        }))
+        .await
+        .expect_err("nothing to accept");
+    assert_eq!(lapsed.code(), Code::FailedPrecondition);
+
+    offer(&white).await;
+    let declined = black
+        .games
+        .clone()
+        .answer_draw(black.req(pb::AnswerDrawRequest {
+            game_id: id.clone(),
+            accept: false,
+        }))
+        .await
+        .expect("decline")
+        .into_inner()
+        .game
+        .expect("snapshot");
+    assert_eq!(declined.status, pb::GameStatus::Playing as i32);
+    assert_eq!(declined.draw_offered_by, pb::Color::Unspecified as i32);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_a_pass_the_opponent_is_sent_the_count_unasked() {
+    let (service, black, white) = two_players().await;
+    let game = online_game(&service, &black, &white, 0).await;
+    let id = &game.game_id;
+    let mut stream = white
+        .games
+        .clone()
+        .watch_game(white.req(pb::WatchGameRequest {
+            game_id: id.clone(),
+            after_seq: game.event_seq,
+        }))
+        .await
+        .expect("watch")
+        .into_inner();
+    black.play(id, 1, "E5").await.expect("legal");
+    white.play(id, 2, "C3").await.expect("legal");
+    black.pass(id, 3).await.expect("pass");
+    let mut previews = Vec::new();
+    for _ in 0..3 {
+        let event = tokio::time::timeout(Duration::from_secs(10), stream.message())
+            .await
+            .expect("events arrive")
+            .expect("open")
+            .and_then(|r| r.event)
+            .expect("event");
+        previews.push(
+            event
+                .snapshot
+                .and_then(|s| s.score_preview)
+                .map(|c| c.summary),
+        );
+    }
+    assert_eq!(previews[..2], [None, None], "no count pushed after a stone");
+    let pushed = previews[2].clone().expect("the count follows the pass");
+    assert!(pushed.starts_with("Black "), "{pushed}");
+    assert!(pushed.ends_with("(komi 7)"), "{pushed}");
+}
