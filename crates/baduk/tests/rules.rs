@@ -668,6 +668,62 @@ fn a_group_with_one_eye_and_a_false_eye_is_removed() {
     assert!(verdict.doubtful.is_empty());
 }
 
+/// The end of a game GNU Go 3.8 played against itself (game seed 1121,
+/// Black level 9, White level 2). White's group F8-J5 on the right is dead
+/// for GNU Go, so Black's lone stone J8 in its eye space is alive. The
+/// playouts lose that White group in only a fifth to a quarter of the
+/// lines, too few for an unclear fight, and lose J8 in most; but in every
+/// line where the White group dies, J8 lives. Its fate is the White
+/// group's, which is far from settled, so J8 stays on the board. Only E6,
+/// dead for GNU Go too, is removed.
+#[test]
+fn a_stone_in_the_eye_space_of_a_group_that_may_die_is_kept() {
+    let board = Board::from_ascii(
+        "
+        . . . . . X . O .
+        . . . X . O O . X
+        . X X . X X O O O
+        X X O X O . X X O
+        O O O X . . X O O
+        . O O O X . . X X
+        . . O X X . . . .
+        . O . O O X X . .
+        . . O . O O X . .
+        ",
+    )
+    .expect("drawing");
+    let size = board.size();
+    let at = |s: &str| board.vertex(size.parse_point(s).expect("point"));
+
+    // The pattern: J8 is lost in most lines, the White group around it in
+    // fewer than 30% of the lines with either side first.
+    let losses = baduk::life::playout_losses(&board);
+    let half = baduk::life::PLAYOUTS_PER_SIDE / 2;
+    let shaky = baduk::life::PLAYOUTS_PER_SIDE * 3 / 10;
+    assert!(losses.black_first[at("J8")] >= half && losses.white_first[at("J8")] >= half);
+    for s in ["F8", "G8", "G7", "H7", "H9", "J7", "J6", "J5", "H5"] {
+        assert!(
+            losses.black_first[at(s)] < shaky && losses.white_first[at(s)] < shaky,
+            "{s} is lost in fewer than 30% of the lines"
+        );
+    }
+
+    let verdict = baduk::analyse(&board);
+    assert_eq!(names(&verdict.dead), ["E6"]);
+    let kept: Vec<_> = verdict
+        .doubtful
+        .iter()
+        .filter(|g| names(&g.stones) == ["J8"])
+        .collect();
+    assert_eq!(
+        kept.len(),
+        1,
+        "J8 is kept as doubtful: {:?}",
+        verdict.doubtful
+    );
+    assert_eq!(kept[0].reason, baduk::life::Doubt::UnclearFight);
+}
+
 /// A Black group with two true eyes (C4, C6) sits in the middle of White's
 /// area, wrapped directly by White's wall. It is alive (pass-alive, even)
 /// and nothing is removed; White's area is everything else.
