@@ -108,6 +108,7 @@ async fn run() -> anyhow::Result<()> {
             listen: local,
             metrics_listen: None,
             authority_url: authority_url.clone(),
+            matchmaker_url: "http://127.0.0.1:1".to_owned(),
             token_keys: keys,
         },
         bus,
@@ -168,6 +169,8 @@ async fn run() -> anyhow::Result<()> {
                 black: Some(seat(&players[0])),
                 white: Some(seat(&players[1])),
                 seconds_per_move: 0,
+                game_id: String::new(),
+                ranked: false,
             })
             .await?
             .into_inner()

@@ -58,6 +58,8 @@ enum Command {
     Gateway(server::GatewayArgs),
     /// Run the game authority alone, against Redis and Postgres.
     Authority(server::AuthorityArgs),
+    /// Run the matchmaker alone, against Redis and an authority.
+    Matchmaker(server::MatchmakerArgs),
     /// Play a game against the computer in the terminal.
     Play(play::PlayArgs),
     /// Speak GTP version 2 on stdin/stdout (for GoGui, Sabaki, gtp2ogs).
@@ -139,6 +141,7 @@ fn main() -> anyhow::Result<()> {
         Command::Serve(args) => server::serve(&args)?,
         Command::Gateway(args) => server::gateway(&args)?,
         Command::Authority(args) => server::authority(&args)?,
+        Command::Matchmaker(args) => server::matchmaker(&args)?,
         Command::Play(args) => play::run(&args)?,
         Command::Gtp {
             rules,

@@ -58,6 +58,15 @@ pub struct ServeArgs {
         default_value = "127.0.0.1:50052"
     )]
     pub authority_listen: SocketAddr,
+    /// Where the matchmaker listens inside the process.
+    #[arg(
+        long,
+        env = "TTAKJI_MATCHMAKER_LISTEN",
+        default_value = "127.0.0.1:50053"
+    )]
+    pub matchmaker_listen: SocketAddr,
+    #[command(flatten)]
+    pub matching: MatchingArgs,
     /// Where Prometheus reads `/metrics` (one endpoint for the process).
     #[arg(long, env = "TTAKJI_METRICS_LISTEN", default_value = "127.0.0.1:9090")]
     pub metrics_listen: SocketAddr,
@@ -88,6 +97,84 @@ pub struct ServeArgs {
     pub telemetry: TelemetryArgs,
 }
 
+/// How the matchmaker pairs and what games it makes.
+#[derive(Debug, clap::Args)]
+pub struct MatchingArgs {
+    /// Seconds per move in games between people.
+    #[arg(long, env = "TTAKJI_SECONDS_PER_MOVE", default_value_t = 30)]
+    pub seconds_per_move: u32,
+    /// Seconds a player waits before the computer is offered.
+    #[arg(long, env = "TTAKJI_AI_AFTER", default_value_t = 10.0)]
+    pub ai_after: f64,
+    /// The rating gap allowed at once, and the points it widens by each second.
+    #[arg(long, env = "TTAKJI_BASE_GAP", default_value_t = 50)]
+    pub base_gap: u32,
+    #[arg(long, env = "TTAKJI_WIDEN_PER_SECOND", default_value_t = 25)]
+    pub widen_per_second: u32,
+    /// Seconds after which any gap is allowed.
+    #[arg(long, env = "TTAKJI_ANY_GAP_AFTER", default_value_t = 30.0)]
+    pub any_gap_after: f64,
+    /// Seconds a queued player may go unheard before the ticket is dropped.
+    #[arg(long, env = "TTAKJI_QUEUE_GRACE", default_value_t = 5.0)]
+    pub grace: f64,
+    /// A challenge's link is this followed by its code.
+    #[arg(
+        long,
+        env = "TTAKJI_LINK_BASE",
+        default_value = "https://ttakji.app/c/"
+    )]
+    pub link_base: String,
+}
+
+fn seconds(what: &str, s: f64) -> anyhow::Result<Duration> {
+    anyhow::ensure!(
+        s.is_finite() && s >= 0.0,
+        "{what} must be a number of seconds, not {s}"
+    );
+    Ok(Duration::from_secs_f64(s))
+}
+
+impl MatchingArgs {
+    pub fn config(
+        &self,
+        listen: SocketAddr,
+        authority_url: String,
+    ) -> anyhow::Result<ttakji_matchmaker::Config> {
+        let mut config = ttakji_matchmaker::Config::new(listen, authority_url);
+        config.seconds_per_move = self.seconds_per_move;
+        config.link_base = self.link_base.clone();
+        config.rules.ai_after = seconds("--ai-after", self.ai_after)?;
+        config.rules.base_gap = self.base_gap;
+        config.rules.widen_per_second = self.widen_per_second;
+        config.rules.any_gap_after = seconds("--any-gap-after", self.any_gap_after)?;
+        config.rules.grace = seconds("--grace", self.grace)?;
+        Ok(config)
+    }
+}
+
+/// `ttakji matchmaker`: the matchmaker alone.
+#[derive(Debug, clap::Args)]
+pub struct MatchmakerArgs {
+    #[arg(long, env = "TTAKJI_LISTEN", default_value = "0.0.0.0:50053")]
+    pub listen: SocketAddr,
+    #[arg(long, env = "TTAKJI_METRICS_LISTEN", default_value = "0.0.0.0:9092")]
+    pub metrics_listen: SocketAddr,
+    /// The authority's address.
+    #[arg(
+        long,
+        env = "TTAKJI_AUTHORITY_URL",
+        default_value = "http://127.0.0.1:50052"
+    )]
+    pub authority_url: String,
+    /// Redis: tickets, challenges and events.
+    #[arg(long, env = "TTAKJI_REDIS_URL")]
+    pub redis_url: String,
+    #[command(flatten)]
+    pub matching: MatchingArgs,
+    #[command(flatten)]
+    pub telemetry: TelemetryArgs,
+}
+
 /// `ttakji gateway`: the public API alone.
 #[derive(Debug, clap::Args)]
 pub struct GatewayArgs {
@@ -102,6 +189,13 @@ pub struct GatewayArgs {
         default_value = "http://127.0.0.1:50052"
     )]
     pub authority_url: String,
+    /// The matchmaker's address.
+    #[arg(
+        long,
+        env = "TTAKJI_MATCHMAKER_URL",
+        default_value = "http://127.0.0.1:50053"
+    )]
+    pub matchmaker_url: String,
     /// Redis, where game events arrive.
     #[arg(long, env = "TTAKJI_REDIS_URL")]
     pub redis_url: String,
@@ -210,11 +304,26 @@ pub fn serve(args: &ServeArgs) -> anyhow::Result<()> {
             shutdown.clone(),
         )
         .await?;
+        let tickets = match &args.redis_url {
+            Some(url) => ttakji_matchmaker::Tickets::redis(url)
+                .await
+                .with_context(|| format!("connecting the queue to {}", ttakji_platform::store::redact(url)))?,
+            None => ttakji_matchmaker::Tickets::memory(),
+        };
+        let matchmaker = ttakji_matchmaker::App::build(
+            args.matching
+                .config(args.matchmaker_listen, format!("http://{}", authority.addr()))?,
+            tickets,
+            bus.clone(),
+            shutdown.clone(),
+        )
+        .await?;
         let gateway = ttakji_gateway::App::build(
             ttakji_gateway::Config {
                 listen: args.listen,
                 metrics_listen: None,
                 authority_url: format!("http://{}", authority.addr()),
+                matchmaker_url: format!("http://{}", matchmaker.addr()),
                 token_keys: keys,
             },
             bus,
@@ -228,8 +337,12 @@ pub fn serve(args: &ServeArgs) -> anyhow::Result<()> {
             ttakji_platform::store::redact(&args.database_url),
             if args.redis_url.is_some() { "redis" } else { "in-process" },
         );
-        let (a, g) = tokio::join!(authority.run_until_stopped(), gateway.run_until_stopped());
-        a.and(g)
+        let (a, m, g) = tokio::join!(
+            authority.run_until_stopped(),
+            matchmaker.run_until_stopped(),
+            gateway.run_until_stopped()
+        );
+        a.and(m).and(g)
     })
 }
 
@@ -246,6 +359,7 @@ pub fn gateway(args: &GatewayArgs) -> anyhow::Result<()> {
                 listen: args.listen,
                 metrics_listen: Some(args.metrics_listen),
                 authority_url: args.authority_url.clone(),
+                matchmaker_url: args.matchmaker_url.clone(),
                 token_keys: keys,
             },
             bus,
@@ -254,6 +368,35 @@ pub fn gateway(args: &GatewayArgs) -> anyhow::Result<()> {
         .await?;
         println!(
             "ttakji gateway listening on {}, metrics on http://{}/metrics",
+            app.addr(),
+            app.metrics_addr()
+                .map_or_else(String::new, |a| a.to_string())
+        );
+        app.run_until_stopped().await
+    })
+}
+
+pub fn matchmaker(args: &MatchmakerArgs) -> anyhow::Result<()> {
+    let _telemetry = ttakji_platform::telemetry::init(&args.telemetry.config("ttakji-matchmaker"))?;
+    runtime()?.block_on(async {
+        let (trigger, shutdown) = shutdown::channel();
+        stop_on_signal(trigger);
+        let tickets = ttakji_matchmaker::Tickets::redis(&args.redis_url)
+            .await
+            .with_context(|| {
+                format!(
+                    "connecting the queue to {}",
+                    ttakji_platform::store::redact(&args.redis_url)
+                )
+            })?;
+        let bus = bus(Some(&args.redis_url), shutdown.clone()).await?;
+        let mut config = args
+            .matching
+            .config(args.listen, args.authority_url.clone())?;
+        config.metrics_listen = Some(args.metrics_listen);
+        let app = ttakji_matchmaker::App::build(config, tickets, bus, shutdown).await?;
+        println!(
+            "ttakji matchmaker listening on {}, metrics on http://{}/metrics",
             app.addr(),
             app.metrics_addr()
                 .map_or_else(String::new, |a| a.to_string())

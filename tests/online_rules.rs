@@ -33,6 +33,8 @@ async fn online_game(
             black: Some(seat(black)),
             white: Some(seat(white)),
             seconds_per_move: seconds,
+            game_id: String::new(),
+            ranked: false,
         })
         .await
         .expect("create")

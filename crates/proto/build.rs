@@ -8,8 +8,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .join("../../proto")
         .canonicalize()?;
     println!("cargo:rerun-if-changed={}", root.display());
-    let files = ["api.proto", "authority.proto", "bus.proto", "game.proto"]
-        .map(|f| root.join("ttakji/v1").join(f));
+    let files = [
+        "api.proto",
+        "authority.proto",
+        "bus.proto",
+        "game.proto",
+        "matchmaker.proto",
+    ]
+    .map(|f| root.join("ttakji/v1").join(f));
     for f in &files {
         println!("cargo:rerun-if-changed={}", f.display());
     }

@@ -7,3 +7,7 @@ ALTER TABLE games ADD COLUMN deadline_at BIGINT;
 
 -- 'B' or 'W' while that side's draw offer stands.
 ALTER TABLE games ADD COLUMN draw_offered_by TEXT;
+
+-- Ranked games change ratings; casual games and games against the computer
+-- do not.
+ALTER TABLE games ADD COLUMN ranked BOOLEAN NOT NULL DEFAULT FALSE;

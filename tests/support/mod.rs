@@ -49,6 +49,7 @@ pub fn quick_ai() -> ttakji_authority::AiConfig {
 pub struct Embedded {
     pub gateway: SocketAddr,
     pub authority: SocketAddr,
+    pub matchmaker: SocketAddr,
     trigger: ShutdownTrigger,
 }
 
@@ -58,7 +59,25 @@ impl Drop for Embedded {
     }
 }
 
+/// The matchmaker as tests want it: pairing at once, the computer after
+/// 2.5 s, a 1.5 s grace for players who leave.
+pub fn quick_matching(listen: SocketAddr, authority_url: String) -> ttakji_matchmaker::Config {
+    let mut config = ttakji_matchmaker::Config::new(listen, authority_url);
+    config.rules.ai_after = Duration::from_millis(2500);
+    config.rules.grace = Duration::from_millis(1500);
+    config.tick = Duration::from_millis(20);
+    config
+}
+
 pub async fn embedded(db: Database, bus: Bus) -> Embedded {
+    embedded_with(db, bus, ttakji_matchmaker::Tickets::memory()).await
+}
+
+pub async fn embedded_with(
+    db: Database,
+    bus: Bus,
+    tickets: ttakji_matchmaker::Tickets,
+) -> Embedded {
     init_logs();
     let (trigger, shutdown) = shutdown::channel();
     let local = "127.0.0.1:0".parse().expect("address");
@@ -75,11 +94,21 @@ pub async fn embedded(db: Database, bus: Bus) -> Embedded {
     .await
     .expect("authority builds");
     let authority_addr = authority.addr();
+    let matchmaker = ttakji_matchmaker::App::build(
+        quick_matching(local, format!("http://{authority_addr}")),
+        tickets,
+        bus.clone(),
+        shutdown.clone(),
+    )
+    .await
+    .expect("matchmaker builds");
+    let matchmaker_addr = matchmaker.addr();
     let gateway = ttakji_gateway::App::build(
         ttakji_gateway::Config {
             listen: local,
             metrics_listen: None,
             authority_url: format!("http://{authority_addr}"),
+            matchmaker_url: format!("http://{matchmaker_addr}"),
             token_keys: keys(),
         },
         bus,
@@ -89,10 +118,12 @@ pub async fn embedded(db: Database, bus: Bus) -> Embedded {
     .expect("gateway builds");
     let gateway_addr = gateway.addr();
     tokio::spawn(authority.run_until_stopped());
+    tokio::spawn(matchmaker.run_until_stopped());
     tokio::spawn(gateway.run_until_stopped());
     Embedded {
         gateway: gateway_addr,
         authority: authority_addr,
+        matchmaker: matchmaker_addr,
         trigger,
     }
 }
@@ -122,6 +153,8 @@ pub struct Player {
     pub user_id: String,
     pub token: String,
     pub games: GameServiceClient<Channel>,
+    /// The connection to the gateway, for the other services' clients.
+    pub channel: Channel,
 }
 
 /// GET `/metrics` from `addr`.
@@ -178,7 +211,8 @@ pub async fn sign_in(gateway: &str, nickname: &str) -> Player {
     Player {
         user_id: signed.user_id,
         token: signed.access_token,
-        games: GameServiceClient::new(channel),
+        games: GameServiceClient::new(channel.clone()),
+        channel,
     }
 }
 

@@ -30,6 +30,13 @@ pub fn game_channel(game_id: &str) -> String {
     format!("ttakji.game.{game_id}")
 }
 
+/// The channel of one player's own events: queue tickets, challenges,
+/// rematches.
+#[must_use]
+pub fn user_channel(user_id: &str) -> String {
+    format!("ttakji.user.{user_id}")
+}
+
 /// The channel every finished game is announced on.
 pub const GAMES_FINISHED: &str = "ttakji.games.finished";
 

@@ -45,6 +45,8 @@ pub struct GameMeta {
     pub white: Seat,
     pub seconds_per_move: u32,
     pub created_at: i64,
+    /// Ranked games change ratings.
+    pub ranked: bool,
 }
 
 impl GameMeta {
@@ -286,6 +288,7 @@ impl LiveGame {
             created_at: self.meta.created_at,
             deadline_at: self.deadline,
             draw_offered_by: None,
+            ranked: self.meta.ranked,
         };
         self.seq = 1;
         let event = self.event(1, pb::game_event::Kind::Started(pb::GameStarted {}));
@@ -338,6 +341,7 @@ impl LiveGame {
             white: seat(&row.white)?,
             seconds_per_move: u32::try_from(row.seconds_per_move).unwrap_or(0),
             created_at: row.created_at,
+            ranked: row.ranked,
         };
         let mut live = LiveGame::create(meta, ai_config, db, bus, mailbox);
         for m in &moves {

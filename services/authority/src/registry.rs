@@ -74,16 +74,36 @@ impl Registry {
             tx.clone(),
         );
         let (row, first, event) = live.creation_records();
-        store::insert_game(&self.inner.db, &row, &first)
-            .await
-            .map_err(|e| {
-                tracing::error!(error = %e, "game not stored");
-                Status::unavailable("the game could not be stored; try again")
-            })?;
+        if let Err(e) = store::insert_game(&self.inner.db, &row, &first).await {
+            // A retried creation with the game id the caller chose: the
+            // game exists already; answer with it.
+            if e.as_database_error()
+                .is_some_and(|d| d.is_unique_violation())
+            {
+                drop(rx);
+                return self
+                    .ask(&row.id, |reply| Command::Snapshot {
+                        preview: false,
+                        reply,
+                    })
+                    .await;
+            }
+            tracing::error!(error = %e, "game not stored");
+            return Err(Status::unavailable(
+                "the game could not be stored; try again",
+            ));
+        }
         let snapshot = live.snapshot(false);
-        metrics::gauge!("ttakji_live_games").increment(1.0);
-        self.inner.actors.lock().await.insert(row.id.clone(), tx);
-        tokio::spawn(live.run(rx, self.inner.shutdown.clone()));
+        {
+            let mut actors = self.inner.actors.lock().await;
+            // A request for the new game may have loaded it from the store
+            // already: then that actor is the game's one writer.
+            if actors.get(&row.id).is_none_or(mpsc::Sender::is_closed) {
+                metrics::gauge!("ttakji_live_games").increment(1.0);
+                actors.insert(row.id.clone(), tx);
+                tokio::spawn(live.run(rx, self.inner.shutdown.clone()));
+            }
+        }
         let _ = self
             .inner
             .bus

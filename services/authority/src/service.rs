@@ -90,7 +90,21 @@ impl AuthorityService for Authority {
                     return Err(Status::invalid_argument("a player cannot take both seats"));
                 }
                 let meta = GameMeta {
-                    id: uuid::Uuid::new_v4().simple().to_string(),
+                    id: if req.game_id.is_empty() {
+                        uuid::Uuid::new_v4().simple().to_string()
+                    } else if req.game_id.len() == 32
+                        && req
+                            .game_id
+                            .bytes()
+                            .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+                    {
+                        req.game_id.clone()
+                    } else {
+                        return Err(Status::invalid_argument(
+                            "game_id must be 32 lowercase hex digits",
+                        ));
+                    },
+                    ranked: req.ranked && black.ai.is_none() && white.ai.is_none(),
                     rules,
                     black,
                     white,

@@ -34,6 +34,7 @@ pub struct GameRow {
     pub deadline_at: Option<i64>,
     /// "B" or "W" while that side's draw offer stands.
     pub draw_offered_by: Option<String>,
+    pub ranked: bool,
 }
 
 /// A stored move: `point` is `None` for a pass.
@@ -81,8 +82,8 @@ pub async fn insert_game(db: &Database, row: &GameRow, first_event: &EventRow) -
         let mut tx = pool.begin().await?;
         sqlx::query(
             "INSERT INTO games (id, board_size, ruleset, komi_half, black_user_id, black_name, black_ai_level, \
-             white_user_id, white_name, white_ai_level, seconds_per_move, status, created_at, deadline_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'playing', $12, $13)",
+             white_user_id, white_name, white_ai_level, seconds_per_move, status, created_at, deadline_at, ranked) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'playing', $12, $13, $14)",
         )
         .bind(&row.id)
         .bind(row.board_size)
@@ -97,6 +98,7 @@ pub async fn insert_game(db: &Database, row: &GameRow, first_event: &EventRow) -
         .bind(row.seconds_per_move)
         .bind(row.created_at)
         .bind(row.deadline_at)
+        .bind(row.ranked)
         .execute(&mut *tx)
         .await?;
         sqlx::query(
@@ -179,7 +181,7 @@ pub async fn load_game(
         let Some(r) = sqlx::query(
             "SELECT id, board_size, ruleset, komi_half, black_user_id, black_name, black_ai_level, white_user_id, \
              white_name, white_ai_level, seconds_per_move, status, end_reason, created_at, deadline_at, \
-             draw_offered_by FROM games WHERE id = $1",
+             draw_offered_by, ranked FROM games WHERE id = $1",
         )
         .bind(game_id)
         .fetch_optional(pool)
@@ -209,6 +211,7 @@ pub async fn load_game(
             created_at: r.try_get("created_at")?,
             deadline_at: r.try_get("deadline_at")?,
             draw_offered_by: r.try_get("draw_offered_by")?,
+            ranked: r.try_get("ranked")?,
         };
         let moves = sqlx::query(
             "SELECT number, color, point FROM moves WHERE game_id = $1 ORDER BY number",

@@ -6,6 +6,7 @@
 //! events to watchers from the bus, filling any gap from the authority's
 //! stored events so a client that reconnects resumes exactly where it was.
 
+pub mod matching;
 pub mod service;
 pub mod watch;
 
@@ -21,6 +22,7 @@ use ttakji_platform::shutdown::Shutdown;
 use ttakji_proto::v1::auth_service_server::AuthServiceServer;
 use ttakji_proto::v1::authority_service_client::AuthorityServiceClient;
 use ttakji_proto::v1::game_service_server::GameServiceServer;
+use ttakji_proto::v1::match_service_server::MatchServiceServer;
 
 /// The largest request the gateway reads. Every request of the API is a
 /// few hundred bytes at most; anything larger is refused as INVALID_ARGUMENT.
@@ -35,12 +37,19 @@ pub struct Config {
     pub metrics_listen: Option<SocketAddr>,
     /// The game authority's gRPC address (`http://127.0.0.1:50052`).
     pub authority_url: String,
+    /// The matchmaker's gRPC address (`http://127.0.0.1:50053`).
+    pub matchmaker_url: String,
     /// The keys that sign and verify access tokens.
     pub token_keys: TokenKeys,
 }
 
 /// The authority client every handler uses.
 pub type AuthorityClient = AuthorityServiceClient<
+    tonic::service::interceptor::InterceptedService<tonic::transport::Channel, PropagateTrace>,
+>;
+
+/// The matchmaker client the queue handlers use.
+pub type MatchmakerClient = ttakji_proto::v1::matchmaker_service_client::MatchmakerServiceClient<
     tonic::service::interceptor::InterceptedService<tonic::transport::Channel, PropagateTrace>,
 >;
 
@@ -79,8 +88,20 @@ impl App {
             .tcp_nodelay(true)
             .connect_lazy();
         let authority = AuthorityServiceClient::with_interceptor(channel, PropagateTrace);
+        let matchmaker_channel =
+            tonic::transport::Endpoint::from_shared(config.matchmaker_url.clone())
+                .with_context(|| format!("matchmaker URL {:?}", config.matchmaker_url))?
+                .connect_timeout(Duration::from_secs(5))
+                .tcp_nodelay(true)
+                .connect_lazy();
+        let matchmaker =
+            ttakji_proto::v1::matchmaker_service_client::MatchmakerServiceClient::with_interceptor(
+                matchmaker_channel,
+                PropagateTrace,
+            );
         let state = service::Gateway {
             authority,
+            matchmaker,
             keys: config.token_keys,
             bus,
             shutdown: shutdown.clone(),
@@ -119,6 +140,9 @@ impl App {
         health
             .set_serving::<AuthServiceServer<service::Gateway>>()
             .await;
+        health
+            .set_serving::<MatchServiceServer<service::Gateway>>()
+            .await;
         let reflection = tonic_reflection::server::Builder::configure()
             .register_encoded_file_descriptor_set(ttakji_proto::FILE_DESCRIPTOR_SET)
             .build_v1()
@@ -133,6 +157,10 @@ impl App {
             .add_service(reflection)
             .add_service(
                 AuthServiceServer::new(self.state.clone())
+                    .max_decoding_message_size(MAX_REQUEST_BYTES),
+            )
+            .add_service(
+                MatchServiceServer::new(self.state.clone())
                     .max_decoding_message_size(MAX_REQUEST_BYTES),
             )
             .add_service(

@@ -16,6 +16,7 @@ use crate::AuthorityClient;
 #[derive(Debug, Clone)]
 pub struct Gateway {
     pub authority: AuthorityClient,
+    pub matchmaker: crate::MatchmakerClient,
     pub keys: TokenKeys,
     pub bus: Bus,
     pub shutdown: Shutdown,
@@ -46,7 +47,7 @@ pub fn nickname(name: &str) -> Result<&str, Status> {
     Ok(name)
 }
 
-fn game_id(id: &str) -> Result<String, Status> {
+pub(crate) fn game_id(id: &str) -> Result<String, Status> {
     if id.is_empty() {
         return Err(Status::invalid_argument("game_id is empty"));
     }
@@ -178,6 +179,8 @@ impl GameService for Gateway {
                         black: Some(black),
                         white: Some(white),
                         seconds_per_move: 0,
+                        game_id: String::new(),
+                        ranked: false,
                     })
                     .await?
                     .into_inner();

@@ -1,0 +1,165 @@
+//! The matchmaker: queue tickets, pairing by rating with a window that
+//! widens while a player waits, the computer after a wait, friend
+//! challenges by code, and rematches with colours swapped.
+//!
+//! Tickets live in the [`tickets`] store (Redis in a deployment), so any
+//! instance serves any ticket. Each pool is paired by one instance at a
+//! time, the holder of the pool's lease in Redis; claims are atomic, so no
+//! player is matched twice even if two instances pair at once. A game's id
+//! is chosen before the claim and the authority makes a game once per id,
+//! so an instance that dies between claim and game leaves work that the
+//! next lease holder finishes, never half a game.
+
+pub mod pairing;
+pub mod service;
+pub mod tickets;
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use tokio::net::TcpListener;
+use ttakji_platform::bus::Bus;
+use ttakji_platform::grpc::PropagateTrace;
+use ttakji_platform::shutdown::Shutdown;
+use ttakji_proto::v1::authority_service_client::AuthorityServiceClient;
+use ttakji_proto::v1::matchmaker_service_server::MatchmakerServiceServer;
+
+pub use pairing::PairingRules;
+pub use tickets::Tickets;
+
+/// The matchmaker's settings.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub listen: SocketAddr,
+    pub metrics_listen: Option<SocketAddr>,
+    /// The authority's gRPC address.
+    pub authority_url: String,
+    pub rules: PairingRules,
+    /// Seconds per move of games between people (the online clock).
+    pub seconds_per_move: u32,
+    /// How long an unused challenge code works.
+    pub challenge_ttl: Duration,
+    /// A challenge's link is this followed by its code.
+    pub link_base: String,
+    /// How often the pairing loop runs.
+    pub tick: Duration,
+}
+
+impl Config {
+    /// Settings for `listen` and `authority_url` with the defaults of the
+    /// product: 30 s a move, codes for 10 minutes, pairing every 50 ms.
+    #[must_use]
+    pub fn new(listen: SocketAddr, authority_url: String) -> Config {
+        Config {
+            listen,
+            metrics_listen: None,
+            authority_url,
+            rules: PairingRules::default(),
+            seconds_per_move: 30,
+            challenge_ttl: Duration::from_secs(600),
+            link_base: "https://ttakji.app/c/".to_owned(),
+            tick: Duration::from_millis(50),
+        }
+    }
+}
+
+/// The authority client the matchmaker uses.
+pub type AuthorityClient = AuthorityServiceClient<
+    tonic::service::interceptor::InterceptedService<tonic::transport::Channel, PropagateTrace>,
+>;
+
+/// A built matchmaker, bound and ready to run.
+#[derive(Debug)]
+pub struct App {
+    addr: SocketAddr,
+    metrics_addr: Option<SocketAddr>,
+    listener: TcpListener,
+    matchmaker: service::Matchmaker,
+    shutdown: Shutdown,
+}
+
+impl App {
+    /// Binds the listeners.
+    ///
+    /// # Errors
+    /// When an address cannot be bound or the authority URL is invalid.
+    pub async fn build(
+        config: Config,
+        tickets: Tickets,
+        bus: Bus,
+        shutdown: Shutdown,
+    ) -> anyhow::Result<App> {
+        let listener = TcpListener::bind(config.listen)
+            .await
+            .with_context(|| format!("binding the matchmaker to {}", config.listen))?;
+        let addr = listener.local_addr()?;
+        let metrics_addr = match config.metrics_listen {
+            Some(a) => Some(
+                ttakji_platform::metrics::serve(a, shutdown.clone())
+                    .await
+                    .with_context(|| format!("binding the matchmaker's metrics to {a}"))?,
+            ),
+            None => None,
+        };
+        let channel = tonic::transport::Endpoint::from_shared(config.authority_url.clone())
+            .with_context(|| format!("authority URL {:?}", config.authority_url))?
+            .tcp_nodelay(true)
+            .connect_lazy();
+        let matchmaker = service::Matchmaker::new(
+            config,
+            tickets,
+            bus,
+            AuthorityServiceClient::with_interceptor(channel, PropagateTrace),
+        );
+        tracing::info!(%addr, "matchmaker ready");
+        Ok(App {
+            addr,
+            metrics_addr,
+            listener,
+            matchmaker,
+            shutdown,
+        })
+    }
+
+    #[must_use]
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The `/metrics` address, if served.
+    #[must_use]
+    pub fn metrics_addr(&self) -> Option<SocketAddr> {
+        self.metrics_addr
+    }
+
+    /// Serves and pairs until the shutdown signal.
+    ///
+    /// # Errors
+    /// When the server fails.
+    pub async fn run_until_stopped(self) -> anyhow::Result<()> {
+        let (health, health_service) = tonic_health::server::health_reporter();
+        health
+            .set_serving::<MatchmakerServiceServer<service::Matchmaker>>()
+            .await;
+        let reflection = tonic_reflection::server::Builder::configure()
+            .register_encoded_file_descriptor_set(ttakji_proto::FILE_DESCRIPTOR_SET)
+            .build_v1()
+            .context("building gRPC reflection")?;
+        tokio::spawn(self.matchmaker.clone().pair_until(self.shutdown.clone()));
+        let mut shutdown = self.shutdown;
+        tonic::transport::Server::builder()
+            .trace_fn(ttakji_platform::grpc::server_span)
+            .add_service(health_service)
+            .add_service(reflection)
+            .add_service(MatchmakerServiceServer::new(self.matchmaker))
+            .serve_with_incoming_shutdown(
+                ttakji_platform::grpc::incoming(self.listener),
+                async move {
+                    shutdown.wait().await;
+                },
+            )
+            .await
+            .context("matchmaker gRPC server")
+    }
+}
