@@ -123,7 +123,7 @@ impl Bus {
     /// # Errors
     /// When the URL is invalid or Redis cannot be reached at start.
     pub async fn redis(url: &str, shutdown: Shutdown) -> Result<Bus, BusError> {
-        let client = redis::Client::open(url)?;
+        let client = redis_client(url)?;
         let publisher = client.get_connection_manager().await?;
         let subscriptions = Arc::new(RedisSubscriptions {
             channels: Mutex::new(HashMap::new()),
@@ -202,6 +202,18 @@ impl Bus {
             Transport::Redis { subscriptions, .. } => subscriptions.subscribe(channel).await,
         }
     }
+}
+
+/// A Redis client with Nagle's algorithm off: a small publish or command
+/// goes out at once instead of waiting for the server's delayed ACK.
+///
+/// # Errors
+/// When the URL is not a Redis URL.
+pub fn redis_client(url: &str) -> redis::RedisResult<redis::Client> {
+    use redis::IntoConnectionInfo as _;
+    let info = url.into_connection_info()?;
+    let tcp = info.tcp_settings().clone().set_nodelay(true);
+    redis::Client::open(info.set_tcp_settings(tcp))
 }
 
 impl RedisSubscriptions {

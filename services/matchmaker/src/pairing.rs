@@ -67,39 +67,80 @@ pub enum Pairing {
     Computer(String),
 }
 
+/// How many of the nearest ratings on each side a ticket looks at.
+const NEIGHBOURS: usize = 8;
+
 /// The pairings for `tickets` (waiting, longest-waiting first) at `now_ms`.
+///
+/// Tickets are kept in rating order as a linked list, so each ticket looks
+/// only at its nearest untaken neighbours in rating: a round costs
+/// O(n log n), not O(n²), with thousands waiting.
 #[must_use]
 pub fn plan(tickets: &[Ticket], now_ms: i64, rules: &PairingRules) -> Vec<Pairing> {
-    let mut taken = vec![false; tickets.len()];
+    let n = tickets.len();
+    let mut by_rating: Vec<usize> = (0..n).collect();
+    by_rating.sort_by_key(|&i| (tickets[i].rating, i));
+    let mut place = vec![0; n];
+    for (k, &i) in by_rating.iter().enumerate() {
+        place[i] = k;
+    }
+    // Neighbours in rating order among the untaken (usize::MAX: none).
+    let mut prev: Vec<usize> = (0..n).map(|k| k.wrapping_sub(1)).collect();
+    let mut next: Vec<usize> = (0..n)
+        .map(|k| if k + 1 < n { k + 1 } else { usize::MAX })
+        .collect();
+    let mut taken = vec![false; n];
+    let mut take =
+        |k: usize, prev: &mut Vec<usize>, next: &mut Vec<usize>, taken: &mut Vec<bool>| {
+            taken[by_rating[k]] = true;
+            let (p, q) = (prev[k], next[k]);
+            if p != usize::MAX {
+                next[p] = q;
+            }
+            if q != usize::MAX {
+                prev[q] = p;
+            }
+        };
     let mut out = Vec::new();
-    for i in 0..tickets.len() {
+    for i in 0..n {
         if taken[i] {
             continue;
         }
         let a = &tickets[i];
         let gap_a = rules.allowed_gap(now_ms - a.enqueued_ms);
+        let k = place[i];
         let mut best: Option<(u32, usize)> = None;
-        for (j, b) in tickets.iter().enumerate() {
-            if j == i || taken[j] || b.user_id == a.user_id {
-                continue;
-            }
-            let gap = a.rating.abs_diff(b.rating);
-            let allowed = match (gap_a, rules.allowed_gap(now_ms - b.enqueued_ms)) {
-                (None, _) | (_, None) => true,
-                (Some(x), Some(y)) => gap <= x.max(y),
-            };
-            if allowed && best.is_none_or(|(g, _)| gap < g) {
-                best = Some((gap, j));
+        for direction in [&prev, &next] {
+            let mut at = direction[k];
+            for _ in 0..NEIGHBOURS {
+                if at == usize::MAX {
+                    break;
+                }
+                let b = &tickets[by_rating[at]];
+                if b.user_id != a.user_id {
+                    let gap = a.rating.abs_diff(b.rating);
+                    let allowed = match (gap_a, rules.allowed_gap(now_ms - b.enqueued_ms)) {
+                        (None, _) | (_, None) => true,
+                        (Some(x), Some(y)) => gap <= x.max(y),
+                    };
+                    if allowed && best.is_none_or(|(g, _)| gap < g) {
+                        best = Some((gap, at));
+                    }
+                }
+                at = direction[at];
             }
         }
-        if let Some((_, j)) = best {
-            taken[i] = true;
-            taken[j] = true;
-            out.push(Pairing::Pair(a.id.clone(), tickets[j].id.clone()));
+        if let Some((_, other)) = best {
+            out.push(Pairing::Pair(
+                a.id.clone(),
+                tickets[by_rating[other]].id.clone(),
+            ));
+            take(k, &mut prev, &mut next, &mut taken);
+            take(other, &mut prev, &mut next, &mut taken);
         } else if u128::try_from(now_ms - a.enqueued_ms).unwrap_or(0) >= rules.ai_after.as_millis()
         {
-            taken[i] = true;
             out.push(Pairing::Computer(a.id.clone()));
+            take(k, &mut prev, &mut next, &mut taken);
         }
     }
     out

@@ -272,6 +272,7 @@ const RELEASE: &str = r"
 for i = 2, #ARGV do
   local key = ARGV[1] .. ARGV[i]
   if redis.call('HGET', key, 'state') == 'pairing' then
+    redis.call('ZREM', ARGV[1]:gsub('ticket:$', 'claims:') .. redis.call('HGET', key, 'pool'), ARGV[i])
     redis.call('HSET', key, 'state', 'waiting', 'game_id', '')
     redis.call('ZADD', ARGV[1] .. 'pool:' .. redis.call('HGET', key, 'pool'), redis.call('HGET', key, 'enqueued_ms'), ARGV[i])
   end
@@ -285,6 +286,7 @@ if redis.call('HGET', key, 'state') ~= 'pairing' then return 0 end
 redis.call('HSET', key, 'state', 'matched', 'color', ARGV[1], 'opponent_user', ARGV[2], 'opponent_name', ARGV[3], 'opponent_ai', ARGV[4])
 local user = redis.call('HGET', key, 'user_id')
 if redis.call('GET', KEYS[2] .. user) == ARGV[5] then redis.call('DEL', KEYS[2] .. user) end
+redis.call('ZREM', KEYS[3] .. redis.call('HGET', key, 'pool'), ARGV[5])
 return 1
 ";
 
@@ -331,7 +333,7 @@ impl Tickets {
     /// # Errors
     /// When Redis cannot be reached.
     pub async fn redis_in(url: &str, namespace: &str) -> Result<Tickets, StoreError> {
-        let client = redis::Client::open(url)?;
+        let client = ttakji_platform::bus::redis_client(url)?;
         Ok(Tickets::Redis(
             client.get_connection_manager().await?,
             Arc::from(namespace),
@@ -664,6 +666,7 @@ impl Tickets {
                 let _: i64 = redis::Script::new(FINISH)
                     .key(ticket_key(p, &m.ticket_id))
                     .key(format!("{p}user:"))
+                    .key(format!("{p}claims:"))
                     .arg(&m.color)
                     .arg(&m.opponent_user)
                     .arg(&m.opponent_name)

@@ -1,0 +1,217 @@
+//! The matchmaker under load: how many tickets a second it accepts and
+//! pairs, and how long after the second player's ticket both players hear
+//! "match found".
+//!
+//! `cargo bench --bench matchmaking` runs authority (SQLite file, or
+//! `TTAKJI_BENCH_DATABASE_URL=postgres://…`), one
+//! matchmaker (tickets in the local Redis, under a fresh namespace) and a
+//! gateway in this process over real sockets, with the product's pairing
+//! tick (50 ms).
+
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use tonic::Request;
+use ttakji_platform::auth::TokenKeys;
+use ttakji_platform::bus::Bus;
+use ttakji_platform::shutdown;
+use ttakji_platform::store::Database;
+use ttakji_proto::v1 as pb;
+use ttakji_proto::v1::auth_service_client::AuthServiceClient;
+use ttakji_proto::v1::match_service_client::MatchServiceClient;
+use ttakji_proto::v1::matchmaker_service_client::MatchmakerServiceClient;
+
+const REDIS: &str = "redis://127.0.0.1:6379";
+const TICKETS: usize = 20_000;
+const CONCURRENCY: usize = 64;
+const PAIRS: usize = 200;
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i.min(sorted.len() - 1)]
+}
+
+fn main() -> anyhow::Result<()> {
+    if std::env::args().any(|a| a == "--list") {
+        return Ok(());
+    }
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?
+        .block_on(run())
+}
+
+async fn run() -> anyhow::Result<()> {
+    let (trigger, stop) = shutdown::channel();
+    let dir = std::env::temp_dir().join(format!("ttakji-bench-{}", uuid::Uuid::new_v4().simple()));
+    std::fs::create_dir_all(&dir)?;
+    let db_url = std::env::var("TTAKJI_BENCH_DATABASE_URL")
+        .unwrap_or_else(|_| format!("sqlite://{}", dir.join("bench.db").display()));
+    let db = Database::connect(&db_url).await?;
+    println!("authority store {}", db.kind());
+    let bus = Bus::redis(REDIS, stop.clone()).await?;
+    let namespace = format!("ttakji-bench:{}:", uuid::Uuid::new_v4().simple());
+    let local = "127.0.0.1:0".parse()?;
+    let authority = ttakji_authority::App::build(
+        ttakji_authority::Config {
+            listen: local,
+            metrics_listen: None,
+            ai: ttakji_authority::AiConfig::default(),
+        },
+        db,
+        bus.clone(),
+        stop.clone(),
+    )
+    .await?;
+    let authority_url = format!("http://{}", authority.addr());
+    let mut config = ttakji_matchmaker::Config::new(local, authority_url.clone());
+    // Nobody plays the computer here: every ticket waits for a person.
+    config.rules.ai_after = Duration::from_secs(3600);
+    config.rules.grace = Duration::from_secs(3600);
+    let matchmaker = ttakji_matchmaker::App::build(
+        config,
+        ttakji_matchmaker::Tickets::redis_in(REDIS, &namespace).await?,
+        bus.clone(),
+        stop.clone(),
+    )
+    .await?;
+    let matchmaker_url = format!("http://{}", matchmaker.addr());
+    let gateway = ttakji_gateway::App::build(
+        ttakji_gateway::Config {
+            listen: local,
+            metrics_listen: None,
+            authority_url,
+            matchmaker_url: matchmaker_url.clone(),
+            token_keys: TokenKeys::random(Duration::from_secs(3600)),
+        },
+        bus,
+        stop.clone(),
+    )
+    .await?;
+    let gateway_url = format!("http://{}", gateway.addr());
+    tokio::spawn(authority.run_until_stopped());
+    tokio::spawn(matchmaker.run_until_stopped());
+    tokio::spawn(gateway.run_until_stopped());
+
+    // 1. From the second player's ticket to both players' "match found".
+    let gw = tonic::transport::Endpoint::from_shared(gateway_url)?
+        .tcp_nodelay(true)
+        .connect()
+        .await?;
+    let mut auth = AuthServiceClient::new(gw.clone());
+    let mut latencies = Vec::with_capacity(PAIRS);
+    for i in 0..PAIRS {
+        let mut streams = Vec::new();
+        // Arrive at a random point of the pairing tick, as players do.
+        let jitter = u64::from(uuid::Uuid::new_v4().as_bytes()[0]) % 50;
+        tokio::time::sleep(Duration::from_millis(jitter)).await;
+        let mut t0 = Instant::now();
+        for side in 0..2 {
+            let token = auth
+                .sign_in_guest(pb::SignInGuestRequest {
+                    nickname: format!("p{i}x{side}"),
+                })
+                .await?
+                .into_inner()
+                .access_token;
+            let mut request = Request::new(pb::FindMatchRequest::default());
+            request
+                .metadata_mut()
+                .insert("authorization", format!("Bearer {token}").parse()?);
+            if side == 1 {
+                t0 = Instant::now();
+            }
+            let mut stream = MatchServiceClient::new(gw.clone())
+                .find_match(request)
+                .await?
+                .into_inner();
+            // The first message is the ticket as queued.
+            stream.message().await?;
+            streams.push(stream);
+        }
+        for stream in &mut streams {
+            loop {
+                let t = stream
+                    .message()
+                    .await?
+                    .and_then(|m| m.ticket)
+                    .context("stream ended unmatched")?;
+                if t.state == pb::TicketState::Matched as i32 {
+                    break;
+                }
+            }
+        }
+        latencies.push(t0.elapsed());
+    }
+    latencies.sort();
+    println!(
+        "second ticket → both players' match found: n={PAIRS} median {:.1} ms, p99 {:.1} ms",
+        percentile(&latencies, 0.5).as_secs_f64() * 1e3,
+        percentile(&latencies, 0.99).as_secs_f64() * 1e3,
+    );
+    // 2. Tickets accepted and paired per second.
+    let channel = tonic::transport::Endpoint::from_shared(matchmaker_url)?
+        .tcp_nodelay(true)
+        .connect()
+        .await
+        .context("matchmaker")?;
+    let started = Instant::now();
+    let mut workers = tokio::task::JoinSet::new();
+    for w in 0..CONCURRENCY {
+        let mut client = MatchmakerServiceClient::new(channel.clone());
+        workers.spawn(async move {
+            let mut ids = Vec::new();
+            for i in (w..TICKETS).step_by(CONCURRENCY) {
+                let t = client
+                    .enqueue(pb::EnqueueRequest {
+                        user_id: format!("bench{i}"),
+                        nickname: format!("b{i}"),
+                        rating: 1200 + (i % 400) as u32,
+                        pool: Some(pb::Pool::default()),
+                    })
+                    .await?
+                    .into_inner()
+                    .ticket
+                    .context("ticket")?;
+                ids.push((format!("bench{i}"), t.ticket_id));
+            }
+            anyhow::Ok(ids)
+        });
+    }
+    let mut tickets = Vec::new();
+    while let Some(done) = workers.join_next().await {
+        tickets.extend(done??);
+    }
+    let accepted = started.elapsed();
+    // Wait until every ticket is matched.
+    let mut client = MatchmakerServiceClient::new(channel.clone());
+    for (user, id) in &tickets {
+        loop {
+            let t = client
+                .get_ticket(pb::GetTicketRequest {
+                    ticket_id: id.clone(),
+                    user_id: user.clone(),
+                })
+                .await?
+                .into_inner()
+                .ticket
+                .context("ticket")?;
+            if t.state == pb::TicketState::Matched as i32 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+    let paired = started.elapsed();
+    println!(
+        "{TICKETS} tickets from {CONCURRENCY} callers: accepted in {:.2} s ({:.0}/s), all paired in {:.2} s ({:.0}/s)",
+        accepted.as_secs_f64(),
+        TICKETS as f64 / accepted.as_secs_f64(),
+        paired.as_secs_f64(),
+        TICKETS as f64 / paired.as_secs_f64(),
+    );
+
+    trigger.trigger();
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
+}
