@@ -90,17 +90,16 @@ pub fn plan(tickets: &[Ticket], now_ms: i64, rules: &PairingRules) -> Vec<Pairin
         .map(|k| if k + 1 < n { k + 1 } else { usize::MAX })
         .collect();
     let mut taken = vec![false; n];
-    let mut take =
-        |k: usize, prev: &mut Vec<usize>, next: &mut Vec<usize>, taken: &mut Vec<bool>| {
-            taken[by_rating[k]] = true;
-            let (p, q) = (prev[k], next[k]);
-            if p != usize::MAX {
-                next[p] = q;
-            }
-            if q != usize::MAX {
-                prev[q] = p;
-            }
-        };
+    let take = |k: usize, prev: &mut Vec<usize>, next: &mut Vec<usize>, taken: &mut Vec<bool>| {
+        taken[by_rating[k]] = true;
+        let (p, q) = (prev[k], next[k]);
+        if p != usize::MAX {
+            next[p] = q;
+        }
+        if q != usize::MAX {
+            prev[q] = p;
+        }
+    };
     let mut out = Vec::new();
     for i in 0..n {
         if taken[i] {
