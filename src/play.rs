@@ -1,6 +1,9 @@
-//! `ttakji play`: a terminal client. Signs in, starts a game against the
-//! computer, draws the board and reads moves (`D5`, `pass`, `undo`,
-//! `resign`, `score`, `sgf`, `quit`) until the game is over and counted.
+//! `ttakji play`: a terminal client. Signs in, then plays the computer, or
+//! (`--online`) queues for a person, or makes (`--challenge`) or joins
+//! (`--join CODE`) a friend's game; draws the board and reads moves (`D5`,
+//! `pass`, `undo`, `resign`, `score`, `sgf`, `draw`, `accept`, `decline`,
+//! `quit`) until the game is over and counted, and offers a rematch after an
+//! online game.
 
 use std::io::{BufRead as _, Write as _};
 
@@ -12,6 +15,7 @@ use tonic::metadata::MetadataValue;
 use ttakji_proto::v1 as pb;
 use ttakji_proto::v1::auth_service_client::AuthServiceClient;
 use ttakji_proto::v1::game_service_client::GameServiceClient;
+use ttakji_proto::v1::match_service_client::MatchServiceClient;
 
 /// `ttakji play` options.
 #[derive(Debug, clap::Args)]
@@ -25,19 +29,31 @@ pub struct PlayArgs {
     /// The computer's level: easy, normal or hard.
     #[arg(long, default_value = "normal")]
     pub level: String,
-    /// Your colour: black, white or random.
+    /// Your colour against the computer: black, white or random.
     #[arg(long, default_value = "random")]
     pub color: String,
     /// Board size: 9, 13 or 19.
     #[arg(long, default_value_t = 9)]
     pub size: u32,
+    /// Play a person: wait in the queue for an opponent (the computer steps
+    /// in if nobody comes).
+    #[arg(long, conflicts_with_all = ["challenge", "join"])]
+    pub online: bool,
+    /// Make a friend challenge and wait for the friend to join with its code.
+    #[arg(long, conflicts_with = "join")]
+    pub challenge: bool,
+    /// Join a friend's challenge by its code.
+    #[arg(long)]
+    pub join: Option<String>,
 }
 
 type Channel = tonic::transport::Channel;
 
 struct Client {
     games: GameServiceClient<Channel>,
+    matches: MatchServiceClient<Channel>,
     token: MetadataValue<tonic::metadata::Ascii>,
+    me: String,
 }
 
 impl Client {
@@ -48,6 +64,10 @@ impl Client {
             .insert("authorization", self.token.clone());
         request
     }
+}
+
+fn refused(what: &str) -> impl Fn(tonic::Status) -> anyhow::Error + '_ {
+    move |s| anyhow::anyhow!("{what}: {}", s.message())
 }
 
 pub fn run(args: &PlayArgs) -> anyhow::Result<()> {
@@ -101,41 +121,198 @@ async fn play(
             nickname: args.name.clone(),
         })
         .await
-        .map_err(|s| anyhow::anyhow!("sign-in refused: {}", s.message()))?
+        .map_err(refused("sign-in refused"))?
         .into_inner();
-    let me = signed_in.user_id.clone();
     let client = Client {
-        games: GameServiceClient::new(channel),
+        games: GameServiceClient::new(channel.clone()),
+        matches: MatchServiceClient::new(channel),
         token: format!("Bearer {}", signed_in.access_token)
             .parse()
             .context("the server's token is not a header value")?,
+        me: signed_in.user_id,
     };
+    let against_people = args.online || args.challenge || args.join.is_some();
+    let mut game_id = if args.online {
+        queue(&client, args.size).await?
+    } else if args.challenge {
+        challenge(&client, args.size).await?
+    } else if let Some(code) = &args.join {
+        client
+            .matches
+            .clone()
+            .accept_challenge(client.request(pb::AcceptChallengeRequest { code: code.clone() }))
+            .await
+            .map_err(refused("cannot join"))?
+            .into_inner()
+            .game
+            .context("the server sent no game")?
+            .game_id
+    } else {
+        client
+            .games
+            .clone()
+            .start_ai_game(client.request(pb::StartAiGameRequest {
+                board_size: args.size,
+                color: color as i32,
+                level: level as i32,
+            }))
+            .await
+            .map_err(refused("cannot start a game"))?
+            .into_inner()
+            .game
+            .context("the server sent no game")?
+            .game_id
+    };
+    loop {
+        if !play_game(&client, &game_id, &mut lines).await? || !against_people {
+            return Ok(());
+        }
+        println!("Type rematch for another game with colours swapped, or quit.");
+        let Some(line) = lines.recv().await else {
+            return Ok(());
+        };
+        if line.trim() != "rematch" {
+            return Ok(());
+        }
+        game_id = rematch(&client, &game_id).await?;
+    }
+}
+
+/// Waits in the queue; returns the game.
+async fn queue(client: &Client, size: u32) -> anyhow::Result<String> {
+    let mut stream = client
+        .matches
+        .clone()
+        .find_match(client.request(pb::FindMatchRequest {
+            board_size: size,
+            ranked: false,
+        }))
+        .await
+        .map_err(refused("cannot queue"))?
+        .into_inner();
+    while let Some(m) = stream
+        .message()
+        .await
+        .map_err(refused("the queue failed"))?
+    {
+        let Some(t) = m.ticket else { continue };
+        match pb::TicketState::try_from(t.state) {
+            Ok(pb::TicketState::Matched) => {
+                let opponent = t.opponent.unwrap_or_default();
+                println!("\nMatched with {}.", opponent.nickname);
+                return Ok(t.game_id);
+            }
+            Ok(pb::TicketState::Cancelled) => anyhow::bail!("you left the queue"),
+            _ => {
+                print!(
+                    "\rWaiting for an opponent: {} s, {} of {} in the queue   ",
+                    t.waited_ms / 1000,
+                    t.position,
+                    t.waiting
+                );
+                std::io::stdout().flush()?;
+            }
+        }
+    }
+    anyhow::bail!("the queue closed without a match")
+}
+
+/// Makes a challenge, shows its code, and waits for the friend.
+async fn challenge(client: &Client, size: u32) -> anyhow::Result<String> {
+    let mut stream = client
+        .matches
+        .clone()
+        .create_challenge(client.request(pb::CreateChallengeRequest { board_size: size }))
+        .await
+        .map_err(refused("cannot make a challenge"))?
+        .into_inner();
+    let mut shown = false;
+    while let Some(m) = stream
+        .message()
+        .await
+        .map_err(refused("the challenge failed"))?
+    {
+        let Some(c) = m.challenge else { continue };
+        if !c.game_id.is_empty() {
+            println!("Your friend has joined.");
+            return Ok(c.game_id);
+        }
+        if !shown {
+            println!(
+                "Give your friend the code {} (or the link {}); it works once.",
+                c.code, c.link
+            );
+            shown = true;
+        }
+    }
+    anyhow::bail!("the challenge expired")
+}
+
+/// Asks for a rematch and waits for the opponent to agree.
+async fn rematch(client: &Client, game_id: &str) -> anyhow::Result<String> {
+    let mut stream = client
+        .matches
+        .clone()
+        .rematch(client.request(pb::RematchRequest {
+            game_id: game_id.to_owned(),
+        }))
+        .await
+        .map_err(refused("no rematch"))?
+        .into_inner();
+    println!("Waiting for your opponent to agree…");
+    while let Some(r) = stream.message().await.map_err(refused("no rematch"))? {
+        if !r.new_game_id.is_empty() {
+            return Ok(r.new_game_id);
+        }
+    }
+    anyhow::bail!("your opponent did not take the rematch")
+}
+
+fn seat_name(p: Option<&pb::Player>) -> String {
+    p.map_or_else(String::new, |p| p.nickname.clone())
+}
+
+/// Plays one game to its end. Returns false if the player quit.
+async fn play_game(
+    client: &Client,
+    game_id: &str,
+    lines: &mut mpsc::Receiver<String>,
+) -> anyhow::Result<bool> {
     let mut game = client
         .games
         .clone()
-        .start_ai_game(client.request(pb::StartAiGameRequest {
-            board_size: args.size,
-            color: color as i32,
-            level: level as i32,
+        .get_game(client.request(pb::GetGameRequest {
+            game_id: game_id.to_owned(),
+            include_score_preview: false,
         }))
         .await
-        .map_err(|s| anyhow::anyhow!("cannot start a game: {}", s.message()))?
+        .map_err(refused("cannot load the game"))?
         .into_inner()
         .game
         .context("the server sent no game")?;
-    let mine = if game.black.as_ref().is_some_and(|p| p.user_id == me) {
+    let mine = if game.black.as_ref().is_some_and(|p| p.user_id == client.me) {
         pb::Color::Black
     } else {
         pb::Color::White
     };
+    let opponent = if mine == pb::Color::Black {
+        game.white.clone()
+    } else {
+        game.black.clone()
+    };
+    let computer = opponent.as_ref().is_some_and(|p| p.user_id.is_empty());
     println!(
-        "Game {} — you play {}. Type a point (D5), pass, undo, resign, score, sgf or quit.",
+        "Game {}: {} (X) against {} (O). You play {}. Type a point (D5), pass, {}resign, score, sgf or quit{}.",
         game.game_id,
+        seat_name(game.black.as_ref()),
+        seat_name(game.white.as_ref()),
         if mine == pb::Color::Black {
-            "Black (X)"
+            "Black"
         } else {
-            "White (O)"
-        }
+            "White"
+        },
+        if computer { "undo, " } else { "" },
+        if computer { "" } else { "; draw offers a draw" },
     );
     let mut events = client
         .games
@@ -145,28 +322,56 @@ async fn play(
             after_seq: game.event_seq,
         }))
         .await
-        .map_err(|s| anyhow::anyhow!("cannot follow the game: {}", s.message()))?
+        .map_err(refused("cannot follow the game"))?
         .into_inner();
     let size = BoardSize::new(game.board_size).map_err(|e| anyhow::anyhow!("{e}"))?;
     loop {
         print!("{}", draw(&game));
         if game.status == pb::GameStatus::Finished as i32 {
             print_result(&game);
-            return Ok(());
+            return Ok(true);
+        }
+        if game.draw_offered_by != pb::Color::Unspecified as i32
+            && game.draw_offered_by != mine as i32
+        {
+            println!(
+                "Your opponent offers a draw: type accept or decline (a move declines it too)."
+            );
         }
         if game.to_move != mine as i32 {
-            println!("The computer is thinking…");
+            println!(
+                "{} is thinking…",
+                if computer {
+                    "The computer"
+                } else {
+                    "Your opponent"
+                }
+            );
             loop {
-                let event = events
+                let Some(message) = events
                     .message()
                     .await
-                    .map_err(|s| anyhow::anyhow!("lost the game's events: {}", s.message()))?
-                    .and_then(|r| r.event)
-                    .context("the server closed the game's events")?;
-                if let Some(snapshot) = event.snapshot
+                    .map_err(refused("lost the game's events"))?
+                else {
+                    anyhow::bail!("the server closed the game's events");
+                };
+                if let Some(p) = message.presence {
+                    println!(
+                        "Your opponent {} (their clock keeps running).",
+                        if p.connected {
+                            "is back"
+                        } else {
+                            "has disconnected"
+                        }
+                    );
+                }
+                if let Some(snapshot) = message.event.and_then(|e| e.snapshot)
                     && snapshot.event_seq > game.event_seq
                 {
                     game = snapshot;
+                    if let Some(preview) = &game.score_preview {
+                        println!("Your opponent passed. If you pass too: {}", preview.summary);
+                    }
                 }
                 if game.to_move == mine as i32 || game.status == pb::GameStatus::Finished as i32 {
                     break;
@@ -174,8 +379,12 @@ async fn play(
             }
             continue;
         }
+        let time_left = game.clock.as_ref().map_or_else(String::new, |c| {
+            let left = (c.deadline_unix_ms - now_ms()).max(0) / 1000;
+            format!(" ({left} s left)")
+        });
         print!(
-            "{} to play> ",
+            "{} to play{time_left}> ",
             if mine == pb::Color::Black {
                 "Black"
             } else {
@@ -185,7 +394,7 @@ async fn play(
         std::io::stdout().flush()?;
         let Some(line) = lines.recv().await else {
             println!();
-            return Ok(());
+            return Ok(false);
         };
         let command = line.trim().to_ascii_lowercase();
         let next = game.move_count + 1;
@@ -193,7 +402,7 @@ async fn play(
         let mut games = client.games.clone();
         let answer = match command.as_str() {
             "" => continue,
-            "quit" | "exit" => return Ok(()),
+            "quit" | "exit" => return Ok(false),
             "pass" => games
                 .pass(client.request(pb::PassRequest {
                     game_id: id,
@@ -209,6 +418,17 @@ async fn play(
                 .undo_move(client.request(pb::UndoMoveRequest {
                     game_id: id,
                     move_count: game.move_count,
+                }))
+                .await
+                .map(|r| r.into_inner().game),
+            "draw" => games
+                .offer_draw(client.request(pb::OfferDrawRequest { game_id: id }))
+                .await
+                .map(|r| r.into_inner().game),
+            "accept" | "decline" => games
+                .answer_draw(client.request(pb::AnswerDrawRequest {
+                    game_id: id,
+                    accept: command == "accept",
                 }))
                 .await
                 .map(|r| r.into_inner().game),
@@ -248,7 +468,7 @@ async fn play(
                     .await
                     .map(|r| r.into_inner().game),
                 Err(e) => {
-                    println!("{e}. Type a point like D5, or pass, undo, resign, score, sgf, quit.");
+                    println!("{e}. Type a point like D5, or pass, resign, score, sgf, quit.");
                     continue;
                 }
             },
@@ -256,9 +476,30 @@ async fn play(
         match answer {
             Ok(Some(snapshot)) if snapshot.event_seq >= game.event_seq => game = snapshot,
             Ok(_) => {}
-            Err(status) => println!("Refused: {}", status.message()),
+            Err(status) => {
+                println!("Refused: {}", status.message());
+                // The game may have moved on (lost on time, say): look again.
+                if let Ok(r) = client
+                    .games
+                    .clone()
+                    .get_game(client.request(pb::GetGameRequest {
+                        game_id: game.game_id.clone(),
+                        include_score_preview: false,
+                    }))
+                    .await
+                    && let Some(snapshot) = r.into_inner().game
+                {
+                    game = snapshot;
+                }
+            }
         }
     }
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
 fn column_letter(c: u32) -> char {

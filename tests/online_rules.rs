@@ -224,3 +224,123 @@ async fn after_a_pass_the_opponent_is_sent_the_count_unasked() {
     assert!(pushed.starts_with("Black "), "{pushed}");
     assert!(pushed.ends_with("(komi 7)"), "{pushed}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_player_who_disconnects_and_comes_back_in_time_plays_on_and_the_opponent_sees_it() {
+    let (service, black, white) = two_players().await;
+    let game = online_game(&service, &black, &white, 20).await;
+    let id = &game.game_id;
+    let watch = |p: &Player, after: u64| {
+        let p = p.clone();
+        let id = id.clone();
+        async move {
+            p.games
+                .clone()
+                .watch_game(p.req(pb::WatchGameRequest {
+                    game_id: id,
+                    after_seq: after,
+                }))
+                .await
+                .expect("watch")
+                .into_inner()
+        }
+    };
+    let mut white_view = watch(&white, game.event_seq).await;
+    let black_view = watch(&black, game.event_seq).await;
+    let seen = next_presence(&mut white_view).await;
+    assert_eq!(
+        (seen.user_id.as_str(), seen.connected),
+        (black.user_id.as_str(), true)
+    );
+
+    // Black's connection drops: White is told, and Black's clock runs on.
+    drop(black_view);
+    let seen = next_presence(&mut white_view).await;
+    assert_eq!(
+        (seen.user_id.as_str(), seen.connected),
+        (black.user_id.as_str(), false)
+    );
+    let during = white.game(id).await;
+    assert_eq!(during.status, pb::GameStatus::Playing as i32);
+    assert_eq!(
+        during.clock.map(|c| c.deadline_unix_ms),
+        game.clock.map(|c| c.deadline_unix_ms),
+        "the clock did not stop or restart"
+    );
+
+    // Back in time: the full snapshot, and the game goes on.
+    let _black_again = watch(&black, 0).await;
+    let seen = next_presence(&mut white_view).await;
+    assert!(seen.connected);
+    let resumed = black.game(id).await;
+    assert_eq!(resumed.move_count, 0);
+    black
+        .play(id, 1, "E5")
+        .await
+        .expect("in time after reconnecting");
+}
+
+/// The next presence message on a game stream.
+async fn next_presence(stream: &mut tonic::Streaming<pb::WatchGameResponse>) -> pb::Presence {
+    loop {
+        let message = tokio::time::timeout(Duration::from_secs(10), stream.message())
+            .await
+            .expect("presence arrives")
+            .expect("open")
+            .expect("message");
+        if let Some(p) = message.presence {
+            return p;
+        }
+    }
+}
+
+/// 300 moves of random (legal, never two passes running) play on 9×9 from
+/// a fixed seed, played out with the rules crate first.
+fn three_hundred_moves() -> Vec<baduk::Action> {
+    let mut rng = baduk::SplitMix64::new(2026);
+    let mut game = baduk::Game::new(baduk::Rules::ttakji());
+    let mut actions = Vec::new();
+    while !game.is_over() {
+        let color = game.to_move();
+        let legal = game.legal_points(color);
+        let action = if legal.is_empty() {
+            baduk::Action::Pass
+        } else {
+            baduk::Action::Play(legal[rng.below(legal.len())])
+        };
+        game.play(baduk::Move { color, action }).expect("legal");
+        actions.push(action);
+    }
+    assert_eq!(game.end(), Some(baduk::EndReason::MoveCap), "the seed's game must reach the cap");
+    actions
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn at_three_hundred_moves_the_game_is_counted_as_if_both_had_passed() {
+    let (service, black, white) = two_players().await;
+    let game = online_game(&service, &black, &white, 0).await;
+    let id = &game.game_id;
+    let actions = three_hundred_moves();
+    assert_eq!(actions.len(), 300);
+    for (i, action) in actions.iter().enumerate() {
+        let player = if i % 2 == 0 { &black } else { &white };
+        let number = i as u32 + 1;
+        match action {
+            baduk::Action::Play(p) => {
+                player
+                    .play(id, number, &p.to_string())
+                    .await
+                    .unwrap_or_else(|s| panic!("move {number} {p}: {s:?}"));
+            }
+            baduk::Action::Pass => {
+                player.pass(id, number).await.expect("pass");
+            }
+        }
+    }
+    let end = black.game(id).await;
+    let result = end.result.expect("counted at the cap");
+    assert_eq!(result.reason, pb::EndReason::MoveCap as i32);
+    assert!(result.count.is_some(), "counted as if both had passed");
+    let late = white.pass(id, 301).await.expect_err("over");
+    assert_eq!(late.code(), Code::FailedPrecondition);
+}

@@ -446,10 +446,10 @@ impl GameService for Gateway {
         observe(
             "WatchGame",
             async {
-                self.caller(&request)?;
+                let me = self.caller(&request)?;
                 let req = request.into_inner();
                 let id = game_id(&req.game_id)?;
-                let stream = crate::watch::watch(self.clone(), id, req.after_seq).await?;
+                let stream = crate::watch::watch(self.clone(), id, req.after_seq, me.sub).await?;
                 Ok(Response::new(stream))
             }
             .await,
