@@ -169,6 +169,10 @@ pub struct MatchmakerArgs {
     /// Redis: tickets, challenges and events.
     #[arg(long, env = "TTAKJI_REDIS_URL")]
     pub redis_url: String,
+    /// The prefix of the matchmaker's Redis keys (deployments sharing a Redis
+    /// use different ones).
+    #[arg(long, env = "TTAKJI_REDIS_NAMESPACE", default_value = ttakji_matchmaker::tickets::DEFAULT_NAMESPACE)]
+    pub redis_namespace: String,
     #[command(flatten)]
     pub matching: MatchingArgs,
     #[command(flatten)]
@@ -381,7 +385,7 @@ pub fn matchmaker(args: &MatchmakerArgs) -> anyhow::Result<()> {
     runtime()?.block_on(async {
         let (trigger, shutdown) = shutdown::channel();
         stop_on_signal(trigger);
-        let tickets = ttakji_matchmaker::Tickets::redis(&args.redis_url)
+        let tickets = ttakji_matchmaker::Tickets::redis_in(&args.redis_url, &args.redis_namespace)
             .await
             .with_context(|| {
                 format!(

@@ -311,7 +311,11 @@ fn three_hundred_moves() -> Vec<baduk::Action> {
         game.play(baduk::Move { color, action }).expect("legal");
         actions.push(action);
     }
-    assert_eq!(game.end(), Some(baduk::EndReason::MoveCap), "the seed's game must reach the cap");
+    assert_eq!(
+        game.end(),
+        Some(baduk::EndReason::MoveCap),
+        "the seed's game must reach the cap"
+    );
     actions
 }
 

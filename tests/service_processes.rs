@@ -125,6 +125,8 @@ async fn the_single_process_server_restarted_on_its_sqlite_file_continues_the_ga
         "127.0.0.1:0",
         "--authority-listen",
         "127.0.0.1:0",
+        "--matchmaker-listen",
+        "127.0.0.1:0",
         "--metrics-listen",
         "127.0.0.1:0",
         "--database-url",
@@ -157,4 +159,98 @@ async fn the_single_process_server_restarted_on_its_sqlite_file_continues_the_ga
     assert_eq!(next.move_count, 5);
     drop(server);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_matchmakers_and_two_gateways_as_processes_match_everyone_once_and_a_slow_player_loses_on_time()
+ {
+    use std::collections::HashMap;
+    let db = fresh_postgres().await;
+    let namespace = format!("ttakji-test:{}:", uuid::Uuid::new_v4().simple());
+    let authority = spawn(&strs(&authority_args(&db, "127.0.0.1:0")));
+    let authority_url = format!("http://{}", authority.addr);
+    let matchmaker = || {
+        spawn(&[
+            "matchmaker",
+            "--listen",
+            "127.0.0.1:0",
+            "--metrics-listen",
+            "127.0.0.1:0",
+            "--authority-url",
+            &authority_url,
+            "--redis-url",
+            REDIS_URL,
+            "--redis-namespace",
+            &namespace,
+            "--seconds-per-move",
+            "1",
+        ])
+    };
+    let matchmakers = [matchmaker(), matchmaker()];
+    let gateways: Vec<_> = matchmakers
+        .iter()
+        .map(|m| {
+            spawn(&[
+                "gateway",
+                "--listen",
+                "127.0.0.1:0",
+                "--metrics-listen",
+                "127.0.0.1:0",
+                "--authority-url",
+                &authority_url,
+                "--matchmaker-url",
+                &format!("http://{}", m.addr),
+                "--redis-url",
+                REDIS_URL,
+                "--token-keys",
+                TOKEN_KEYS,
+            ])
+        })
+        .collect();
+    let mut players = Vec::new();
+    for i in 0..20 {
+        players.push(
+            sign_in(
+                &format!("http://{}", gateways[i % 2].addr),
+                &format!("p{i}"),
+            )
+            .await,
+        );
+    }
+    let mut queued = tokio::task::JoinSet::new();
+    for p in players.clone() {
+        queued.spawn(async move {
+            let mut stream =
+                ttakji_proto::v1::match_service_client::MatchServiceClient::new(p.channel.clone())
+                    .find_match(p.req(pb::FindMatchRequest::default()))
+                    .await
+                    .expect("queued")
+                    .into_inner();
+            let mut last = None;
+            while let Some(m) = stream.message().await.expect("stream") {
+                last = m.ticket;
+            }
+            (p, last.expect("a ticket"))
+        });
+    }
+    let mut by_game: HashMap<String, Vec<(support::Player, pb::Ticket)>> = HashMap::new();
+    while let Some(done) = queued.join_next().await {
+        let (p, t) = done.expect("player");
+        assert_eq!(t.state, pb::TicketState::Matched as i32, "{t:?}");
+        by_game.entry(t.game_id.clone()).or_default().push((p, t));
+    }
+    assert_eq!(by_game.values().map(Vec::len).sum::<usize>(), 20);
+    assert!(
+        by_game.values().all(|v| v.len() == 2),
+        "everyone against a person, once"
+    );
+
+    // One game: Black never moves and loses on time (1 s a move here).
+    let (_, pair) = by_game.iter().next().expect("a game");
+    let (p, t) = &pair[0];
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let over = p.game(&t.game_id).await;
+    let result = over.result.expect("lost on time");
+    assert_eq!(result.reason, pb::EndReason::Timeout as i32);
+    assert_eq!(result.text, "W+T");
 }
