@@ -186,6 +186,7 @@ async fn queue(client: &Client, size: u32) -> anyhow::Result<String> {
         .find_match(client.request(pb::FindMatchRequest {
             board_size: size,
             ranked: false,
+            ruleset: String::new(),
         }))
         .await
         .map_err(refused("cannot queue"))?
@@ -222,7 +223,10 @@ async fn challenge(client: &Client, size: u32) -> anyhow::Result<String> {
     let mut stream = client
         .matches
         .clone()
-        .create_challenge(client.request(pb::CreateChallengeRequest { board_size: size }))
+        .create_challenge(client.request(pb::CreateChallengeRequest {
+            board_size: size,
+            ruleset: String::new(),
+        }))
         .await
         .map_err(refused("cannot make a challenge"))?
         .into_inner();

@@ -24,6 +24,7 @@ async fn queue(p: &Player) -> Vec<pb::Ticket> {
         .find_match(p.req(pb::FindMatchRequest {
             board_size: 9,
             ranked: false,
+            ruleset: String::new(),
         }))
         .await
         .expect("queued")
@@ -198,7 +199,10 @@ async fn a_friend_code_starts_one_game_and_works_once() {
         sign_in(&url, "other").await,
     );
     let mut stream = matches(&maker)
-        .create_challenge(maker.req(pb::CreateChallengeRequest { board_size: 9 }))
+        .create_challenge(maker.req(pb::CreateChallengeRequest {
+            board_size: 9,
+            ruleset: String::new(),
+        }))
         .await
         .expect("challenge")
         .into_inner();

@@ -93,7 +93,7 @@ impl MatchService for Gateway {
                         rating: 1200,
                         pool: Some(pb::Pool {
                             board_size: req.board_size,
-                            ruleset: String::new(),
+                            ruleset: req.ruleset.clone(),
                             ranked: req.ranked,
                         }),
                     })
@@ -204,7 +204,7 @@ impl MatchService for Gateway {
                         nickname: me.name.clone(),
                         pool: Some(pb::Pool {
                             board_size: request.get_ref().board_size,
-                            ruleset: String::new(),
+                            ruleset: request.get_ref().ruleset.clone(),
                             ranked: false,
                         }),
                     })
