@@ -170,22 +170,30 @@ async fn cancel_leaves_the_queue_at_once_and_a_gone_player_is_dropped() {
         .and_then(|m| m.ticket)
         .expect("ticket");
     drop(stream);
-    tokio::time::sleep(Duration::from_millis(2000)).await;
     let mut mm = ttakji_proto::v1::matchmaker_service_client::MatchmakerServiceClient::connect(
         format!("http://{}", service.matchmaker),
     )
     .await
     .expect("matchmaker");
-    let gone = mm
-        .get_ticket(pb::GetTicketRequest {
-            ticket_id: ticket.ticket_id,
-            user_id: b.user_id.clone(),
-        })
-        .await
-        .expect("ticket")
-        .into_inner()
-        .ticket
-        .expect("ticket");
+    // Asking about a ticket does not keep it alive: only the player's own
+    // stream does. Wait until the ticket leaves the queue.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let gone = loop {
+        let t = mm
+            .get_ticket(pb::GetTicketRequest {
+                ticket_id: ticket.ticket_id.clone(),
+                user_id: String::new(),
+            })
+            .await
+            .expect("ticket")
+            .into_inner()
+            .ticket
+            .expect("ticket");
+        if t.state != pb::TicketState::Waiting as i32 || std::time::Instant::now() > deadline {
+            break t;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
     assert_eq!(gone.state, pb::TicketState::Cancelled as i32, "{gone:?}");
 }
 

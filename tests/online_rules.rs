@@ -54,10 +54,10 @@ async fn two_players() -> (support::Embedded, Player, Player) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn running_out_of_time_loses_the_game() {
     let (service, black, white) = two_players().await;
-    let game = online_game(&service, &black, &white, 1).await;
+    let game = online_game(&service, &black, &white, 2).await;
     let id = &game.game_id;
     let clock = game.clock.expect("an online game has a clock");
-    assert_eq!(clock.seconds_per_move, 1);
+    assert_eq!(clock.seconds_per_move, 2);
     assert!(clock.deadline_unix_ms > 0);
 
     black.play(id, 1, "E5").await.expect("in time");
@@ -69,7 +69,7 @@ async fn running_out_of_time_loses_the_game() {
     );
 
     // White never moves.
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    tokio::time::sleep(Duration::from_millis(2600)).await;
     let over = black.game(id).await;
     let result = over.result.expect("lost on time");
     assert_eq!(result.reason, pb::EndReason::Timeout as i32);

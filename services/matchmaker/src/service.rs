@@ -500,7 +500,9 @@ impl MatchmakerService for Matchmaker {
                     .ok_or_else(|| {
                         Status::not_found(format!("there is no ticket {} of yours", req.ticket_id))
                     })?;
-                if t.state == State::Waiting {
+                // Asked by the player's own stream (with their id): they are
+                // still there.
+                if t.state == State::Waiting && !req.user_id.is_empty() {
                     self.inner
                         .tickets
                         .touch(&t.id, now_unix_ms())
