@@ -1,0 +1,2 @@
+//! Ratings.
+pub mod elo;
