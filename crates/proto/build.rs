@@ -14,6 +14,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "bus.proto",
         "game.proto",
         "matchmaker.proto",
+        "ratings.proto",
     ]
     .map(|f| root.join("ttakji/v1").join(f));
     for f in &files {

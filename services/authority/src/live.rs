@@ -166,6 +166,8 @@ pub struct LiveGame {
     deadline: Option<i64>,
     /// The side whose draw offer stands.
     draw_offer: Option<Color>,
+    /// When the game ended (Unix ms); 0 while it goes on.
+    finished_at: i64,
     db: Database,
     bus: Bus,
     mailbox: mpsc::Sender<Command>,
@@ -251,6 +253,7 @@ impl LiveGame {
         let mut live = LiveGame {
             deadline,
             draw_offer: None,
+            finished_at: 0,
             ai_player: None,
             meta,
             game,
@@ -289,6 +292,7 @@ impl LiveGame {
             deadline_at: self.deadline,
             draw_offered_by: None,
             ranked: self.meta.ranked,
+            finished_at: None,
         };
         self.seq = 1;
         let event = self.event(1, pb::game_event::Kind::Started(pb::GameStarted {}));
@@ -390,6 +394,7 @@ impl LiveGame {
         }
         live.seq = u64::try_from(last_seq).unwrap_or(0);
         live.deadline = row.deadline_at;
+        live.finished_at = row.finished_at.unwrap_or_default();
         live.draw_offer = match row.draw_offered_by.as_deref() {
             Some("B") => Some(Color::Black),
             Some("W") => Some(Color::White),
@@ -925,6 +930,7 @@ impl LiveGame {
         if let Some(reason) = self.game.end() {
             self.deadline = None;
             self.draw_offer = None;
+            self.finished_at = ttakji_platform::now_unix_ms();
             let finished = self.finish_of(reason);
             change.finish = Some(FinishRow {
                 end_reason: end_reason_text(reason),
@@ -1183,6 +1189,8 @@ impl LiveGame {
             score_preview: preview.then(|| count_to_pb(&self.game.score_preview())),
             event_seq: self.seq,
             undo_allowed: playing && human_has_move,
+            ranked: self.meta.ranked,
+            finished_at_unix_ms: if playing { 0 } else { self.finished_at },
             draw_offered_by: self
                 .draw_offer
                 .filter(|_| playing)

@@ -175,6 +175,18 @@ impl Registry {
             .collect()
     }
 
+    /// Ids of games that finished at or after `since`, oldest first.
+    pub async fn finished_since(
+        &self,
+        since: i64,
+        ranked_only: bool,
+        limit: i64,
+    ) -> Result<Vec<String>, Status> {
+        store::finished_since(&self.inner.db, since, ranked_only, limit)
+            .await
+            .map_err(|e| Status::unavailable(format!("cannot list finished games: {e}")))
+    }
+
     /// Sends a command and waits for its answer.
     pub async fn ask<T>(
         &self,

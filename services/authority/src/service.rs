@@ -329,4 +329,38 @@ impl AuthorityService for Authority {
             .await,
         )
     }
+
+    #[tracing::instrument(skip_all, fields(since = request.get_ref().finished_since_unix_ms))]
+    async fn list_finished_games(
+        &self,
+        request: Request<pb::ListFinishedGamesRequest>,
+    ) -> Result<Response<pb::ListFinishedGamesResponse>, Status> {
+        observe(
+            "ListFinishedGames",
+            async {
+                let req = request.into_inner();
+                let limit = match req.limit {
+                    0 => 500,
+                    n => i64::from(n.min(5000)),
+                };
+                let ids = self
+                    .registry
+                    .finished_since(req.finished_since_unix_ms, req.ranked_only, limit)
+                    .await?;
+                let mut games = Vec::with_capacity(ids.len());
+                for id in ids {
+                    games.push(
+                        self.registry
+                            .ask(&id, |reply| Command::Snapshot {
+                                preview: false,
+                                reply,
+                            })
+                            .await?,
+                    );
+                }
+                Ok(Response::new(pb::ListFinishedGamesResponse { games }))
+            }
+            .await,
+        )
+    }
 }

@@ -35,6 +35,8 @@ pub struct GameRow {
     /// "B" or "W" while that side's draw offer stands.
     pub draw_offered_by: Option<String>,
     pub ranked: bool,
+    /// When a finished game ended.
+    pub finished_at: Option<i64>,
 }
 
 /// A stored move: `point` is `None` for a pass.
@@ -181,7 +183,7 @@ pub async fn load_game(
         let Some(r) = sqlx::query(
             "SELECT id, board_size, ruleset, komi_half, black_user_id, black_name, black_ai_level, white_user_id, \
              white_name, white_ai_level, seconds_per_move, status, end_reason, created_at, deadline_at, \
-             draw_offered_by, ranked FROM games WHERE id = $1",
+             draw_offered_by, ranked, finished_at FROM games WHERE id = $1",
         )
         .bind(game_id)
         .fetch_optional(pool)
@@ -212,6 +214,7 @@ pub async fn load_game(
             deadline_at: r.try_get("deadline_at")?,
             draw_offered_by: r.try_get("draw_offered_by")?,
             ranked: r.try_get("ranked")?,
+            finished_at: r.try_get("finished_at")?,
         };
         let moves = sqlx::query(
             "SELECT number, color, point FROM moves WHERE game_id = $1 ORDER BY number",
@@ -272,5 +275,29 @@ pub async fn playing_games(db: &Database) -> sqlx::Result<Vec<String>> {
             .into_iter()
             .map(|r| r.try_get::<String, _>("id"))
             .collect()
+    })
+}
+
+/// Ids of games that finished at or after `since` (Unix ms), oldest first.
+#[tracing::instrument(skip(db))]
+pub async fn finished_since(
+    db: &Database,
+    since: i64,
+    ranked_only: bool,
+    limit: i64,
+) -> sqlx::Result<Vec<String>> {
+    on_pool!(db, |pool| {
+        sqlx::query(
+            "SELECT id FROM games WHERE status = 'finished' AND finished_at >= $1 AND (ranked OR NOT $2) \
+             ORDER BY finished_at, id LIMIT $3",
+        )
+        .bind(since)
+        .bind(ranked_only)
+        .bind(limit)
+        .fetch_all(pool)
+        .await?
+        .into_iter()
+        .map(|r| r.try_get::<String, _>("id"))
+        .collect()
     })
 }
