@@ -1,2 +1,555 @@
-//! Ratings.
+//! The ratings service: Elo per board size, applied exactly once per ranked
+//! game; the leaderboard and each player's history.
+//!
+//! Finished games arrive on `ttakji.games.finished`. Pub/sub may lose one,
+//! so a reconciliation pass (at start and every minute) asks the authority
+//! for the ranked games finished since shortly before the last one applied
+//! and applies any without a rating change yet. Applying is one transaction
+//! keyed by the game id, so a game delivered twice, or by both paths,
+//! changes ratings once. The leaderboard is served from a Redis sorted set
+//! per board size, rebuilt from the database when Redis is empty (or from
+//! the database alone in the single-process mode).
+
 pub mod elo;
+pub mod store;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use prost::Message as _;
+use tokio::net::TcpListener;
+use tonic::{Request, Response, Status};
+use ttakji_platform::bus::{self, Bus, Delivery};
+use ttakji_platform::grpc::{PropagateTrace, observe};
+use ttakji_platform::shutdown::Shutdown;
+use ttakji_platform::store::Database;
+use ttakji_proto::v1 as pb;
+use ttakji_proto::v1::authority_service_client::AuthorityServiceClient;
+use ttakji_proto::v1::ratings_service_server::{RatingsService, RatingsServiceServer};
+
+use crate::elo::Outcome;
+use crate::store::{RankedGame, Side, Standing};
+
+/// How far back of the last applied game reconciliation looks (clock skew
+/// between authorities, games committed out of order).
+const RECONCILE_MARGIN_MS: i64 = 10 * 60 * 1000;
+
+/// The ratings service's settings.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub listen: SocketAddr,
+    pub metrics_listen: Option<SocketAddr>,
+    /// The authority, for reconciliation.
+    pub authority_url: String,
+    /// Redis for the leaderboard; `None` serves it from the database.
+    pub redis_url: Option<String>,
+    pub reconcile_every: Duration,
+}
+
+type AuthorityClient = AuthorityServiceClient<
+    tonic::service::interceptor::InterceptedService<tonic::transport::Channel, PropagateTrace>,
+>;
+
+/// Where the leaderboard is read from.
+#[derive(Clone)]
+enum Ladder {
+    Database,
+    Redis(redis::aio::ConnectionManager),
+}
+
+/// The service's state.
+#[derive(Clone)]
+pub struct Ratings {
+    db: Database,
+    ladder: Ladder,
+    authority: AuthorityClient,
+    cursor: Arc<tokio::sync::Mutex<i64>>,
+}
+
+impl std::fmt::Debug for Ratings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ratings")
+            .field("db", &self.db.kind())
+            .finish_non_exhaustive()
+    }
+}
+
+fn ladder_key(board_size: i64) -> String {
+    format!("ttakji:ladder:{board_size}")
+}
+
+/// The ranked game a finished snapshot describes, if it is one.
+#[must_use]
+pub fn ranked_game(snapshot: &pb::GameSnapshot) -> Option<RankedGame> {
+    if !snapshot.ranked || snapshot.status != pb::GameStatus::Finished as i32 {
+        return None;
+    }
+    let result = snapshot.result.as_ref()?;
+    let (black, white) = (snapshot.black.as_ref()?, snapshot.white.as_ref()?);
+    if black.user_id.is_empty() || white.user_id.is_empty() {
+        return None;
+    }
+    let black_outcome = match pb::Color::try_from(result.winner) {
+        Ok(pb::Color::Black) => Outcome::Win,
+        Ok(pb::Color::White) => Outcome::Loss,
+        _ => Outcome::Draw,
+    };
+    Some(RankedGame {
+        game_id: snapshot.game_id.clone(),
+        board_size: i64::from(snapshot.board_size),
+        finished_at: snapshot.finished_at_unix_ms,
+        sides: [
+            Side {
+                user_id: black.user_id.clone(),
+                nickname: black.nickname.clone(),
+                outcome: black_outcome,
+            },
+            Side {
+                user_id: white.user_id.clone(),
+                nickname: white.nickname.clone(),
+                outcome: black_outcome.opposite(),
+            },
+        ],
+    })
+}
+
+impl Ratings {
+    /// Applies a finished ranked game (once) and updates the leaderboard.
+    pub async fn apply(&self, game: &RankedGame) -> Result<bool, Status> {
+        let applied = store::apply(&self.db, game, ttakji_platform::now_unix_ms())
+            .await
+            .map_err(|e| Status::unavailable(format!("ratings not stored: {e}")))?;
+        let Some(standings) = applied else {
+            return Ok(false);
+        };
+        metrics::counter!("ttakji_rating_updates_total").increment(1);
+        tracing::info!(game_id = %game.game_id, a = standings[0].rating, b = standings[1].rating, "ratings updated");
+        if let Ladder::Redis(conn) = &self.ladder {
+            let mut conn = conn.clone();
+            let mut pipe = redis::pipe();
+            for s in &standings {
+                pipe.cmd("ZADD")
+                    .arg(ladder_key(game.board_size))
+                    .arg(s.rating)
+                    .arg(&s.user_id);
+            }
+            if let Err(e) = pipe.query_async::<()>(&mut conn).await {
+                // The next rebuild (an empty set) or update corrects it.
+                tracing::warn!(error = %e, "leaderboard not updated");
+            }
+        }
+        Ok(true)
+    }
+
+    /// Applies every ranked game finished since shortly before the last
+    /// applied one that has no rating change yet.
+    pub async fn reconcile(&self) -> Result<usize, Status> {
+        let mut cursor = self.cursor.lock().await;
+        if *cursor == 0 {
+            *cursor = store::latest_applied(&self.db)
+                .await
+                .map_err(|e| Status::unavailable(e.to_string()))?;
+        }
+        let mut since = (*cursor - RECONCILE_MARGIN_MS).max(0);
+        let mut applied = 0;
+        loop {
+            let games = self
+                .authority
+                .clone()
+                .list_finished_games(pb::ListFinishedGamesRequest {
+                    finished_since_unix_ms: since,
+                    ranked_only: true,
+                    limit: 500,
+                })
+                .await?
+                .into_inner()
+                .games;
+            let full = games.len() == 500;
+            for snapshot in &games {
+                if let Some(game) = ranked_game(snapshot) {
+                    if self.apply(&game).await? {
+                        applied += 1;
+                    }
+                    *cursor = (*cursor).max(game.finished_at);
+                }
+                since = since.max(snapshot.finished_at_unix_ms);
+            }
+            if !full {
+                break;
+            }
+        }
+        if applied > 0 {
+            tracing::warn!(
+                applied,
+                "reconciliation applied games the bus did not deliver"
+            );
+        }
+        Ok(applied)
+    }
+
+    async fn standings(&self, board_size: i64) -> Result<Vec<Standing>, Status> {
+        store::ladder(&self.db, board_size)
+            .await
+            .map_err(|e| Status::unavailable(e.to_string()))
+    }
+
+    /// The ladder's user ids from `start` to `stop` (ranks − 1), best first.
+    async fn ladder_slice(
+        &self,
+        board_size: i64,
+        start: usize,
+        stop: usize,
+    ) -> Result<Vec<(u32, Standing)>, Status> {
+        match &self.ladder {
+            Ladder::Database => Ok(self
+                .standings(board_size)
+                .await?
+                .into_iter()
+                .enumerate()
+                .skip(start)
+                .take(stop.saturating_sub(start) + 1)
+                .map(|(i, s)| (u32::try_from(i + 1).unwrap_or(u32::MAX), s))
+                .collect()),
+            Ladder::Redis(conn) => {
+                let mut conn = conn.clone();
+                let key = ladder_key(board_size);
+                let count: u64 = redis::cmd("ZCARD")
+                    .arg(&key)
+                    .query_async(&mut conn)
+                    .await
+                    .map_err(redis_status)?;
+                if count == 0 {
+                    // Redis lost the set (restart, eviction): rebuild it.
+                    let all = self.standings(board_size).await?;
+                    if !all.is_empty() {
+                        let mut cmd = redis::cmd("ZADD");
+                        cmd.arg(&key);
+                        for s in &all {
+                            cmd.arg(s.rating).arg(&s.user_id);
+                        }
+                        cmd.query_async::<()>(&mut conn)
+                            .await
+                            .map_err(redis_status)?;
+                    }
+                }
+                let ids: Vec<String> = redis::cmd("ZREVRANGE")
+                    .arg(&key)
+                    .arg(start)
+                    .arg(stop)
+                    .query_async(&mut conn)
+                    .await
+                    .map_err(redis_status)?;
+                let mut out = Vec::new();
+                for (i, id) in ids.iter().enumerate() {
+                    if let Some(s) = store::standing(&self.db, id, board_size)
+                        .await
+                        .map_err(|e| Status::unavailable(e.to_string()))?
+                    {
+                        out.push((u32::try_from(start + i + 1).unwrap_or(u32::MAX), s));
+                    }
+                }
+                Ok(out)
+            }
+        }
+    }
+
+    async fn rank_of(&self, board_size: i64, user_id: &str) -> Result<Option<usize>, Status> {
+        match &self.ladder {
+            Ladder::Database => Ok(self
+                .standings(board_size)
+                .await?
+                .iter()
+                .position(|s| s.user_id == user_id)),
+            Ladder::Redis(conn) => {
+                // Make sure the set exists before asking it.
+                self.ladder_slice(board_size, 0, 0).await?;
+                let mut conn = conn.clone();
+                let rank: Option<usize> = redis::cmd("ZREVRANK")
+                    .arg(ladder_key(board_size))
+                    .arg(user_id)
+                    .query_async(&mut conn)
+                    .await
+                    .map_err(redis_status)?;
+                Ok(rank)
+            }
+        }
+    }
+}
+
+fn redis_status(e: redis::RedisError) -> Status {
+    Status::unavailable(format!("leaderboard: {e}"))
+}
+
+fn entry(rank: u32, s: &Standing) -> pb::LadderEntry {
+    pb::LadderEntry {
+        rank,
+        user_id: s.user_id.clone(),
+        nickname: s.nickname.clone(),
+        rating: i32::try_from(s.rating).unwrap_or(elo::START),
+        games: u32::try_from(s.games).unwrap_or(0),
+    }
+}
+
+fn board_size(size: u32) -> Result<i64, Status> {
+    match size {
+        0 => Ok(9),
+        9 | 13 | 19 => Ok(i64::from(size)),
+        other => Err(Status::invalid_argument(format!(
+            "board size {other}: use 9, 13 or 19"
+        ))),
+    }
+}
+
+#[tonic::async_trait]
+impl RatingsService for Ratings {
+    #[tracing::instrument(skip_all, fields(user_id = %request.get_ref().user_id))]
+    async fn get_rating(
+        &self,
+        request: Request<pb::GetRatingRequest>,
+    ) -> Result<Response<pb::GetRatingResponse>, Status> {
+        observe(
+            "GetRating",
+            async {
+                let req = request.into_inner();
+                let size = board_size(req.board_size)?;
+                let standing = store::standing(&self.db, &req.user_id, size)
+                    .await
+                    .map_err(|e| Status::unavailable(e.to_string()))?;
+                let entry = match standing {
+                    Some(s) => {
+                        let rank = self.rank_of(size, &req.user_id).await?.map_or(0, |r| r + 1);
+                        entry(u32::try_from(rank).unwrap_or(0), &s)
+                    }
+                    None => pb::LadderEntry {
+                        rank: 0,
+                        user_id: req.user_id,
+                        nickname: String::new(),
+                        rating: elo::START,
+                        games: 0,
+                    },
+                };
+                Ok(Response::new(pb::GetRatingResponse { entry: Some(entry) }))
+            }
+            .await,
+        )
+    }
+
+    #[tracing::instrument(skip_all, fields(board_size = request.get_ref().board_size))]
+    async fn get_leaderboard(
+        &self,
+        request: Request<pb::GetLeaderboardRequest>,
+    ) -> Result<Response<pb::GetLeaderboardResponse>, Status> {
+        observe(
+            "GetLeaderboard",
+            async {
+                let req = request.into_inner();
+                let size = board_size(req.board_size)?;
+                let top = match req.top {
+                    0 => 10,
+                    n => n.min(100) as usize,
+                };
+                let top = self
+                    .ladder_slice(size, 0, top - 1)
+                    .await?
+                    .iter()
+                    .map(|(r, s)| entry(*r, s))
+                    .collect();
+                let mut around = Vec::new();
+                if !req.around_user_id.is_empty()
+                    && let Some(rank) = self.rank_of(size, &req.around_user_id).await?
+                {
+                    let n = match req.neighbours {
+                        0 => 2,
+                        n => n.min(10) as usize,
+                    };
+                    around = self
+                        .ladder_slice(size, rank.saturating_sub(n), rank + n)
+                        .await?
+                        .iter()
+                        .map(|(r, s)| entry(*r, s))
+                        .collect();
+                }
+                Ok(Response::new(pb::GetLeaderboardResponse { top, around }))
+            }
+            .await,
+        )
+    }
+
+    #[tracing::instrument(skip_all, fields(user_id = %request.get_ref().user_id))]
+    async fn get_rating_history(
+        &self,
+        request: Request<pb::GetRatingHistoryRequest>,
+    ) -> Result<Response<pb::GetRatingHistoryResponse>, Status> {
+        observe(
+            "GetRatingHistory",
+            async {
+                let req = request.into_inner();
+                let size = if req.board_size == 0 {
+                    0
+                } else {
+                    board_size(req.board_size)?
+                };
+                let limit = match req.limit {
+                    0 => 50,
+                    n => i64::from(n.min(500)),
+                };
+                let changes = store::history(&self.db, &req.user_id, size, limit)
+                    .await
+                    .map_err(|e| Status::unavailable(e.to_string()))?
+                    .into_iter()
+                    .map(|c| pb::RatingChange {
+                        game_id: c.game_id,
+                        board_size: u32::try_from(c.board_size).unwrap_or(9),
+                        opponent_user_id: c.opponent_id,
+                        opponent_nickname: c.opponent_nickname,
+                        before: i32::try_from(c.before).unwrap_or(elo::START),
+                        after: i32::try_from(c.after).unwrap_or(elo::START),
+                        score: c.score_half as f64 / 2.0,
+                        at_unix_ms: c.applied_at,
+                    })
+                    .collect();
+                Ok(Response::new(pb::GetRatingHistoryResponse { changes }))
+            }
+            .await,
+        )
+    }
+}
+
+/// A built ratings service, bound and ready to run.
+#[derive(Debug)]
+pub struct App {
+    addr: SocketAddr,
+    listener: TcpListener,
+    ratings: Ratings,
+    bus: Bus,
+    reconcile_every: Duration,
+    shutdown: Shutdown,
+}
+
+impl App {
+    /// Binds the listeners and connects to Redis for the leaderboard.
+    ///
+    /// # Errors
+    /// When an address cannot be bound or Redis cannot be reached.
+    pub async fn build(
+        config: Config,
+        db: Database,
+        bus: Bus,
+        shutdown: Shutdown,
+    ) -> anyhow::Result<App> {
+        let listener = TcpListener::bind(config.listen)
+            .await
+            .with_context(|| format!("binding the ratings service to {}", config.listen))?;
+        let addr = listener.local_addr()?;
+        if let Some(a) = config.metrics_listen {
+            ttakji_platform::metrics::serve(a, shutdown.clone()).await?;
+        }
+        let ladder = match &config.redis_url {
+            Some(url) => Ladder::Redis(
+                ttakji_platform::bus::redis_client(url)?
+                    .get_connection_manager()
+                    .await
+                    .context("connecting the leaderboard to Redis")?,
+            ),
+            None => Ladder::Database,
+        };
+        let channel = tonic::transport::Endpoint::from_shared(config.authority_url.clone())
+            .with_context(|| format!("authority URL {:?}", config.authority_url))?
+            .tcp_nodelay(true)
+            .connect_lazy();
+        let ratings = Ratings {
+            db,
+            ladder,
+            authority: AuthorityServiceClient::with_interceptor(channel, PropagateTrace),
+            cursor: Arc::new(tokio::sync::Mutex::new(0)),
+        };
+        Ok(App {
+            addr,
+            listener,
+            ratings,
+            bus,
+            reconcile_every: config.reconcile_every,
+            shutdown,
+        })
+    }
+
+    #[must_use]
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Serves, applies finished games and reconciles until shutdown.
+    ///
+    /// # Errors
+    /// When the server fails.
+    pub async fn run_until_stopped(self) -> anyhow::Result<()> {
+        let mut finished = self
+            .bus
+            .subscribe(bus::GAMES_FINISHED)
+            .await
+            .context("subscribing to finished games")?;
+        let consumer = self.ratings.clone();
+        let mut stop = self.shutdown.clone();
+        tokio::spawn(async move {
+            loop {
+                let delivery = tokio::select! {
+                    () = stop.wait() => return,
+                    d = finished.recv() => d,
+                };
+                match delivery {
+                    Delivery::Message(envelope) => {
+                        let Ok(event) = pb::GameEvent::decode(envelope.payload.as_slice()) else {
+                            continue;
+                        };
+                        if let Some(game) = event.snapshot.as_ref().and_then(ranked_game)
+                            && let Err(status) = consumer.apply(&game).await
+                        {
+                            tracing::warn!(%status, "finished game not applied; reconciliation will");
+                        }
+                    }
+                    Delivery::Gap => {
+                        let _ = consumer.reconcile().await;
+                    }
+                    Delivery::Closed => return,
+                }
+            }
+        });
+        let reconciler = self.ratings.clone();
+        let every = self.reconcile_every;
+        let mut stop = self.shutdown.clone();
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(every);
+            loop {
+                tokio::select! {
+                    () = stop.wait() => return,
+                    _ = tick.tick() => {}
+                }
+                if let Err(status) = reconciler.reconcile().await {
+                    tracing::warn!(%status, "reconciliation failed; it runs again");
+                }
+            }
+        });
+        let (health, health_service) = tonic_health::server::health_reporter();
+        health.set_serving::<RatingsServiceServer<Ratings>>().await;
+        let reflection = tonic_reflection::server::Builder::configure()
+            .register_encoded_file_descriptor_set(ttakji_proto::FILE_DESCRIPTOR_SET)
+            .build_v1()
+            .context("building gRPC reflection")?;
+        let mut shutdown = self.shutdown;
+        tonic::transport::Server::builder()
+            .trace_fn(ttakji_platform::grpc::server_span)
+            .add_service(health_service)
+            .add_service(reflection)
+            .add_service(RatingsServiceServer::new(self.ratings))
+            .serve_with_incoming_shutdown(
+                ttakji_platform::grpc::incoming(self.listener),
+                async move {
+                    shutdown.wait().await;
+                },
+            )
+            .await
+            .context("ratings gRPC server")
+    }
+}
