@@ -1,0 +1,215 @@
+//! Ranked games move ratings exactly once: from the finished-games channel,
+//! or from reconciliation when that message never came.
+
+mod support;
+
+use std::time::Duration;
+
+use support::{Player, embedded, sign_in, sqlite_memory};
+use ttakji_platform::bus::Bus;
+use ttakji_proto::v1 as pb;
+use ttakji_proto::v1::authority_service_client::AuthorityServiceClient;
+use ttakji_proto::v1::ratings_service_client::RatingsServiceClient;
+
+async fn ranked_game(authority: std::net::SocketAddr, black: &Player, white: &Player) -> String {
+    let seat = |p: &Player| pb::Seat {
+        user_id: p.user_id.clone(),
+        nickname: String::new(),
+        ai_level: 0,
+    };
+    AuthorityServiceClient::connect(format!("http://{authority}"))
+        .await
+        .expect("authority")
+        .create_game(pb::CreateGameRequest {
+            board_size: 9,
+            ruleset: String::new(),
+            black: Some(seat(black)),
+            white: Some(seat(white)),
+            seconds_per_move: 0,
+            game_id: String::new(),
+            ranked: true,
+        })
+        .await
+        .expect("create")
+        .into_inner()
+        .game
+        .expect("game")
+        .game_id
+}
+
+async fn start_ratings(
+    db: ttakji_platform::store::Database,
+    bus: Bus,
+    authority: std::net::SocketAddr,
+) -> RatingsServiceClient<tonic::transport::Channel> {
+    let (trigger, shutdown) = ttakji_platform::shutdown::channel();
+    std::mem::forget(trigger);
+    let app = ttakji_ratings::App::build(
+        ttakji_ratings::Config {
+            listen: "127.0.0.1:0".parse().expect("addr"),
+            metrics_listen: None,
+            authority_url: format!("http://{authority}"),
+            redis_url: None,
+            reconcile_every: Duration::from_millis(300),
+        },
+        db,
+        bus,
+        shutdown,
+    )
+    .await
+    .expect("ratings");
+    let addr = app.addr();
+    tokio::spawn(app.run_until_stopped());
+    RatingsServiceClient::connect(format!("http://{addr}"))
+        .await
+        .expect("ratings client")
+}
+
+async fn rating(
+    client: &mut RatingsServiceClient<tonic::transport::Channel>,
+    user: &str,
+) -> pb::LadderEntry {
+    client
+        .get_rating(pb::GetRatingRequest {
+            user_id: user.to_owned(),
+            board_size: 9,
+        })
+        .await
+        .expect("rating")
+        .into_inner()
+        .entry
+        .expect("entry")
+}
+
+async fn eventually_rated(
+    client: &mut RatingsServiceClient<tonic::transport::Channel>,
+    user: &str,
+    games: u32,
+) -> pb::LadderEntry {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let r = rating(client, user).await;
+        if r.games >= games || std::time::Instant::now() > deadline {
+            return r;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ranked_win_moves_both_ratings_once_and_unranked_games_move_nothing() {
+    let db = sqlite_memory().await;
+    let bus = Bus::in_process();
+    let service = embedded(db.clone(), bus.clone()).await;
+    let mut ratings = start_ratings(db, bus, service.authority).await;
+    let url = format!("http://{}", service.gateway);
+    let (a, b) = (sign_in(&url, "ahn").await, sign_in(&url, "baek").await);
+
+    let id = ranked_game(service.authority, &a, &b).await;
+    a.games
+        .clone()
+        .resign(a.req(pb::ResignRequest {
+            game_id: id.clone(),
+        }))
+        .await
+        .expect("resign");
+    let winner = eventually_rated(&mut ratings, &b.user_id, 1).await;
+    let loser = rating(&mut ratings, &a.user_id).await;
+    assert_eq!((winner.rating, winner.games, winner.rank), (1220, 1, 1));
+    assert_eq!((loser.rating, loser.games, loser.rank), (1180, 1, 2));
+
+    // Reconciliation runs every 300 ms here and sees the same game: nothing more.
+    tokio::time::sleep(Duration::from_millis(900)).await;
+    assert_eq!(rating(&mut ratings, &b.user_id).await.rating, 1220);
+
+    // A casual game between the same players changes nothing.
+    let (ta, tb) = (a.clone(), b.clone());
+    let casual = {
+        let seat = |p: &Player| pb::Seat {
+            user_id: p.user_id.clone(),
+            nickname: String::new(),
+            ai_level: 0,
+        };
+        AuthorityServiceClient::connect(format!("http://{}", service.authority))
+            .await
+            .expect("authority")
+            .create_game(pb::CreateGameRequest {
+                board_size: 9,
+                ruleset: String::new(),
+                black: Some(seat(&ta)),
+                white: Some(seat(&tb)),
+                seconds_per_move: 0,
+                game_id: String::new(),
+                ranked: false,
+            })
+            .await
+            .expect("create")
+            .into_inner()
+            .game
+            .expect("game")
+            .game_id
+    };
+    b.games
+        .clone()
+        .resign(b.req(pb::ResignRequest { game_id: casual }))
+        .await
+        .expect("resign");
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    assert_eq!(rating(&mut ratings, &a.user_id).await.rating, 1180);
+
+    let history = ratings
+        .get_rating_history(pb::GetRatingHistoryRequest {
+            user_id: b.user_id.clone(),
+            board_size: 9,
+            limit: 0,
+        })
+        .await
+        .expect("history")
+        .into_inner()
+        .changes;
+    assert_eq!(history.len(), 1);
+    assert_eq!(
+        (history[0].before, history[0].after, history[0].score),
+        (1200, 1220, 1.0)
+    );
+    assert_eq!(history[0].opponent_user_id, a.user_id);
+    let board = ratings
+        .get_leaderboard(pb::GetLeaderboardRequest {
+            board_size: 9,
+            top: 10,
+            around_user_id: a.user_id.clone(),
+            neighbours: 1,
+        })
+        .await
+        .expect("leaderboard")
+        .into_inner();
+    assert_eq!(
+        board
+            .top
+            .iter()
+            .map(|e| e.user_id.clone())
+            .collect::<Vec<_>>(),
+        vec![b.user_id.clone(), a.user_id.clone()]
+    );
+    assert_eq!(board.around.len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_game_finished_while_the_ratings_service_was_away_is_applied_by_reconciliation() {
+    let db = sqlite_memory().await;
+    let bus = Bus::in_process();
+    let service = embedded(db.clone(), bus.clone()).await;
+    let url = format!("http://{}", service.gateway);
+    let (a, b) = (sign_in(&url, "ahn").await, sign_in(&url, "baek").await);
+    let id = ranked_game(service.authority, &a, &b).await;
+    b.games
+        .clone()
+        .resign(b.req(pb::ResignRequest { game_id: id }))
+        .await
+        .expect("resign");
+    // The finished-game message went out before the ratings service started.
+    let mut ratings = start_ratings(db, bus, service.authority).await;
+    let winner = eventually_rated(&mut ratings, &a.user_id, 1).await;
+    assert_eq!((winner.rating, winner.games), (1220, 1));
+    assert_eq!(rating(&mut ratings, &b.user_id).await.rating, 1180);
+}
