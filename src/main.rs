@@ -60,6 +60,8 @@ enum Command {
     Authority(server::AuthorityArgs),
     /// Run the matchmaker alone, against Redis and an authority.
     Matchmaker(server::MatchmakerArgs),
+    /// Run the ratings service alone, against Redis and Postgres.
+    Ratings(server::RatingsArgs),
     /// Play a game against the computer in the terminal.
     Play(play::PlayArgs),
     /// Speak GTP version 2 on stdin/stdout (for GoGui, Sabaki, gtp2ogs).
@@ -142,6 +144,7 @@ fn main() -> anyhow::Result<()> {
         Command::Gateway(args) => server::gateway(&args)?,
         Command::Authority(args) => server::authority(&args)?,
         Command::Matchmaker(args) => server::matchmaker(&args)?,
+        Command::Ratings(args) => server::ratings(&args)?,
         Command::Play(args) => play::run(&args)?,
         Command::Gtp {
             rules,

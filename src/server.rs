@@ -58,6 +58,9 @@ pub struct ServeArgs {
         default_value = "127.0.0.1:50052"
     )]
     pub authority_listen: SocketAddr,
+    /// Where the ratings service listens inside the process.
+    #[arg(long, env = "TTAKJI_RATINGS_LISTEN", default_value = "127.0.0.1:50054")]
+    pub ratings_listen: SocketAddr,
     /// Where the matchmaker listens inside the process.
     #[arg(
         long,
@@ -175,6 +178,33 @@ pub struct MatchmakerArgs {
     pub redis_namespace: String,
     #[command(flatten)]
     pub matching: MatchingArgs,
+    #[command(flatten)]
+    pub telemetry: TelemetryArgs,
+}
+
+/// `ttakji ratings`: the ratings service alone.
+#[derive(Debug, clap::Args)]
+pub struct RatingsArgs {
+    #[arg(long, env = "TTAKJI_LISTEN", default_value = "0.0.0.0:50054")]
+    pub listen: SocketAddr,
+    #[arg(long, env = "TTAKJI_METRICS_LISTEN", default_value = "0.0.0.0:9093")]
+    pub metrics_listen: SocketAddr,
+    /// The authority, for reconciliation.
+    #[arg(
+        long,
+        env = "TTAKJI_AUTHORITY_URL",
+        default_value = "http://127.0.0.1:50052"
+    )]
+    pub authority_url: String,
+    /// postgres://… (or sqlite://FILE for a single machine).
+    #[arg(long, env = "TTAKJI_DATABASE_URL")]
+    pub database_url: String,
+    /// Redis: finished games and the leaderboard.
+    #[arg(long, env = "TTAKJI_REDIS_URL")]
+    pub redis_url: String,
+    /// Seconds between reconciliation passes.
+    #[arg(long, env = "TTAKJI_RECONCILE_EVERY", default_value_t = 60.0)]
+    pub reconcile_every: f64,
     #[command(flatten)]
     pub telemetry: TelemetryArgs,
 }
@@ -322,6 +352,19 @@ pub fn serve(args: &ServeArgs) -> anyhow::Result<()> {
             shutdown.clone(),
         )
         .await?;
+        let ratings = ttakji_ratings::App::build(
+            ttakji_ratings::Config {
+                listen: args.ratings_listen,
+                metrics_listen: None,
+                authority_url: format!("http://{}", authority.addr()),
+                redis_url: args.redis_url.clone(),
+                reconcile_every: Duration::from_secs(60),
+            },
+            db.clone(),
+            bus.clone(),
+            shutdown.clone(),
+        )
+        .await?;
         let gateway = ttakji_gateway::App::build(
             ttakji_gateway::Config {
                 listen: args.listen,
@@ -341,12 +384,13 @@ pub fn serve(args: &ServeArgs) -> anyhow::Result<()> {
             ttakji_platform::store::redact(&args.database_url),
             if args.redis_url.is_some() { "redis" } else { "in-process" },
         );
-        let (a, m, g) = tokio::join!(
+        let (a, m, r, g) = tokio::join!(
             authority.run_until_stopped(),
             matchmaker.run_until_stopped(),
+            ratings.run_until_stopped(),
             gateway.run_until_stopped()
         );
-        a.and(m).and(g)
+        a.and(m).and(r).and(g)
     })
 }
 
@@ -405,6 +449,32 @@ pub fn matchmaker(args: &MatchmakerArgs) -> anyhow::Result<()> {
             app.metrics_addr()
                 .map_or_else(String::new, |a| a.to_string())
         );
+        app.run_until_stopped().await
+    })
+}
+
+pub fn ratings(args: &RatingsArgs) -> anyhow::Result<()> {
+    let _telemetry = ttakji_platform::telemetry::init(&args.telemetry.config("ttakji-ratings"))?;
+    runtime()?.block_on(async {
+        let (trigger, shutdown) = shutdown::channel();
+        stop_on_signal(trigger);
+        let db = Database::connect(&args.database_url).await?;
+        let bus = bus(Some(&args.redis_url), shutdown.clone()).await?;
+        let app = ttakji_ratings::App::build(
+            ttakji_ratings::Config {
+                listen: args.listen,
+                metrics_listen: Some(args.metrics_listen),
+                authority_url: args.authority_url.clone(),
+                redis_url: Some(args.redis_url.clone()),
+                reconcile_every: seconds("--reconcile-every", args.reconcile_every)?
+                    .max(Duration::from_secs(1)),
+            },
+            db,
+            bus,
+            shutdown,
+        )
+        .await?;
+        println!("ttakji ratings listening on {}", app.addr());
         app.run_until_stopped().await
     })
 }

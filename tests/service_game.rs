@@ -120,9 +120,12 @@ async fn a_watcher_that_reconnects_after_event_n_gets_exactly_the_events_after_n
     let jin = sign_in(&url, "jin").await;
     let game = jin.start(pb::ColorChoice::Black).await;
     let id = &game.game_id;
-    for (number, point) in [(1, "C3"), (3, "G7"), (5, "C7")] {
-        jin.play(id, number, point).await.expect("legal");
-        jin.wait_turn(id, pb::Color::Black).await;
+    let mut now = jin.game(id).await;
+    for number in [1, 3, 5] {
+        jin.play(id, number, support::free_point(&now))
+            .await
+            .expect("legal");
+        now = jin.wait_turn(id, pb::Color::Black).await;
     }
     // Events: 1 started, then one per move: 7 in all by now.
     let latest = jin.game(id).await.event_seq;
@@ -150,7 +153,9 @@ async fn a_watcher_that_reconnects_after_event_n_gets_exactly_the_events_after_n
     }
     assert_eq!(seen, vec![4, 5, 6, 7]);
     // Live events follow on the same stream: the move and the reply.
-    jin.play(id, 7, "G3").await.expect("legal");
+    jin.play(id, 7, support::free_point(&now))
+        .await
+        .expect("legal");
     for expected in [8, 9] {
         let event = tokio::time::timeout(Duration::from_secs(30), stream.message())
             .await

@@ -79,9 +79,12 @@ async fn gateway_and_authority_processes_over_redis_and_postgres_play_a_game_thr
         seqs
     });
 
-    for (number, point) in [(1, "E5"), (3, "C3")] {
-        jin.play(&id, number, point).await.expect("legal");
-        jin.wait_turn(&id, pb::Color::Black).await;
+    let mut now = jin.game(&id).await;
+    for number in [1, 3] {
+        jin.play(&id, number, support::free_point(&now))
+            .await
+            .expect("legal");
+        now = jin.wait_turn(&id, pb::Color::Black).await;
     }
     let before = jin.game(&id).await;
     assert_eq!(before.move_count, 4);
@@ -127,6 +130,8 @@ async fn the_single_process_server_restarted_on_its_sqlite_file_continues_the_ga
         "127.0.0.1:0",
         "--matchmaker-listen",
         "127.0.0.1:0",
+        "--ratings-listen",
+        "127.0.0.1:0",
         "--metrics-listen",
         "127.0.0.1:0",
         "--database-url",
@@ -140,8 +145,10 @@ async fn the_single_process_server_restarted_on_its_sqlite_file_continues_the_ga
     let jin = sign_in(&format!("http://{}", server.addr), "jin").await;
     let game = jin.start(pb::ColorChoice::White).await;
     let id = game.game_id.clone();
-    jin.wait_turn(&id, pb::Color::White).await;
-    jin.play(&id, 2, "E5").await.expect("legal");
+    let first = jin.wait_turn(&id, pb::Color::White).await;
+    jin.play(&id, 2, support::free_point(&first))
+        .await
+        .expect("legal");
     let before = jin.wait_turn(&id, pb::Color::White).await;
     assert_eq!(before.move_count, 3);
     server.kill();

@@ -427,3 +427,16 @@ pub fn spawn(args: &[&str]) -> Process {
         .unwrap_or_else(|| panic!("no address in {line:?} from ttakji {args:?}"));
     Process { child, addr, addrs }
 }
+
+/// An empty point among a few: the computer plays where it likes, so a
+/// test's own moves go where there is room.
+pub fn free_point(game: &pb::GameSnapshot) -> &'static str {
+    ["E5", "C3", "G7", "C7", "G3", "E3", "E7", "C5", "G5"]
+        .into_iter()
+        .find(|name| {
+            let p = baduk::BoardSize::NINE.parse_point(name).expect("point");
+            let index = usize::from(p.row()) * 9 + usize::from(p.col());
+            game.stones.get(index) == Some(&(pb::Color::Unspecified as i32))
+        })
+        .expect("one of nine points is empty early in a game")
+}
