@@ -230,6 +230,13 @@ pub struct GatewayArgs {
         default_value = "http://127.0.0.1:50053"
     )]
     pub matchmaker_url: String,
+    /// The ratings service's address.
+    #[arg(
+        long,
+        env = "TTAKJI_RATINGS_URL",
+        default_value = "http://127.0.0.1:50054"
+    )]
+    pub ratings_url: String,
     /// Redis, where game events arrive.
     #[arg(long, env = "TTAKJI_REDIS_URL")]
     pub redis_url: String,
@@ -371,6 +378,7 @@ pub fn serve(args: &ServeArgs) -> anyhow::Result<()> {
                 metrics_listen: None,
                 authority_url: format!("http://{}", authority.addr()),
                 matchmaker_url: format!("http://{}", matchmaker.addr()),
+                ratings_url: format!("http://{}", ratings.addr()),
                 token_keys: keys,
             },
             bus,
@@ -408,6 +416,7 @@ pub fn gateway(args: &GatewayArgs) -> anyhow::Result<()> {
                 metrics_listen: Some(args.metrics_listen),
                 authority_url: args.authority_url.clone(),
                 matchmaker_url: args.matchmaker_url.clone(),
+                ratings_url: args.ratings_url.clone(),
                 token_keys: keys,
             },
             bus,

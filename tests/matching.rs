@@ -340,6 +340,7 @@ async fn two_hundred_players_across_two_matchmakers_and_two_gateways_are_each_ma
             metrics_listen: None,
             authority_url: format!("http://{}", one.authority),
             matchmaker_url: format!("http://{}", second_mm.addr()),
+            ratings_url: format!("http://{}", one.ratings),
             token_keys: support::keys(),
         },
         bus,

@@ -192,6 +192,31 @@ async fn a_ranked_win_moves_both_ratings_once_and_unranked_games_move_nothing() 
         vec![b.user_id.clone(), a.user_id.clone()]
     );
     assert_eq!(board.around.len(), 2);
+
+    // The same, as a player sees it through the gateway.
+    let mut ladder =
+        ttakji_proto::v1::ladder_service_client::LadderServiceClient::new(b.channel.clone());
+    let mine = ladder
+        .get_my_rating(b.req(pb::GetMyRatingRequest { board_size: 9 }))
+        .await
+        .expect("my rating")
+        .into_inner()
+        .entry
+        .expect("entry");
+    assert_eq!((mine.rating, mine.rank), (1220, 1));
+    let top = ladder
+        .get_ladder(a.req(pb::GetLadderRequest {
+            board_size: 9,
+            top: 5,
+        }))
+        .await
+        .expect("ladder")
+        .into_inner();
+    assert_eq!(top.top.len(), 2);
+    assert_eq!(
+        top.around_me.iter().map(|e| e.rank).collect::<Vec<_>>(),
+        vec![1, 2]
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -50,6 +50,7 @@ pub struct Embedded {
     pub gateway: SocketAddr,
     pub authority: SocketAddr,
     pub matchmaker: SocketAddr,
+    pub ratings: SocketAddr,
     trigger: ShutdownTrigger,
 }
 
@@ -87,7 +88,7 @@ pub async fn embedded_with(
             metrics_listen: None,
             ai: quick_ai(),
         },
-        db,
+        db.clone(),
         bus.clone(),
         shutdown.clone(),
     )
@@ -103,12 +104,28 @@ pub async fn embedded_with(
     .await
     .expect("matchmaker builds");
     let matchmaker_addr = matchmaker.addr();
+    let ratings = ttakji_ratings::App::build(
+        ttakji_ratings::Config {
+            listen: local,
+            metrics_listen: None,
+            authority_url: format!("http://{authority_addr}"),
+            redis_url: None,
+            reconcile_every: Duration::from_secs(60),
+        },
+        db.clone(),
+        bus.clone(),
+        shutdown.clone(),
+    )
+    .await
+    .expect("ratings builds");
+    let ratings_addr = ratings.addr();
     let gateway = ttakji_gateway::App::build(
         ttakji_gateway::Config {
             listen: local,
             metrics_listen: None,
             authority_url: format!("http://{authority_addr}"),
             matchmaker_url: format!("http://{matchmaker_addr}"),
+            ratings_url: format!("http://{ratings_addr}"),
             token_keys: keys(),
         },
         bus,
@@ -119,11 +136,13 @@ pub async fn embedded_with(
     let gateway_addr = gateway.addr();
     tokio::spawn(authority.run_until_stopped());
     tokio::spawn(matchmaker.run_until_stopped());
+    tokio::spawn(ratings.run_until_stopped());
     tokio::spawn(gateway.run_until_stopped());
     Embedded {
         gateway: gateway_addr,
         authority: authority_addr,
         matchmaker: matchmaker_addr,
+        ratings: ratings_addr,
         trigger,
     }
 }

@@ -6,6 +6,7 @@
 //! events to watchers from the bus, filling any gap from the authority's
 //! stored events so a client that reconnects resumes exactly where it was.
 
+pub mod ladder;
 pub mod matching;
 pub mod service;
 pub mod watch;
@@ -22,6 +23,7 @@ use ttakji_platform::shutdown::Shutdown;
 use ttakji_proto::v1::auth_service_server::AuthServiceServer;
 use ttakji_proto::v1::authority_service_client::AuthorityServiceClient;
 use ttakji_proto::v1::game_service_server::GameServiceServer;
+use ttakji_proto::v1::ladder_service_server::LadderServiceServer;
 use ttakji_proto::v1::match_service_server::MatchServiceServer;
 
 /// The largest request the gateway reads. Every request of the API is a
@@ -39,6 +41,8 @@ pub struct Config {
     pub authority_url: String,
     /// The matchmaker's gRPC address (`http://127.0.0.1:50053`).
     pub matchmaker_url: String,
+    /// The ratings service's gRPC address (`http://127.0.0.1:50054`).
+    pub ratings_url: String,
     /// The keys that sign and verify access tokens.
     pub token_keys: TokenKeys,
 }
@@ -50,6 +54,11 @@ pub type AuthorityClient = AuthorityServiceClient<
 
 /// The matchmaker client the queue handlers use.
 pub type MatchmakerClient = ttakji_proto::v1::matchmaker_service_client::MatchmakerServiceClient<
+    tonic::service::interceptor::InterceptedService<tonic::transport::Channel, PropagateTrace>,
+>;
+
+/// The ratings client the ladder and the queue use.
+pub type RatingsClient = ttakji_proto::v1::ratings_service_client::RatingsServiceClient<
     tonic::service::interceptor::InterceptedService<tonic::transport::Channel, PropagateTrace>,
 >;
 
@@ -99,9 +108,20 @@ impl App {
                 matchmaker_channel,
                 PropagateTrace,
             );
+        let ratings_channel = tonic::transport::Endpoint::from_shared(config.ratings_url.clone())
+            .with_context(|| format!("ratings URL {:?}", config.ratings_url))?
+            .connect_timeout(Duration::from_secs(5))
+            .tcp_nodelay(true)
+            .connect_lazy();
+        let ratings =
+            ttakji_proto::v1::ratings_service_client::RatingsServiceClient::with_interceptor(
+                ratings_channel,
+                PropagateTrace,
+            );
         let state = service::Gateway {
             authority,
             matchmaker,
+            ratings,
             keys: config.token_keys,
             bus,
             shutdown: shutdown.clone(),
@@ -143,6 +163,9 @@ impl App {
         health
             .set_serving::<MatchServiceServer<service::Gateway>>()
             .await;
+        health
+            .set_serving::<LadderServiceServer<service::Gateway>>()
+            .await;
         let reflection = tonic_reflection::server::Builder::configure()
             .register_encoded_file_descriptor_set(ttakji_proto::FILE_DESCRIPTOR_SET)
             .build_v1()
@@ -157,6 +180,10 @@ impl App {
             .add_service(reflection)
             .add_service(
                 AuthServiceServer::new(self.state.clone())
+                    .max_decoding_message_size(MAX_REQUEST_BYTES),
+            )
+            .add_service(
+                LadderServiceServer::new(self.state.clone())
                     .max_decoding_message_size(MAX_REQUEST_BYTES),
             )
             .add_service(

@@ -84,13 +84,26 @@ impl MatchService for Gateway {
                     ));
                 }
                 let mut sub = self.user_subscription(&me.sub).await?;
+                // Paired by the ladder's rating on this board size; a newcomer,
+                // or a ratings service that cannot be reached, counts as 1200.
+                let rating = self
+                    .ratings
+                    .clone()
+                    .get_rating(pb::GetRatingRequest {
+                        user_id: me.sub.clone(),
+                        board_size: req.board_size,
+                    })
+                    .await
+                    .ok()
+                    .and_then(|r| r.into_inner().entry)
+                    .map_or(1200, |e| u32::try_from(e.rating).unwrap_or(1200));
                 let ticket = self
                     .matchmaker
                     .clone()
                     .enqueue(pb::EnqueueRequest {
                         user_id: me.sub.clone(),
                         nickname: me.name.clone(),
-                        rating: 1200,
+                        rating,
                         pool: Some(pb::Pool {
                             board_size: req.board_size,
                             ruleset: req.ruleset.clone(),

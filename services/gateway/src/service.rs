@@ -17,6 +17,7 @@ use crate::AuthorityClient;
 pub struct Gateway {
     pub authority: AuthorityClient,
     pub matchmaker: crate::MatchmakerClient,
+    pub ratings: crate::RatingsClient,
     pub keys: TokenKeys,
     pub bus: Bus,
     pub shutdown: Shutdown,
