@@ -15,6 +15,7 @@ use tonic::metadata::MetadataValue;
 use ttakji_proto::v1 as pb;
 use ttakji_proto::v1::auth_service_client::AuthServiceClient;
 use ttakji_proto::v1::game_service_client::GameServiceClient;
+use ttakji_proto::v1::ladder_service_client::LadderServiceClient;
 use ttakji_proto::v1::match_service_client::MatchServiceClient;
 
 /// `ttakji play` options.
@@ -45,6 +46,9 @@ pub struct PlayArgs {
     /// Join a friend's challenge by its code.
     #[arg(long)]
     pub join: Option<String>,
+    /// Print the ladder of the board size (the top ten and your place) and exit.
+    #[arg(long, conflicts_with_all = ["online", "challenge", "join"])]
+    pub ladder: bool,
 }
 
 type Channel = tonic::transport::Channel;
@@ -52,6 +56,7 @@ type Channel = tonic::transport::Channel;
 struct Client {
     games: GameServiceClient<Channel>,
     matches: MatchServiceClient<Channel>,
+    ladder: LadderServiceClient<Channel>,
     token: MetadataValue<tonic::metadata::Ascii>,
     me: String,
 }
@@ -125,12 +130,16 @@ async fn play(
         .into_inner();
     let client = Client {
         games: GameServiceClient::new(channel.clone()),
-        matches: MatchServiceClient::new(channel),
+        matches: MatchServiceClient::new(channel.clone()),
+        ladder: LadderServiceClient::new(channel),
         token: format!("Bearer {}", signed_in.access_token)
             .parse()
             .context("the server's token is not a header value")?,
         me: signed_in.user_id,
     };
+    if args.ladder {
+        return print_ladder(&client, args.size).await;
+    }
     let against_people = args.online || args.challenge || args.join.is_some();
     let mut game_id = if args.online {
         queue(&client, args.size).await?
@@ -333,6 +342,9 @@ async fn play_game(
         print!("{}", draw(&game));
         if game.status == pb::GameStatus::Finished as i32 {
             print_result(&game);
+            if game.ranked {
+                print_rating_change(client, &game.game_id).await;
+            }
             return Ok(true);
         }
         if game.draw_offered_by != pb::Color::Unspecified as i32
@@ -569,6 +581,74 @@ pub fn draw(game: &pb::GameSnapshot) -> String {
         game.move_count, last_text, game.black_captures, game.white_captures, game.komi
     ));
     out
+}
+
+/// The ladder's top ten and the player's place.
+async fn print_ladder(client: &Client, size: u32) -> anyhow::Result<()> {
+    let ladder = client
+        .ladder
+        .clone()
+        .get_ladder(client.request(pb::GetLadderRequest {
+            board_size: size,
+            top: 10,
+        }))
+        .await
+        .map_err(refused("no ladder"))?
+        .into_inner();
+    println!("{size}×{size} ladder");
+    let line = |e: &pb::LadderEntry| {
+        println!(
+            "{:>4}. {:<20} {:>5}  ({} games){}",
+            e.rank,
+            e.nickname,
+            e.rating,
+            e.games,
+            if e.user_id == client.me {
+                "  ← you"
+            } else {
+                ""
+            }
+        );
+    };
+    ladder.top.iter().for_each(line);
+    if ladder
+        .around_me
+        .iter()
+        .any(|e| e.rank as usize > ladder.top.len())
+    {
+        println!("   …");
+        ladder.around_me.iter().for_each(line);
+    } else if ladder.around_me.is_empty() {
+        println!("You are not on the ladder yet: play a ranked game.");
+    }
+    Ok(())
+}
+
+/// "Rating: 1200 → 1220 (+20)" once the ratings service has applied the game.
+async fn print_rating_change(client: &Client, game_id: &str) {
+    for _ in 0..20 {
+        if let Ok(r) = client
+            .ladder
+            .clone()
+            .get_my_rating_history(client.request(pb::GetMyRatingHistoryRequest { board_size: 0 }))
+            .await
+            && let Some(c) = r
+                .into_inner()
+                .changes
+                .into_iter()
+                .find(|c| c.game_id == game_id)
+        {
+            println!(
+                "Rating: {} → {} ({:+})",
+                c.before,
+                c.after,
+                c.after - c.before
+            );
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+    }
+    println!("Your rating change is on its way (see --ladder).");
 }
 
 fn print_result(game: &pb::GameSnapshot) {
