@@ -58,7 +58,7 @@ async fn run() -> anyhow::Result<()> {
             metrics_listen: None,
             ai: ttakji_authority::AiConfig::default(),
         },
-        db,
+        db.clone(),
         bus.clone(),
         stop.clone(),
     )
@@ -86,6 +86,7 @@ async fn run() -> anyhow::Result<()> {
             ratings_url: "http://127.0.0.1:1".to_owned(),
             token_keys: TokenKeys::random(Duration::from_secs(3600)),
         },
+        db,
         bus,
         stop.clone(),
     )

@@ -96,7 +96,7 @@ async fn run() -> anyhow::Result<()> {
             metrics_listen: None,
             ai: ttakji_authority::AiConfig::default(),
         },
-        db,
+        db.clone(),
         bus.clone(),
         stop.clone(),
     )
@@ -113,6 +113,7 @@ async fn run() -> anyhow::Result<()> {
             ratings_url: "http://127.0.0.1:1".to_owned(),
             token_keys: keys,
         },
+        db,
         bus,
         stop.clone(),
     )

@@ -237,6 +237,9 @@ pub struct GatewayArgs {
         default_value = "http://127.0.0.1:50054"
     )]
     pub ratings_url: String,
+    /// postgres://… for the accounts (or sqlite://FILE for a single machine).
+    #[arg(long, env = "TTAKJI_DATABASE_URL")]
+    pub database_url: String,
     /// Redis, where game events arrive.
     #[arg(long, env = "TTAKJI_REDIS_URL")]
     pub redis_url: String,
@@ -381,6 +384,7 @@ pub fn serve(args: &ServeArgs) -> anyhow::Result<()> {
                 ratings_url: format!("http://{}", ratings.addr()),
                 token_keys: keys,
             },
+            db.clone(),
             bus,
             shutdown.clone(),
         )
@@ -409,6 +413,7 @@ pub fn gateway(args: &GatewayArgs) -> anyhow::Result<()> {
         stop_on_signal(trigger);
         let keys = TokenKeys::parse(&args.token_keys, TOKEN_TTL)
             .map_err(|e| anyhow::anyhow!("--token-keys: {e}"))?;
+        let db = Database::connect(&args.database_url).await?;
         let bus = bus(Some(&args.redis_url), shutdown.clone()).await?;
         let app = ttakji_gateway::App::build(
             ttakji_gateway::Config {
@@ -419,6 +424,7 @@ pub fn gateway(args: &GatewayArgs) -> anyhow::Result<()> {
                 ratings_url: args.ratings_url.clone(),
                 token_keys: keys,
             },
+            db,
             bus,
             shutdown,
         )

@@ -321,7 +321,7 @@ async fn two_hundred_players_across_two_matchmakers_and_two_gateways_are_each_ma
     let tickets = ttakji_matchmaker::Tickets::redis_in(support::REDIS_URL, &namespace)
         .await
         .expect("redis");
-    let one = embedded_with(db, bus.clone(), tickets).await;
+    let one = embedded_with(db.clone(), bus.clone(), tickets).await;
     // A second matchmaker and gateway on the same Redis and authority.
     let local = "127.0.0.1:0".parse().expect("addr");
     let second_mm = ttakji_matchmaker::App::build(
@@ -343,6 +343,7 @@ async fn two_hundred_players_across_two_matchmakers_and_two_gateways_are_each_ma
             ratings_url: format!("http://{}", one.ratings),
             token_keys: support::keys(),
         },
+        db,
         bus,
         shutdown,
     )

@@ -396,3 +396,48 @@ async fn resigning_ends_the_game_for_the_computer() {
     let late = jin.play(id, 2, "E5").await.expect_err("over");
     assert_eq!(late.code(), Code::FailedPrecondition);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nicknames_are_unique_without_regard_to_case_and_can_be_changed() {
+    let (_service, url) = service().await;
+    let jin = sign_in(&url, "Jin").await;
+    let mut auth =
+        ttakji_proto::v1::auth_service_client::AuthServiceClient::new(support::channel(&url).await);
+    let taken = auth
+        .sign_in_guest(pb::SignInGuestRequest {
+            nickname: "jin".to_owned(),
+        })
+        .await
+        .expect_err("taken");
+    assert_eq!(taken.code(), Code::AlreadyExists, "{taken:?}");
+
+    let other = sign_in(&url, "other").await;
+    let clash = auth
+        .change_nickname(other.req(pb::ChangeNicknameRequest {
+            nickname: "JIN".to_owned(),
+        }))
+        .await
+        .expect_err("taken");
+    assert_eq!(clash.code(), Code::AlreadyExists);
+    let bad = auth
+        .change_nickname(other.req(pb::ChangeNicknameRequest {
+            nickname: "no spaces".to_owned(),
+        }))
+        .await
+        .expect_err("invalid");
+    assert_eq!(bad.code(), Code::InvalidArgument);
+
+    let renamed = auth
+        .change_nickname(jin.req(pb::ChangeNicknameRequest {
+            nickname: "jin-2".to_owned(),
+        }))
+        .await
+        .expect("renamed")
+        .into_inner();
+    assert_eq!(
+        keys().verify(&renamed.access_token).expect("token").name,
+        "jin-2"
+    );
+    // The old name is free again.
+    sign_in(&url, "jin").await;
+}

@@ -41,6 +41,8 @@ async fn gateway_and_authority_processes_over_redis_and_postgres_play_a_game_thr
     let authority_addr = authority.addr;
     let gateway = spawn(&[
         "gateway",
+        "--database-url",
+        &db,
         "--listen",
         "127.0.0.1:0",
         "--metrics-listen",
@@ -199,6 +201,8 @@ async fn two_matchmakers_and_two_gateways_as_processes_match_everyone_once_and_a
         .map(|m| {
             spawn(&[
                 "gateway",
+                "--database-url",
+                &db,
                 "--listen",
                 "127.0.0.1:0",
                 "--metrics-listen",

@@ -128,6 +128,7 @@ pub async fn embedded_with(
             ratings_url: format!("http://{ratings_addr}"),
             token_keys: keys(),
         },
+        db,
         bus,
         shutdown,
     )

@@ -6,6 +6,7 @@
 //! events to watchers from the bus, filling any gap from the authority's
 //! stored events so a client that reconnects resumes exactly where it was.
 
+pub mod accounts;
 pub mod ladder;
 pub mod matching;
 pub mod service;
@@ -78,7 +79,12 @@ impl App {
     ///
     /// # Errors
     /// When an address cannot be bound or the authority URL is invalid.
-    pub async fn build(config: Config, bus: Bus, shutdown: Shutdown) -> anyhow::Result<App> {
+    pub async fn build(
+        config: Config,
+        db: ttakji_platform::store::Database,
+        bus: Bus,
+        shutdown: Shutdown,
+    ) -> anyhow::Result<App> {
         let listener = TcpListener::bind(config.listen)
             .await
             .with_context(|| format!("binding the gateway to {}", config.listen))?;
@@ -119,6 +125,7 @@ impl App {
                 PropagateTrace,
             );
         let state = service::Gateway {
+            db,
             authority,
             matchmaker,
             ratings,

@@ -15,6 +15,8 @@ use crate::AuthorityClient;
 /// The gateway's handlers and what they share.
 #[derive(Debug, Clone)]
 pub struct Gateway {
+    /// Accounts.
+    pub db: ttakji_platform::store::Database,
     pub authority: AuthorityClient,
     pub matchmaker: crate::MatchmakerClient,
     pub ratings: crate::RatingsClient,
@@ -112,6 +114,7 @@ impl AuthService for Gateway {
             async {
                 let name = nickname(&request.get_ref().nickname)?;
                 let user_id = uuid::Uuid::new_v4().simple().to_string();
+                crate::accounts::create(&self.db, &user_id, name, None).await?;
                 let (access_token, claims) = self
                     .keys
                     .issue(&user_id, name, true)
@@ -123,6 +126,33 @@ impl AuthService for Gateway {
                         .unwrap_or(i64::MAX)
                         .saturating_mul(1000),
                     user_id,
+                }))
+            }
+            .await,
+        )
+    }
+
+    #[tracing::instrument(skip_all, fields(user_id))]
+    async fn change_nickname(
+        &self,
+        request: Request<pb::ChangeNicknameRequest>,
+    ) -> Result<Response<pb::ChangeNicknameResponse>, Status> {
+        observe(
+            "ChangeNickname",
+            async {
+                let me = self.caller(&request)?;
+                tracing::Span::current().record("user_id", me.sub.as_str());
+                let name = nickname(&request.get_ref().nickname)?;
+                crate::accounts::rename(&self.db, &me.sub, name).await?;
+                let (access_token, claims) = self
+                    .keys
+                    .issue(&me.sub, name, me.guest)
+                    .map_err(|e| Status::internal(e.to_string()))?;
+                Ok(Response::new(pb::ChangeNicknameResponse {
+                    access_token,
+                    expires_at_unix_ms: i64::try_from(claims.exp)
+                        .unwrap_or(i64::MAX)
+                        .saturating_mul(1000),
                 }))
             }
             .await,
