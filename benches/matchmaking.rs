@@ -85,6 +85,8 @@ async fn run() -> anyhow::Result<()> {
             // No ratings service here: everyone counts as 1200.
             ratings_url: "http://127.0.0.1:1".to_owned(),
             token_keys: TokenKeys::random(Duration::from_secs(3600)),
+            google_client_id: None,
+            google_jwks_url: String::new(),
         },
         db,
         bus,

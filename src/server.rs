@@ -96,6 +96,12 @@ pub struct ServeArgs {
     /// Caps the computer's playouts per move (small machines, tests).
     #[arg(long, env = "TTAKJI_AI_MAX_PLAYOUTS")]
     pub ai_max_playouts: Option<u32>,
+    /// Our OAuth client id at Google; without it Google sign-in is off.
+    #[arg(long, env = "TTAKJI_GOOGLE_CLIENT_ID")]
+    pub google_client_id: Option<String>,
+    /// Where Google publishes its signing keys.
+    #[arg(long, env = "TTAKJI_GOOGLE_JWKS_URL", default_value = ttakji_gateway::google::GOOGLE_JWKS_URL)]
+    pub google_jwks_url: String,
     #[command(flatten)]
     pub telemetry: TelemetryArgs,
 }
@@ -247,6 +253,12 @@ pub struct GatewayArgs {
     /// deployment needs the same list. The first key signs.
     #[arg(long, env = "TTAKJI_TOKEN_KEYS", hide_env_values = true)]
     pub token_keys: String,
+    /// Our OAuth client id at Google; without it Google sign-in is off.
+    #[arg(long, env = "TTAKJI_GOOGLE_CLIENT_ID")]
+    pub google_client_id: Option<String>,
+    /// Where Google publishes its signing keys.
+    #[arg(long, env = "TTAKJI_GOOGLE_JWKS_URL", default_value = ttakji_gateway::google::GOOGLE_JWKS_URL)]
+    pub google_jwks_url: String,
     #[command(flatten)]
     pub telemetry: TelemetryArgs,
 }
@@ -383,6 +395,8 @@ pub fn serve(args: &ServeArgs) -> anyhow::Result<()> {
                 matchmaker_url: format!("http://{}", matchmaker.addr()),
                 ratings_url: format!("http://{}", ratings.addr()),
                 token_keys: keys,
+                google_client_id: args.google_client_id.clone(),
+                google_jwks_url: args.google_jwks_url.clone(),
             },
             db.clone(),
             bus,
@@ -423,6 +437,8 @@ pub fn gateway(args: &GatewayArgs) -> anyhow::Result<()> {
                 matchmaker_url: args.matchmaker_url.clone(),
                 ratings_url: args.ratings_url.clone(),
                 token_keys: keys,
+                google_client_id: args.google_client_id.clone(),
+                google_jwks_url: args.google_jwks_url.clone(),
             },
             db,
             bus,

@@ -342,6 +342,8 @@ async fn two_hundred_players_across_two_matchmakers_and_two_gateways_are_each_ma
             matchmaker_url: format!("http://{}", second_mm.addr()),
             ratings_url: format!("http://{}", one.ratings),
             token_keys: support::keys(),
+            google_client_id: None,
+            google_jwks_url: String::new(),
         },
         db,
         bus,

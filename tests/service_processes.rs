@@ -161,7 +161,7 @@ async fn the_single_process_server_restarted_on_its_sqlite_file_continues_the_ga
         support::channel(&format!("http://{}", server.addr)).await,
     );
     assert_eq!(jin.game(&id).await, before, "the game came back different");
-    jin.play(&id, 4, "C3")
+    jin.play(&id, 4, support::free_point(&before))
         .await
         .expect("the game goes on after the restart");
     let next = jin.wait_turn(&id, pb::Color::White).await;

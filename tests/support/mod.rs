@@ -79,6 +79,16 @@ pub async fn embedded_with(
     bus: Bus,
     tickets: ttakji_matchmaker::Tickets,
 ) -> Embedded {
+    embedded_full(db, bus, tickets, None).await
+}
+
+/// All services, with Google sign-in for `(client id, key set URL)`.
+pub async fn embedded_full(
+    db: Database,
+    bus: Bus,
+    tickets: ttakji_matchmaker::Tickets,
+    google: Option<(String, String)>,
+) -> Embedded {
     init_logs();
     let (trigger, shutdown) = shutdown::channel();
     let local = "127.0.0.1:0".parse().expect("address");
@@ -127,6 +137,8 @@ pub async fn embedded_with(
             matchmaker_url: format!("http://{matchmaker_addr}"),
             ratings_url: format!("http://{ratings_addr}"),
             token_keys: keys(),
+            google_client_id: google.as_ref().map(|g| g.0.clone()),
+            google_jwks_url: google.map(|g| g.1).unwrap_or_default(),
         },
         db,
         bus,

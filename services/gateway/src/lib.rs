@@ -7,6 +7,7 @@
 //! stored events so a client that reconnects resumes exactly where it was.
 
 pub mod accounts;
+pub mod google;
 pub mod ladder;
 pub mod matching;
 pub mod service;
@@ -46,6 +47,10 @@ pub struct Config {
     pub ratings_url: String,
     /// The keys that sign and verify access tokens.
     pub token_keys: TokenKeys,
+    /// Our OAuth client id at Google; `None` turns Google sign-in off.
+    pub google_client_id: Option<String>,
+    /// Where Google's keys are published.
+    pub google_jwks_url: String,
 }
 
 /// The authority client every handler uses.
@@ -124,7 +129,15 @@ impl App {
                 ratings_channel,
                 PropagateTrace,
             );
+        let google = match &config.google_client_id {
+            Some(id) => Some(std::sync::Arc::new(google::GoogleVerifier::new(
+                id,
+                &config.google_jwks_url,
+            )?)),
+            None => None,
+        };
         let state = service::Gateway {
+            google,
             db,
             authority,
             matchmaker,

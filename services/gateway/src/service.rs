@@ -15,6 +15,8 @@ use crate::AuthorityClient;
 /// The gateway's handlers and what they share.
 #[derive(Debug, Clone)]
 pub struct Gateway {
+    /// Google sign-in, when configured.
+    pub google: Option<std::sync::Arc<crate::google::GoogleVerifier>>,
     /// Accounts.
     pub db: ttakji_platform::store::Database,
     pub authority: AuthorityClient,
@@ -27,6 +29,22 @@ pub struct Gateway {
 
 /// The longest game id a client may send; ours are 32 hex digits.
 const MAX_ID_LEN: usize = 64;
+
+/// A valid nickname made from a name on a Google account: its letters and
+/// digits, 2 to 20 of them ("player" when too few are left).
+fn nickname_from(name: Option<&str>) -> String {
+    let cleaned: String = name
+        .unwrap_or_default()
+        .chars()
+        .filter(|c| c.is_alphanumeric() || *c == '-' || *c == '_')
+        .take(20)
+        .collect();
+    if cleaned.chars().count() >= 2 {
+        cleaned
+    } else {
+        "player".to_owned()
+    }
+}
 
 /// Checks a nickname: 2 to 20 letters, digits, `-` or `_`.
 ///
@@ -153,6 +171,92 @@ impl AuthService for Gateway {
                     expires_at_unix_ms: i64::try_from(claims.exp)
                         .unwrap_or(i64::MAX)
                         .saturating_mul(1000),
+                }))
+            }
+            .await,
+        )
+    }
+
+    #[tracing::instrument(skip_all, fields(user_id))]
+    async fn sign_in_google(
+        &self,
+        request: Request<pb::SignInGoogleRequest>,
+    ) -> Result<Response<pb::SignInGoogleResponse>, Status> {
+        observe(
+            "SignInGoogle",
+            async {
+                let google = self.google.as_ref().ok_or_else(|| {
+                    Status::failed_precondition("Google sign-in is not configured on this server")
+                })?;
+                let req = request.into_inner();
+                if req.id_token.len() > 8192 {
+                    return Err(Status::invalid_argument("the ID token is too long"));
+                }
+                let claims = google.verify(&req.id_token).await?;
+                let (account, new_account) =
+                    match crate::accounts::by_google_sub(&self.db, &claims.sub).await? {
+                        Some(account) => (account, false),
+                        None => {
+                            let user_id = uuid::Uuid::new_v4().simple().to_string();
+                            let account = if req.nickname.is_empty() {
+                                let base = nickname_from(
+                                    claims.given_name.as_deref().or(claims.name.as_deref()),
+                                );
+                                let mut made = None;
+                                for attempt in 0..8u32 {
+                                    let candidate = if attempt == 0 {
+                                        base.clone()
+                                    } else {
+                                        let suffix = uuid::Uuid::new_v4().as_u128() % 10_000;
+                                        format!(
+                                            "{}{suffix}",
+                                            base.chars().take(15).collect::<String>()
+                                        )
+                                    };
+                                    match crate::accounts::create(
+                                        &self.db,
+                                        &user_id,
+                                        &candidate,
+                                        Some(&claims.sub),
+                                    )
+                                    .await
+                                    {
+                                        Ok(a) => {
+                                            made = Some(a);
+                                            break;
+                                        }
+                                        Err(s) if s.code() == tonic::Code::AlreadyExists => {}
+                                        Err(s) => return Err(s),
+                                    }
+                                }
+                                made.ok_or_else(|| {
+                                    Status::already_exists("no free nickname: choose one")
+                                })?
+                            } else {
+                                crate::accounts::create(
+                                    &self.db,
+                                    &user_id,
+                                    nickname(&req.nickname)?,
+                                    Some(&claims.sub),
+                                )
+                                .await?
+                            };
+                            (account, true)
+                        }
+                    };
+                tracing::Span::current().record("user_id", account.user_id.as_str());
+                let (access_token, issued) = self
+                    .keys
+                    .issue(&account.user_id, &account.nickname, false)
+                    .map_err(|e| Status::internal(e.to_string()))?;
+                Ok(Response::new(pb::SignInGoogleResponse {
+                    access_token,
+                    expires_at_unix_ms: i64::try_from(issued.exp)
+                        .unwrap_or(i64::MAX)
+                        .saturating_mul(1000),
+                    user_id: account.user_id,
+                    nickname: account.nickname,
+                    new_account,
                 }))
             }
             .await,
