@@ -380,6 +380,7 @@ pub fn serve(args: &ServeArgs) -> anyhow::Result<()> {
                 metrics_listen: None,
                 authority_url: format!("http://{}", authority.addr()),
                 redis_url: args.redis_url.clone(),
+                ladder_prefix: ttakji_ratings::LADDER_PREFIX.to_owned(),
                 reconcile_every: Duration::from_secs(60),
             },
             db.clone(),
@@ -497,6 +498,7 @@ pub fn ratings(args: &RatingsArgs) -> anyhow::Result<()> {
                 metrics_listen: Some(args.metrics_listen),
                 authority_url: args.authority_url.clone(),
                 redis_url: Some(args.redis_url.clone()),
+                ladder_prefix: ttakji_ratings::LADDER_PREFIX.to_owned(),
                 reconcile_every: seconds("--reconcile-every", args.reconcile_every)?
                     .max(Duration::from_secs(1)),
             },

@@ -77,6 +77,29 @@ fn id_token(der: &[u8], kid: &str, sub: &str, aud: &str, iss: &str, exp_from_now
     jsonwebtoken::encode(&header, &claims, &key).expect("sign")
 }
 
+fn claims_json() -> serde_json::Value {
+    let now = ttakji_platform::auth::now_secs() as i64;
+    serde_json::json!({"iss": "https://accounts.google.com", "aud": CLIENT_ID, "sub": "g-9", "iat": now, "exp": now + 600})
+}
+
+/// `alg: none`, no signature.
+fn unsigned() -> String {
+    use base64::Engine as _;
+    let b64 = |v: &serde_json::Value| {
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v.to_string())
+    };
+    let header = serde_json::json!({"alg": "none", "typ": "JWT", "kid": "test-key-1"});
+    format!("{}.{}.", b64(&header), b64(&claims_json()))
+}
+
+/// HS256 keyed with the published RSA key, the classic confusion attack.
+fn hs256_with_public_key() -> String {
+    let mut header = Header::new(Algorithm::HS256);
+    header.kid = Some("test-key-1".to_owned());
+    let key = EncodingKey::from_secret(JWK_1.as_bytes()).expect("secret");
+    jsonwebtoken::encode(&header, &claims_json(), &key).expect("sign")
+}
+
 async fn sign_in(
     auth: &mut AuthServiceClient<tonic::transport::Channel>,
     token: String,
@@ -163,6 +186,11 @@ async fn google_id_tokens_are_checked_and_sign_the_player_in() {
             "signature",
         ),
         ("not.a.token".to_owned(), "malformed"),
+        (unsigned(), "alg none"),
+        (
+            hs256_with_public_key(),
+            "HS256 with the public key as secret",
+        ),
     ] {
         let status = sign_in(&mut auth, token).await.expect_err(why);
         assert_eq!(status.code(), Code::Unauthenticated, "{why}: {status:?}");

@@ -42,6 +42,16 @@ async fn start_ratings(
     bus: Bus,
     authority: std::net::SocketAddr,
 ) -> RatingsServiceClient<tonic::transport::Channel> {
+    start_ratings_on(db, bus, authority, None).await
+}
+
+/// A ratings service; with `ladder` (a Redis key prefix) the leaderboard is in the local Redis.
+async fn start_ratings_on(
+    db: ttakji_platform::store::Database,
+    bus: Bus,
+    authority: std::net::SocketAddr,
+    ladder: Option<String>,
+) -> RatingsServiceClient<tonic::transport::Channel> {
     let (trigger, shutdown) = ttakji_platform::shutdown::channel();
     std::mem::forget(trigger);
     let app = ttakji_ratings::App::build(
@@ -49,7 +59,8 @@ async fn start_ratings(
             listen: "127.0.0.1:0".parse().expect("addr"),
             metrics_listen: None,
             authority_url: format!("http://{authority}"),
-            redis_url: None,
+            redis_url: ladder.as_ref().map(|_| support::REDIS_URL.to_owned()),
+            ladder_prefix: ladder.unwrap_or_else(|| ttakji_ratings::LADDER_PREFIX.to_owned()),
             reconcile_every: Duration::from_millis(300),
         },
         db,
@@ -101,7 +112,7 @@ async fn a_ranked_win_moves_both_ratings_once_and_unranked_games_move_nothing() 
     let db = sqlite_memory().await;
     let bus = Bus::in_process();
     let service = embedded(db.clone(), bus.clone()).await;
-    let mut ratings = start_ratings(db, bus, service.authority).await;
+    let mut ratings = start_ratings(db, bus.clone(), service.authority).await;
     let url = format!("http://{}", service.gateway);
     let (a, b) = (sign_in(&url, "ahn").await, sign_in(&url, "baek").await);
 
@@ -121,6 +132,35 @@ async fn a_ranked_win_moves_both_ratings_once_and_unranked_games_move_nothing() 
     // Reconciliation runs every 300 ms here and sees the same game: nothing more.
     tokio::time::sleep(Duration::from_millis(900)).await;
     assert_eq!(rating(&mut ratings, &b.user_id).await.rating, 1220);
+
+    // The same finished event delivered twice more changes nothing more.
+    let finished = AuthorityServiceClient::connect(format!("http://{}", service.authority))
+        .await
+        .expect("authority")
+        .list_events(pb::ListEventsRequest {
+            game_id: id.clone(),
+            after_seq: 0,
+            limit: 0,
+        })
+        .await
+        .expect("events")
+        .into_inner()
+        .events
+        .into_iter()
+        .find(|e| matches!(e.kind, Some(pb::game_event::Kind::Finished(_))))
+        .expect("the finished event");
+    for _ in 0..2 {
+        bus.publish(
+            ttakji_platform::bus::GAMES_FINISHED,
+            "ttakji.v1.GameEvent",
+            prost::Message::encode_to_vec(&finished),
+        )
+        .await
+        .expect("publish");
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let again = rating(&mut ratings, &b.user_id).await;
+    assert_eq!((again.rating, again.games), (1220, 1));
 
     // A casual game between the same players changes nothing.
     let (ta, tb) = (a.clone(), b.clone());
@@ -220,21 +260,93 @@ async fn a_ranked_win_moves_both_ratings_once_and_unranked_games_move_nothing() 
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_game_finished_while_the_ratings_service_was_away_is_applied_by_reconciliation() {
+async fn games_finished_while_the_ratings_service_was_away_are_each_applied_once_by_reconciliation()
+{
+    // The embedded services include a ratings service: this test's store is
+    // a separate one, so only the service started below rates its games.
+    let db = sqlite_memory().await;
+    let bus = Bus::in_process();
+    let service = embedded(sqlite_memory().await, bus.clone()).await;
+    let url = format!("http://{}", service.gateway);
+    let (a, b) = (sign_in(&url, "ahn").await, sign_in(&url, "baek").await);
+    for _ in 0..3 {
+        let id = ranked_game(service.authority, &a, &b).await;
+        b.games
+            .clone()
+            .resign(b.req(pb::ResignRequest { game_id: id }))
+            .await
+            .expect("resign");
+    }
+    // The finished-game messages went out before this ratings service started.
+    let mut ratings = start_ratings(db, bus, service.authority).await;
+    let winner = eventually_rated(&mut ratings, &a.user_id, 3).await;
+    // 1200 → 1220 → 1238 → 1254: K 40, and each game expects more of the
+    // stronger player (E = 0.557, then 0.608).
+    assert_eq!((winner.rating, winner.games), (1254, 3));
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    let later = rating(&mut ratings, &a.user_id).await;
+    assert_eq!((later.rating, later.games), (1254, 3), "each game once");
+    assert_eq!(rating(&mut ratings, &b.user_id).await.games, 3);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_leaderboard_is_rebuilt_from_the_database_when_redis_loses_it() {
     let db = sqlite_memory().await;
     let bus = Bus::in_process();
     let service = embedded(db.clone(), bus.clone()).await;
+    let prefix = format!("ttakji-test-ladder:{}:", uuid::Uuid::new_v4().simple());
+    let mut ratings = start_ratings_on(db, bus, service.authority, Some(prefix.clone())).await;
     let url = format!("http://{}", service.gateway);
-    let (a, b) = (sign_in(&url, "ahn").await, sign_in(&url, "baek").await);
-    let id = ranked_game(service.authority, &a, &b).await;
-    b.games
-        .clone()
-        .resign(b.req(pb::ResignRequest { game_id: id }))
+    let players = [
+        sign_in(&url, "ahn").await,
+        sign_in(&url, "baek").await,
+        sign_in(&url, "cho").await,
+    ];
+    for (w, l) in [(0, 1), (2, 1), (0, 2)] {
+        let id = ranked_game(service.authority, &players[w], &players[l]).await;
+        players[l]
+            .games
+            .clone()
+            .resign(players[l].req(pb::ResignRequest { game_id: id }))
+            .await
+            .expect("resign");
+    }
+    eventually_rated(&mut ratings, &players[0].user_id, 2).await;
+    eventually_rated(&mut ratings, &players[1].user_id, 2).await;
+    eventually_rated(&mut ratings, &players[2].user_id, 2).await;
+    let board = |ratings: &mut RatingsServiceClient<tonic::transport::Channel>| {
+        let mut r = ratings.clone();
+        let around = players[1].user_id.clone();
+        async move {
+            r.get_leaderboard(pb::GetLeaderboardRequest {
+                board_size: 9,
+                top: 10,
+                around_user_id: around,
+                neighbours: 1,
+            })
+            .await
+            .expect("leaderboard")
+            .into_inner()
+        }
+    };
+    let before = board(&mut ratings).await;
+    assert_eq!(before.top.len(), 3);
+    assert_eq!(before.top[0].user_id, players[0].user_id);
+    let client = redis::Client::open(support::REDIS_URL).expect("redis");
+    let mut conn = client
+        .get_multiplexed_async_connection()
         .await
-        .expect("resign");
-    // The finished-game message went out before the ratings service started.
-    let mut ratings = start_ratings(db, bus, service.authority).await;
-    let winner = eventually_rated(&mut ratings, &a.user_id, 1).await;
-    assert_eq!((winner.rating, winner.games), (1220, 1));
-    assert_eq!(rating(&mut ratings, &b.user_id).await.rating, 1180);
+        .expect("redis");
+    let _: () = redis::cmd("DEL")
+        .arg(format!("{prefix}9"))
+        .query_async(&mut conn)
+        .await
+        .expect("flush");
+    let after = board(&mut ratings).await;
+    assert_eq!(after, before, "rebuilt from the database");
+    let _: () = redis::cmd("DEL")
+        .arg(format!("{prefix}9"))
+        .query_async(&mut conn)
+        .await
+        .expect("tidy");
 }

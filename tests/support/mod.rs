@@ -120,6 +120,7 @@ pub async fn embedded_full(
             metrics_listen: None,
             authority_url: format!("http://{authority_addr}"),
             redis_url: None,
+            ladder_prefix: ttakji_ratings::LADDER_PREFIX.to_owned(),
             reconcile_every: Duration::from_secs(60),
         },
         db.clone(),

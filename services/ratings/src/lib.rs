@@ -45,6 +45,8 @@ pub struct Config {
     pub authority_url: String,
     /// Redis for the leaderboard; `None` serves it from the database.
     pub redis_url: Option<String>,
+    /// The prefix of the leaderboard's Redis keys (`ttakji:ladder:`).
+    pub ladder_prefix: String,
     pub reconcile_every: Duration,
 }
 
@@ -56,8 +58,12 @@ type AuthorityClient = AuthorityServiceClient<
 #[derive(Clone)]
 enum Ladder {
     Database,
-    Redis(redis::aio::ConnectionManager),
+    /// A connection and the key prefix.
+    Redis(redis::aio::ConnectionManager, Arc<str>),
 }
+
+/// The leaderboard's default key prefix.
+pub const LADDER_PREFIX: &str = "ttakji:ladder:";
 
 /// The service's state.
 #[derive(Clone)]
@@ -76,8 +82,8 @@ impl std::fmt::Debug for Ratings {
     }
 }
 
-fn ladder_key(board_size: i64) -> String {
-    format!("ttakji:ladder:{board_size}")
+fn ladder_key(prefix: &str, board_size: i64) -> String {
+    format!("{prefix}{board_size}")
 }
 
 /// The ranked game a finished snapshot describes, if it is one.
@@ -126,12 +132,12 @@ impl Ratings {
         };
         metrics::counter!("ttakji_rating_updates_total").increment(1);
         tracing::info!(game_id = %game.game_id, a = standings[0].rating, b = standings[1].rating, "ratings updated");
-        if let Ladder::Redis(conn) = &self.ladder {
+        if let Ladder::Redis(conn, prefix) = &self.ladder {
             let mut conn = conn.clone();
             let mut pipe = redis::pipe();
             for s in &standings {
                 pipe.cmd("ZADD")
-                    .arg(ladder_key(game.board_size))
+                    .arg(ladder_key(prefix, game.board_size))
                     .arg(s.rating)
                     .arg(&s.user_id);
             }
@@ -212,9 +218,9 @@ impl Ratings {
                 .take(stop.saturating_sub(start) + 1)
                 .map(|(i, s)| (u32::try_from(i + 1).unwrap_or(u32::MAX), s))
                 .collect()),
-            Ladder::Redis(conn) => {
+            Ladder::Redis(conn, prefix) => {
                 let mut conn = conn.clone();
-                let key = ladder_key(board_size);
+                let key = ladder_key(prefix, board_size);
                 let count: u64 = redis::cmd("ZCARD")
                     .arg(&key)
                     .query_async(&mut conn)
@@ -262,12 +268,12 @@ impl Ratings {
                 .await?
                 .iter()
                 .position(|s| s.user_id == user_id)),
-            Ladder::Redis(conn) => {
+            Ladder::Redis(conn, prefix) => {
                 // Make sure the set exists before asking it.
                 self.ladder_slice(board_size, 0, 0).await?;
                 let mut conn = conn.clone();
                 let rank: Option<usize> = redis::cmd("ZREVRANK")
-                    .arg(ladder_key(board_size))
+                    .arg(ladder_key(prefix, board_size))
                     .arg(user_id)
                     .query_async(&mut conn)
                     .await
@@ -452,6 +458,7 @@ impl App {
                     .get_connection_manager()
                     .await
                     .context("connecting the leaderboard to Redis")?,
+                Arc::from(config.ladder_prefix.as_str()),
             ),
             None => Ladder::Database,
         };
