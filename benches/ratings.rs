@@ -53,7 +53,7 @@ fn finished(i: usize, black: &str, white: &str) -> pb::GameEvent {
             ranked: true,
             finished_at_unix_ms: ttakji_platform::now_unix_ms(),
             result: Some(pb::GameResult {
-                winner: if i % 3 == 0 {
+                winner: if i.is_multiple_of(3) {
                     pb::Color::White
                 } else {
                     pb::Color::Black
