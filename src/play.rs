@@ -46,6 +46,12 @@ pub struct PlayArgs {
     /// Join a friend's challenge by its code.
     #[arg(long)]
     pub join: Option<String>,
+    /// Sign in with a Google ID token instead of as a guest (needed for ranked games).
+    #[arg(long, env = "TTAKJI_GOOGLE_ID_TOKEN", hide_env_values = true)]
+    pub google_id_token: Option<String>,
+    /// With --online: a ranked game (signed-in players only).
+    #[arg(long, requires = "online")]
+    pub ranked: bool,
     /// Print the ladder of the board size (the top ten and your place) and exit.
     #[arg(long, conflicts_with_all = ["online", "challenge", "join"])]
     pub ladder: bool,
@@ -121,28 +127,46 @@ async fn play(
         .connect()
         .await
         .with_context(|| format!("connecting to {}", args.server))?;
-    let signed_in = AuthServiceClient::new(channel.clone())
-        .sign_in_guest(pb::SignInGuestRequest {
-            nickname: args.name.clone(),
-        })
-        .await
-        .map_err(refused("sign-in refused"))?
-        .into_inner();
+    let mut auth = AuthServiceClient::new(channel.clone());
+    let (access_token, user_id) = match &args.google_id_token {
+        Some(token) => {
+            let signed = auth
+                .sign_in_google(pb::SignInGoogleRequest {
+                    id_token: token.clone(),
+                    nickname: args.name.clone(),
+                })
+                .await
+                .map_err(refused("Google sign-in refused"))?
+                .into_inner();
+            println!("Signed in as {}.", signed.nickname);
+            (signed.access_token, signed.user_id)
+        }
+        None => {
+            let signed = auth
+                .sign_in_guest(pb::SignInGuestRequest {
+                    nickname: args.name.clone(),
+                })
+                .await
+                .map_err(refused("sign-in refused"))?
+                .into_inner();
+            (signed.access_token, signed.user_id)
+        }
+    };
     let client = Client {
         games: GameServiceClient::new(channel.clone()),
         matches: MatchServiceClient::new(channel.clone()),
         ladder: LadderServiceClient::new(channel),
-        token: format!("Bearer {}", signed_in.access_token)
+        token: format!("Bearer {access_token}")
             .parse()
             .context("the server's token is not a header value")?,
-        me: signed_in.user_id,
+        me: user_id,
     };
     if args.ladder {
         return print_ladder(&client, args.size).await;
     }
     let against_people = args.online || args.challenge || args.join.is_some();
     let mut game_id = if args.online {
-        queue(&client, args.size).await?
+        queue(&client, args.size, args.ranked).await?
     } else if args.challenge {
         challenge(&client, args.size).await?
     } else if let Some(code) = &args.join {
@@ -188,13 +212,13 @@ async fn play(
 }
 
 /// Waits in the queue; returns the game.
-async fn queue(client: &Client, size: u32) -> anyhow::Result<String> {
+async fn queue(client: &Client, size: u32, ranked: bool) -> anyhow::Result<String> {
     let mut stream = client
         .matches
         .clone()
         .find_match(client.request(pb::FindMatchRequest {
             board_size: size,
-            ranked: false,
+            ranked,
             ruleset: String::new(),
         }))
         .await
