@@ -236,16 +236,74 @@ async fn google_id_tokens_are_checked_and_sign_the_player_in() {
         .await
         .expect_err("guest");
     assert_eq!(refused.code(), Code::PermissionDenied);
-    let mut stream = matches
-        .find_match(support::with_token(ranked, &first.access_token))
+    // Two signed-in players: a ranked game end to end, and both ratings move.
+    let queue = |token: String| {
+        let mut matches = matches.clone();
+        let ranked = ranked.clone();
+        async move {
+            let mut stream = matches
+                .find_match(support::with_token(ranked, &token))
+                .await
+                .expect("a signed-in player queues for ranked games")
+                .into_inner();
+            let mut last = None;
+            while let Some(m) = stream.message().await.expect("stream") {
+                last = m.ticket;
+            }
+            last.expect("ticket")
+        }
+    };
+    let (t1, t3) = tokio::join!(
+        queue(first.access_token.clone()),
+        queue(rotated.access_token.clone())
+    );
+    assert_eq!(t1.state, pb::TicketState::Matched as i32);
+    assert_eq!(t1.game_id, t3.game_id);
+    assert!(t1.pool.is_some_and(|p| p.ranked));
+    let mut games =
+        ttakji_proto::v1::game_service_client::GameServiceClient::new(guest.channel.clone());
+    games
+        .resign(support::with_token(
+            pb::ResignRequest {
+                game_id: t1.game_id.clone(),
+            },
+            &first.access_token,
+        ))
         .await
-        .expect("a signed-in player queues for ranked games")
-        .into_inner();
-    let ticket = stream
-        .message()
+        .expect("resign");
+    let mut ladder =
+        ttakji_proto::v1::ladder_service_client::LadderServiceClient::new(guest.channel.clone());
+    let mut rating = pb::LadderEntry::default();
+    for _ in 0..100 {
+        rating = ladder
+            .get_my_rating(support::with_token(
+                pb::GetMyRatingRequest { board_size: 9 },
+                &rotated.access_token,
+            ))
+            .await
+            .expect("rating")
+            .into_inner()
+            .entry
+            .expect("entry");
+        if rating.games == 1 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        (rating.rating, rating.games),
+        (1220, 1),
+        "the winner of a ranked game"
+    );
+    let loser = ladder
+        .get_my_rating(support::with_token(
+            pb::GetMyRatingRequest { board_size: 9 },
+            &first.access_token,
+        ))
         .await
-        .expect("stream")
-        .and_then(|m| m.ticket)
-        .expect("ticket");
-    assert!(ticket.pool.is_some_and(|p| p.ranked));
+        .expect("rating")
+        .into_inner()
+        .entry
+        .expect("entry");
+    assert_eq!(loser.rating, 1180);
 }
