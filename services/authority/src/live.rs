@@ -81,6 +81,15 @@ pub enum PlayerAction {
     AcceptDraw,
 }
 
+/// An action as a request carries it: a point is checked against the
+/// game's board by the actor, which knows its size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Requested {
+    Place(pb::Point),
+    Pass,
+    Resign,
+}
+
 /// How long a game's actor stays in memory with no request.
 pub const IDLE: Duration = Duration::from_secs(600);
 
@@ -106,7 +115,7 @@ pub enum Command {
         span: tracing::Span,
         user_id: String,
         number: u32,
-        action: PlayerAction,
+        action: Requested,
         reply: oneshot::Sender<Result<(Option<pb::Move>, pb::GameSnapshot), Status>>,
     },
     TakeBack {
@@ -477,10 +486,20 @@ impl LiveGame {
                 reply,
             } => {
                 let started = Instant::now();
-                let result = self
-                    .submit(&user_id, number, action)
-                    .instrument(span.clone())
-                    .await;
+                let result = match action {
+                    Requested::Pass => Ok(PlayerAction::Pass),
+                    Requested::Resign => Ok(PlayerAction::Resign),
+                    Requested::Place(p) => crate::convert::point(&p, self.meta.rules.board_size)
+                        .map(PlayerAction::Place),
+                };
+                let result = match result {
+                    Ok(action) => {
+                        self.submit(&user_id, number, action)
+                            .instrument(span.clone())
+                            .await
+                    }
+                    Err(status) => Err(status),
+                };
                 metrics::histogram!("ttakji_move_handling_seconds")
                     .record(started.elapsed().as_secs_f64());
                 let events = match result {

@@ -8,7 +8,7 @@ use ttakji_proto::v1 as pb;
 use ttakji_proto::v1::authority_service_server::AuthorityService;
 
 use crate::convert;
-use crate::live::{Command, GameMeta, PlayerAction, Seat};
+use crate::live::{Command, GameMeta, Requested, Seat};
 use crate::registry::Registry;
 
 /// The AuthorityService implementation.
@@ -157,21 +157,9 @@ impl AuthorityService for Authority {
                     None => {
                         return Err(Status::invalid_argument("no action: place, pass or resign"));
                     }
-                    Some(pb::submit_action_request::Action::Pass(_)) => PlayerAction::Pass,
-                    Some(pb::submit_action_request::Action::Resign(_)) => PlayerAction::Resign,
-                    Some(pb::submit_action_request::Action::Place(p)) => {
-                        let size = self
-                            .registry
-                            .ask(&id, |reply| Command::Snapshot {
-                                preview: false,
-                                reply,
-                            })
-                            .await?
-                            .board_size;
-                        let size = baduk::BoardSize::new(size)
-                            .map_err(|e| Status::internal(e.to_string()))?;
-                        PlayerAction::Place(convert::point(p, size)?)
-                    }
+                    Some(pb::submit_action_request::Action::Pass(_)) => Requested::Pass,
+                    Some(pb::submit_action_request::Action::Resign(_)) => Requested::Resign,
+                    Some(pb::submit_action_request::Action::Place(p)) => Requested::Place(*p),
                 };
                 let (mv, game) = self
                     .registry
