@@ -322,24 +322,37 @@ impl Matchmaker {
         let ids: Vec<&str> = std::iter::once(a.id.as_str())
             .chain(b.as_ref().map(|t| t.id.as_str()))
             .collect();
-        if let Err(status) = self.inner.authority.clone().create_game(request).await {
-            tracing::error!(%status, "game not made; the tickets wait again");
-            if let Err(e) = self.inner.tickets.release(&ids).await {
-                tracing::error!(error = %e, "tickets not released; the next lease holder retries the game");
+        let game = match self.create_game(request).await {
+            Ok(game) => game,
+            Err(status) => {
+                tracing::error!(%status, "game not made; the tickets wait again");
+                if let Err(e) = self.inner.tickets.release(&ids).await {
+                    tracing::error!(error = %e, "tickets not released; the next lease holder retries the game");
+                }
+                return;
             }
-            return;
-        }
+        };
+        // The players are told the seats as the authority made them (it
+        // names a computer seat "Easy AI", say).
         let (a_color, b_color) = if a_black { ("B", "W") } else { ("W", "B") };
+        let (a_seat, b_seat) = if a_black {
+            (
+                game.black.unwrap_or_default(),
+                game.white.unwrap_or_default(),
+            )
+        } else {
+            (
+                game.white.unwrap_or_default(),
+                game.black.unwrap_or_default(),
+            )
+        };
         let mut matches = vec![(
             a.clone(),
             Match {
                 ticket_id: a.id.clone(),
                 color: a_color.to_owned(),
-                opponent_user: b.as_ref().map(|t| t.user_id.clone()).unwrap_or_default(),
-                opponent_name: b.as_ref().map_or_else(
-                    || format!("{} AI", capitalised(level.name())),
-                    |t| t.nickname.clone(),
-                ),
+                opponent_user: b_seat.user_id.clone(),
+                opponent_name: b_seat.nickname.clone(),
                 opponent_ai: if b.is_some() {
                     String::new()
                 } else {
@@ -353,8 +366,8 @@ impl Matchmaker {
                 Match {
                     ticket_id: b.id.clone(),
                     color: b_color.to_owned(),
-                    opponent_user: a.user_id.clone(),
-                    opponent_name: a.nickname.clone(),
+                    opponent_user: a_seat.user_id.clone(),
+                    opponent_name: a_seat.nickname.clone(),
                     opponent_ai: String::new(),
                 },
             ));
@@ -406,14 +419,6 @@ impl Matchmaker {
             expires_at_unix_ms: c.expires_ms,
         }
     }
-}
-
-fn capitalised(s: &str) -> String {
-    let mut chars = s.chars();
-    chars
-        .next()
-        .map(|c| c.to_uppercase().chain(chars).collect())
-        .unwrap_or_default()
 }
 
 /// Codes are read out and typed: no 0/O, 1/I/L.
