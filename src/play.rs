@@ -420,7 +420,7 @@ async fn play_game(
             continue;
         }
         let time_left = game.clock.as_ref().map_or_else(String::new, |c| {
-            let left = (c.deadline_unix_ms - now_ms()).max(0) / 1000;
+            let left = (c.deadline_unix_ms - ttakji_platform::now_unix_ms()).max(0) / 1000;
             format!(" ({left} s left)")
         });
         print!(
@@ -534,12 +534,6 @@ async fn play_game(
             }
         }
     }
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
 fn column_letter(c: u32) -> char {

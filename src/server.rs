@@ -290,6 +290,21 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 }
 
 /// Stops the services on Ctrl-C or SIGTERM.
+/// Runs a service with telemetry, an async runtime and a shutdown signal
+/// that Ctrl-C or SIGTERM triggers.
+fn run_service<F, Fut>(telemetry: &TelemetryArgs, name: &str, service: F) -> anyhow::Result<()>
+where
+    F: FnOnce(Shutdown) -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<()>>,
+{
+    let _telemetry = ttakji_platform::telemetry::init(&telemetry.config(name))?;
+    runtime()?.block_on(async {
+        let (trigger, shutdown) = shutdown::channel();
+        stop_on_signal(trigger);
+        service(shutdown).await
+    })
+}
+
 fn stop_on_signal(trigger: shutdown::ShutdownTrigger) {
     tokio::spawn(async move {
         shutdown::os_signal().await;
@@ -333,12 +348,10 @@ fn key_file(path: &Path) -> anyhow::Result<TokenKeys> {
 }
 
 pub fn serve(args: &ServeArgs) -> anyhow::Result<()> {
-    let _telemetry = ttakji_platform::telemetry::init(&args.telemetry.config("ttakji"))?;
-    runtime()?.block_on(async {
-        let (trigger, shutdown) = shutdown::channel();
-        stop_on_signal(trigger.clone());
+    run_service(&args.telemetry, "ttakji", |shutdown| async move {
         let keys = match &args.token_keys {
-            Some(spec) => TokenKeys::parse(spec, TOKEN_TTL).map_err(|e| anyhow::anyhow!("--token-keys: {e}"))?,
+            Some(spec) => TokenKeys::parse(spec, TOKEN_TTL)
+                .map_err(|e| anyhow::anyhow!("--token-keys: {e}"))?,
             None => key_file(&args.token_key_file)?,
         };
         let db = Database::connect(&args.database_url).await?;
@@ -363,12 +376,19 @@ pub fn serve(args: &ServeArgs) -> anyhow::Result<()> {
         let tickets = match &args.redis_url {
             Some(url) => ttakji_matchmaker::Tickets::redis(url)
                 .await
-                .with_context(|| format!("connecting the queue to {}", ttakji_platform::store::redact(url)))?,
+                .with_context(|| {
+                    format!(
+                        "connecting the queue to {}",
+                        ttakji_platform::store::redact(url)
+                    )
+                })?,
             None => ttakji_matchmaker::Tickets::memory(),
         };
         let matchmaker = ttakji_matchmaker::App::build(
-            args.matching
-                .config(args.matchmaker_listen, format!("http://{}", authority.addr()))?,
+            args.matching.config(
+                args.matchmaker_listen,
+                format!("http://{}", authority.addr()),
+            )?,
             tickets,
             bus.clone(),
             shutdown.clone(),
@@ -409,7 +429,11 @@ pub fn serve(args: &ServeArgs) -> anyhow::Result<()> {
             gateway.addr(),
             metrics,
             ttakji_platform::store::redact(&args.database_url),
-            if args.redis_url.is_some() { "redis" } else { "in-process" },
+            if args.redis_url.is_some() {
+                "redis"
+            } else {
+                "in-process"
+            },
         );
         let (a, m, r, g) = tokio::join!(
             authority.run_until_stopped(),
@@ -422,10 +446,7 @@ pub fn serve(args: &ServeArgs) -> anyhow::Result<()> {
 }
 
 pub fn gateway(args: &GatewayArgs) -> anyhow::Result<()> {
-    let _telemetry = ttakji_platform::telemetry::init(&args.telemetry.config("ttakji-gateway"))?;
-    runtime()?.block_on(async {
-        let (trigger, shutdown) = shutdown::channel();
-        stop_on_signal(trigger);
+    run_service(&args.telemetry, "ttakji-gateway", |shutdown| async move {
         let keys = TokenKeys::parse(&args.token_keys, TOKEN_TTL)
             .map_err(|e| anyhow::anyhow!("--token-keys: {e}"))?;
         let db = Database::connect(&args.database_url).await?;
@@ -457,39 +478,38 @@ pub fn gateway(args: &GatewayArgs) -> anyhow::Result<()> {
 }
 
 pub fn matchmaker(args: &MatchmakerArgs) -> anyhow::Result<()> {
-    let _telemetry = ttakji_platform::telemetry::init(&args.telemetry.config("ttakji-matchmaker"))?;
-    runtime()?.block_on(async {
-        let (trigger, shutdown) = shutdown::channel();
-        stop_on_signal(trigger);
-        let tickets = ttakji_matchmaker::Tickets::redis_in(&args.redis_url, &args.redis_namespace)
-            .await
-            .with_context(|| {
-                format!(
-                    "connecting the queue to {}",
-                    ttakji_platform::store::redact(&args.redis_url)
-                )
-            })?;
-        let bus = bus(Some(&args.redis_url), shutdown.clone()).await?;
-        let mut config = args
-            .matching
-            .config(args.listen, args.authority_url.clone())?;
-        config.metrics_listen = Some(args.metrics_listen);
-        let app = ttakji_matchmaker::App::build(config, tickets, bus, shutdown).await?;
-        println!(
-            "ttakji matchmaker listening on {}, metrics on http://{}/metrics",
-            app.addr(),
-            app.metrics_addr()
-                .map_or_else(String::new, |a| a.to_string())
-        );
-        app.run_until_stopped().await
-    })
+    run_service(
+        &args.telemetry,
+        "ttakji-matchmaker",
+        |shutdown| async move {
+            let tickets =
+                ttakji_matchmaker::Tickets::redis_in(&args.redis_url, &args.redis_namespace)
+                    .await
+                    .with_context(|| {
+                        format!(
+                            "connecting the queue to {}",
+                            ttakji_platform::store::redact(&args.redis_url)
+                        )
+                    })?;
+            let bus = bus(Some(&args.redis_url), shutdown.clone()).await?;
+            let mut config = args
+                .matching
+                .config(args.listen, args.authority_url.clone())?;
+            config.metrics_listen = Some(args.metrics_listen);
+            let app = ttakji_matchmaker::App::build(config, tickets, bus, shutdown).await?;
+            println!(
+                "ttakji matchmaker listening on {}, metrics on http://{}/metrics",
+                app.addr(),
+                app.metrics_addr()
+                    .map_or_else(String::new, |a| a.to_string())
+            );
+            app.run_until_stopped().await
+        },
+    )
 }
 
 pub fn ratings(args: &RatingsArgs) -> anyhow::Result<()> {
-    let _telemetry = ttakji_platform::telemetry::init(&args.telemetry.config("ttakji-ratings"))?;
-    runtime()?.block_on(async {
-        let (trigger, shutdown) = shutdown::channel();
-        stop_on_signal(trigger);
+    run_service(&args.telemetry, "ttakji-ratings", |shutdown| async move {
         let db = Database::connect(&args.database_url).await?;
         let bus = bus(Some(&args.redis_url), shutdown.clone()).await?;
         let app = ttakji_ratings::App::build(
@@ -513,10 +533,7 @@ pub fn ratings(args: &RatingsArgs) -> anyhow::Result<()> {
 }
 
 pub fn authority(args: &AuthorityArgs) -> anyhow::Result<()> {
-    let _telemetry = ttakji_platform::telemetry::init(&args.telemetry.config("ttakji-authority"))?;
-    runtime()?.block_on(async {
-        let (trigger, shutdown) = shutdown::channel();
-        stop_on_signal(trigger);
+    run_service(&args.telemetry, "ttakji-authority", |shutdown| async move {
         let db = Database::connect(&args.database_url).await?;
         let bus = bus(Some(&args.redis_url), shutdown.clone()).await?;
         let app = ttakji_authority::App::build(

@@ -68,3 +68,22 @@ pub async fn serve(addr: SocketAddr, mut shutdown: Shutdown) -> std::io::Result<
     });
     Ok(bound)
 }
+
+/// Serves `/metrics` on `addr` if one is given (see [`serve`]); the
+/// error names `service`.
+///
+/// # Errors
+/// When the address cannot be bound.
+pub async fn serve_if(
+    addr: Option<SocketAddr>,
+    shutdown: Shutdown,
+    service: &str,
+) -> anyhow::Result<Option<SocketAddr>> {
+    match addr {
+        Some(a) => serve(a, shutdown)
+            .await
+            .map(Some)
+            .map_err(|e| anyhow::anyhow!("binding the {service}'s metrics to {a}: {e}")),
+        None => Ok(None),
+    }
+}

@@ -58,14 +58,12 @@ impl App {
             .await
             .with_context(|| format!("binding the authority to {}", config.listen))?;
         let addr = listener.local_addr()?;
-        let metrics_addr = match config.metrics_listen {
-            Some(a) => Some(
-                ttakji_platform::metrics::serve(a, shutdown.clone())
-                    .await
-                    .with_context(|| format!("binding the authority's metrics to {a}"))?,
-            ),
-            None => None,
-        };
+        let metrics_addr = ttakji_platform::metrics::serve_if(
+            config.metrics_listen,
+            shutdown.clone(),
+            "authority",
+        )
+        .await?;
         let registry = registry::Registry::new(db, bus, config.ai, shutdown.clone());
         let resumed = registry
             .resume_playing()

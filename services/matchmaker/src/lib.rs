@@ -94,14 +94,12 @@ impl App {
             .await
             .with_context(|| format!("binding the matchmaker to {}", config.listen))?;
         let addr = listener.local_addr()?;
-        let metrics_addr = match config.metrics_listen {
-            Some(a) => Some(
-                ttakji_platform::metrics::serve(a, shutdown.clone())
-                    .await
-                    .with_context(|| format!("binding the matchmaker's metrics to {a}"))?,
-            ),
-            None => None,
-        };
+        let metrics_addr = ttakji_platform::metrics::serve_if(
+            config.metrics_listen,
+            shutdown.clone(),
+            "matchmaker",
+        )
+        .await?;
         let channel = tonic::transport::Endpoint::from_shared(config.authority_url.clone())
             .with_context(|| format!("authority URL {:?}", config.authority_url))?
             .tcp_nodelay(true)

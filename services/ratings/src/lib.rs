@@ -449,9 +449,12 @@ impl App {
             .await
             .with_context(|| format!("binding the ratings service to {}", config.listen))?;
         let addr = listener.local_addr()?;
-        if let Some(a) = config.metrics_listen {
-            ttakji_platform::metrics::serve(a, shutdown.clone()).await?;
-        }
+        ttakji_platform::metrics::serve_if(
+            config.metrics_listen,
+            shutdown.clone(),
+            "ratings service",
+        )
+        .await?;
         let ladder = match &config.redis_url {
             Some(url) => Ladder::Redis(
                 ttakji_platform::bus::redis_client(url)?
