@@ -4,6 +4,31 @@
 
 use tonic::{Request, Status};
 
+/// The longest id a client may send; ours are 32 hex digits.
+pub const MAX_ID_LEN: usize = 64;
+
+/// Checks an id from the wire (a game, a user, a ticket): 1 to
+/// [`MAX_ID_LEN`] letters, digits or `-`. INVALID_ARGUMENT names `field`.
+///
+/// # Errors
+/// When the id is empty, too long or holds other characters.
+pub fn id<'a>(value: &'a str, field: &str) -> Result<&'a str, Status> {
+    if value.is_empty() {
+        return Err(Status::invalid_argument(format!("{field} is empty")));
+    }
+    if value.len() > MAX_ID_LEN
+        || !value
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-')
+    {
+        return Err(Status::invalid_argument(format!(
+            "{field} {:?} is not an id",
+            value.chars().take(80).collect::<String>()
+        )));
+    }
+    Ok(value)
+}
+
 /// The span of one incoming gRPC request, a child of the caller's trace.
 /// Pass to `tonic::transport::Server::builder().trace_fn(..)`.
 #[must_use]

@@ -7,8 +7,8 @@ use baduk_ai::Level;
 use tonic::Status;
 use ttakji_proto::v1 as pb;
 
-/// The largest id a client may send; ours are 32 hex digits.
-pub const MAX_ID_LEN: usize = 64;
+/// The largest id a client may send.
+pub const MAX_ID_LEN: usize = ttakji_platform::grpc::MAX_ID_LEN;
 
 /// The board sizes people play.
 pub fn board_size(size: u32) -> Result<BoardSize, Status> {
@@ -23,16 +23,7 @@ pub fn board_size(size: u32) -> Result<BoardSize, Status> {
 
 /// A game id as a client sends it.
 pub fn game_id(id: &str) -> Result<&str, Status> {
-    if id.is_empty() {
-        return Err(Status::invalid_argument("game_id is empty"));
-    }
-    if id.len() > MAX_ID_LEN || !id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
-        return Err(Status::invalid_argument(format!(
-            "game_id {:?} is not a game id",
-            id.chars().take(80).collect::<String>()
-        )));
-    }
-    Ok(id)
+    ttakji_platform::grpc::id(id, "game_id")
 }
 
 /// A point of a board of `size`.

@@ -27,9 +27,6 @@ pub struct Gateway {
     pub shutdown: Shutdown,
 }
 
-/// The longest game id a client may send; ours are 32 hex digits.
-const MAX_ID_LEN: usize = 64;
-
 /// A valid nickname made from a name on a Google account: its letters and
 /// digits, 2 to 20 of them ("player" when too few are left).
 fn nickname_from(name: Option<&str>) -> String {
@@ -69,13 +66,7 @@ pub fn nickname(name: &str) -> Result<&str, Status> {
 }
 
 pub(crate) fn game_id(id: &str) -> Result<String, Status> {
-    if id.is_empty() {
-        return Err(Status::invalid_argument("game_id is empty"));
-    }
-    if id.len() > MAX_ID_LEN || !id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
-        return Err(Status::invalid_argument("game_id is not a game id"));
-    }
-    Ok(id.to_owned())
+    ttakji_platform::grpc::id(id, "game_id").map(str::to_owned)
 }
 
 impl Gateway {

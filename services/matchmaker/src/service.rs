@@ -47,11 +47,7 @@ fn store_error(e: &crate::tickets::StoreError) -> Status {
 }
 
 fn id_ok(id: &str, what: &str) -> Result<(), Status> {
-    if id.is_empty() || id.len() > 64 || !id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
-    {
-        return Err(Status::invalid_argument(format!("{what} is not an id")));
-    }
-    Ok(())
+    ttakji_platform::grpc::id(id, what).map(|_| ())
 }
 
 /// A pool from the wire, checked.
