@@ -115,7 +115,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "highest losses of stones GNU Go calls alive: {:?}",
         &alive_losses[alive_losses.len().saturating_sub(12)..]
     );
-    for pct in [40, 50, 60, 70, 80, 90, 95] {
+    for pct in [15, 20, 25, 30, 40, 50, 60, 70, 80, 90, 95] {
         let t = baduk::life::PLAYOUTS_PER_SIDE * pct / 100;
         let dead_at = dead_losses.iter().filter(|&&l| l >= t).count();
         let alive_at = alive_losses.iter().filter(|&&l| l >= t).count();
