@@ -89,19 +89,18 @@ impl Level {
     /// can seat the computer nearest a player's rating.
     ///
     /// Measured, not guessed: `ttakji match` games on one core — Hard vs
-    /// GNU Go 3.8 level 10: 32 of 40 (31 wins, 2 draws, 7 losses); Normal
-    /// vs GNU Go 10: 11.5 of 20; Easy
-    /// vs GNU Go level 1: 10 of 30; GNU Go 1 vs GNU Go 10: 11.5 of 20; and,
-    /// with Hard before its tuning (itself 21 of 40 against GNU Go 10),
-    /// Hard vs Normal 12 of 12 and Hard vs Easy 10 of 10 — fitted by
-    /// `tools/elo_fit.py` with GNU Go level 10 at 1800, the anchor the 9×9
-    /// computer Go server CGOS used. Rounded to tens; a 20-game match leaves
-    /// about ±120 of uncertainty.
+    /// GNU Go 3.8 level 10: 111 of 140 (107 wins, 8 draws, 25 losses);
+    /// Normal vs GNU Go 10: 32.5 of 50; Easy vs GNU Go level 1: 15 of 60;
+    /// GNU Go 1 vs GNU Go 10: 11.5 of 20; and, with Hard before its tuning
+    /// (itself 22 of 40 against GNU Go 10), Hard vs Normal 12 of 12 and
+    /// Hard vs Easy 10 of 10 — fitted by `tools/elo_fit.py` with GNU Go
+    /// level 10 at 1800, the anchor the 9×9 computer Go server CGOS used.
+    /// Rounded to tens; a 30-game match leaves about ±100 of uncertainty.
     #[must_use]
     pub const fn elo(self) -> u32 {
         match self {
-            Level::Easy => 1640,
-            Level::Normal => 1740,
+            Level::Easy => 1610,
+            Level::Normal => 1840,
             Level::Hard => 2030,
         }
     }
