@@ -9,7 +9,8 @@
 //! stone–empty adjacency) with the sum and sum of squares of the liberty
 //! indexes: a chain is captured when the count reaches zero, and it is in
 //! atari exactly when all its pseudo-liberties are the same point, which is
-//! when `sum² = count · sum_of_squares`.
+//! when `sum² = count · sum_of_squares`. The three are packed in one `u64`
+//! (see [`LibRecord`]), so adding or removing a liberty is a single addition.
 
 use crate::point::{BoardSize, Color, Point};
 
@@ -31,6 +32,59 @@ const BORDER: u8 = 3;
 /// "No vertex", for the simple-ko point; never a real board vertex because
 /// index 0 is a corner of the border ring.
 pub const NO_VERTEX: Vertex = 0;
+
+/// The chain head recorded for every point without a stone (empty or
+/// border): a corner of the border ring whose liberty record is a spare
+/// that absorbs the updates `play` makes without asking what a neighbour
+/// is. It is never read as a chain's.
+const SPARE: Vertex = 0;
+
+/// A chain's pseudo-liberties packed in one word: the count in the low
+/// [`LIB_COUNT_BITS`] bits, the sum of their vertex indexes in the next
+/// [`LIB_SUM_BITS`], the sum of squares above. On 19×19 a chain has at most
+/// 684 stone–empty adjacencies (the board's edges), vertex indexes are below
+/// 441, so the count stays below 2¹¹, the sum below 2²⁰ and the sum of
+/// squares below 2³³: no field ever carries into the next.
+type LibRecord = u64;
+const LIB_COUNT_BITS: u32 = 11;
+const LIB_SUM_BITS: u32 = 20;
+const LIB_SQ_SHIFT: u32 = LIB_COUNT_BITS + LIB_SUM_BITS;
+
+/// The [`LibRecord`] of one pseudo-liberty on each vertex.
+static LIB_KEY: [LibRecord; MAX_VERTICES] = {
+    let mut keys = [0; MAX_VERTICES];
+    let mut v = 0;
+    while v < MAX_VERTICES {
+        let x = v as u64;
+        keys[v] = 1 | (x << LIB_COUNT_BITS) | ((x * x) << LIB_SQ_SHIFT);
+        v += 1;
+    }
+    keys
+};
+
+/// All ones for an empty cell, nothing for a stone or the border: selects
+/// a neighbour's liberty key without a branch.
+const EMPTY_MASK: [LibRecord; 4] = [LibRecord::MAX, 0, 0, 0];
+
+/// The pseudo-liberty count of a record.
+#[inline]
+const fn lib_count(r: LibRecord) -> u64 {
+    r & ((1 << LIB_COUNT_BITS) - 1)
+}
+
+/// The sum of a record's liberty indexes.
+#[inline]
+const fn lib_sum(r: LibRecord) -> u64 {
+    (r >> LIB_COUNT_BITS) & ((1 << LIB_SUM_BITS) - 1)
+}
+
+/// Whether a record's pseudo-liberties are all one point (and there is one).
+#[inline]
+const fn lib_single(r: LibRecord) -> bool {
+    let n = lib_count(r);
+    let sum = lib_sum(r);
+    n > 0 && sum * sum == n * (r >> LIB_SQ_SHIFT)
+}
 
 /// One empty neighbour in [`Board`]'s neighbour counts; black and white
 /// counts sit four and eight bits up.
@@ -144,10 +198,8 @@ pub struct Board {
     head: [u16; MAX_VERTICES],
     /// For a stone: the next stone of its chain (a circular list).
     next: [u16; MAX_VERTICES],
-    /// For a chain head: pseudo-liberty count, sum and sum of squares.
-    libs: [u16; MAX_VERTICES],
-    lib_sum: [u32; MAX_VERTICES],
-    lib_sum_sq: [u32; MAX_VERTICES],
+    /// For a chain head: its pseudo-liberties (count, sum, sum of squares).
+    libs: [LibRecord; MAX_VERTICES],
     /// For a chain head: number of stones.
     chain_len: [u16; MAX_VERTICES],
     /// Empty on-board vertices, in no particular order, with each one's position.
@@ -191,8 +243,6 @@ impl Board {
             head: [0; MAX_VERTICES],
             next: [0; MAX_VERTICES],
             libs: [0; MAX_VERTICES],
-            lib_sum: [0; MAX_VERTICES],
-            lib_sum_sq: [0; MAX_VERTICES],
             chain_len: [0; MAX_VERTICES],
             empties: [0; MAX_VERTICES],
             empty_pos: [0; MAX_VERTICES],
@@ -421,10 +471,7 @@ impl Board {
     #[inline]
     #[must_use]
     pub fn in_atari(&self, v: Vertex) -> bool {
-        let h = self.chain_head(v);
-        let n = u64::from(self.libs[h & VERTEX_MASK]);
-        let sum = u64::from(self.lib_sum[h & VERTEX_MASK]);
-        n > 0 && sum * sum == n * u64::from(self.lib_sum_sq[h & VERTEX_MASK])
+        lib_single(self.libs[self.chain_head(v) & VERTEX_MASK])
     }
 
     /// The only liberty of a chain in atari.
@@ -432,7 +479,8 @@ impl Board {
     pub fn atari_liberty(&self, v: Vertex) -> Option<Vertex> {
         if self.in_atari(v) {
             let h = self.chain_head(v);
-            Some((self.lib_sum[h & VERTEX_MASK] / u32::from(self.libs[h & VERTEX_MASK])) as Vertex)
+            let r = self.libs[h & VERTEX_MASK];
+            Some((lib_sum(r) / lib_count(r)) as Vertex)
         } else {
             None
         }
@@ -499,27 +547,24 @@ impl Board {
 
     /// Whether `color` playing on the empty vertex `v` would leave its own
     /// chain without liberties and capture nothing.
+    ///
+    /// Written without early exits: in playouts the answer is close to a
+    /// coin toss per neighbour, and a mispredicted branch costs more than
+    /// looking at all four.
     #[inline]
     #[must_use]
     pub fn is_suicide(&self, v: Vertex, color: Color) -> bool {
         let own = cell_of(color);
+        let enemy = own ^ (BLACK | WHITE);
+        let mut breathes = false;
         for n in self.neighbours(v) {
-            match self.cells[n & VERTEX_MASK] {
-                EMPTY => return false,
-                BORDER => {}
-                c if c == own => {
-                    if !self.in_atari(n) {
-                        return false;
-                    }
-                }
-                _ => {
-                    if self.in_atari(n) {
-                        return false;
-                    }
-                }
-            }
+            let c = self.cells[n & VERTEX_MASK];
+            // A point without a stone reads the spare record; its answer is
+            // masked out below.
+            let atari = lib_single(self.libs[self.chain_head(n) & VERTEX_MASK]);
+            breathes |= (c == EMPTY) | ((c == own) & !atari) | ((c == enemy) & atari);
         }
-        true
+        !breathes
     }
 
     /// Whether a playout may put a `color` stone on the empty vertex `v`: not
@@ -533,7 +578,7 @@ impl Board {
             return true;
         }
         // No empty neighbour: an eye shape if no enemy stone is next to it.
-        let enemy = (counts / nbr_unit(cell_of(color.opponent()))) & 0xF;
+        let enemy = (counts >> (4 * u16::from(cell_of(color.opponent())))) & 0xF;
         enemy != 0 && !self.is_suicide(v, color)
     }
 
@@ -547,7 +592,7 @@ impl Board {
         if n == 0 {
             return None;
         }
-        let enemy_unit = nbr_unit(cell_of(color.opponent()));
+        let enemy_shift = 4 * u16::from(cell_of(color.opponent()));
         let start = rng.below(n);
         let mut i = start;
         loop {
@@ -555,7 +600,7 @@ impl Board {
             let counts = self.nbrs[v & VERTEX_MASK];
             if v != self.ko
                 && (counts & 0xF != 0
-                    || ((counts / enemy_unit) & 0xF != 0 && !self.is_suicide(v, color)))
+                    || ((counts >> enemy_shift) & 0xF != 0 && !self.is_suicide(v, color)))
             {
                 return Some(v);
             }
@@ -621,44 +666,52 @@ impl Board {
     pub fn play(&mut self, v: Vertex, color: Color) -> u32 {
         debug_assert!(self.is_on_board(v) && self.cells[v & VERTEX_MASK] == EMPTY);
         let own = cell_of(color);
-        let enemy = cell_of(color.opponent());
+        let enemy = own ^ (BLACK | WHITE);
+        let around = self.nbrs[v & VERTEX_MASK];
         self.remove_empty(v);
         self.cells[v & VERTEX_MASK] = own;
+        self.hash ^= zobrist(color, v);
         let unit = nbr_unit(own);
-        for n in self.neighbours(v) {
+        let key = LIB_KEY[v & VERTEX_MASK];
+        let nbrs = self.neighbours(v);
+        // One pass over the neighbours with no decisions in it: every
+        // neighbour's counts change, every neighbouring chain loses `v` as a
+        // liberty (a point without a stone charges the spare record), and
+        // the empty ones become the new stone's liberties.
+        let mut libs: LibRecord = 0;
+        for n in nbrs {
             // Border cells' counts wrap harmlessly: they are never read.
             self.nbrs[n & VERTEX_MASK] = self.nbrs[n & VERTEX_MASK]
                 .wrapping_sub(NBR_EMPTY)
                 .wrapping_add(unit);
+            let h = self.chain_head(n) & VERTEX_MASK;
+            self.libs[h] = self.libs[h].wrapping_sub(key);
+            libs +=
+                LIB_KEY[n & VERTEX_MASK] & EMPTY_MASK[usize::from(self.cells[n & VERTEX_MASK] & 3)];
         }
-        self.hash ^= zobrist(color, v);
         self.head[v & VERTEX_MASK] = v as u16;
         self.next[v & VERTEX_MASK] = v as u16;
         self.chain_len[v & VERTEX_MASK] = 1;
-        self.libs[v & VERTEX_MASK] = 0;
-        self.lib_sum[v & VERTEX_MASK] = 0;
-        self.lib_sum_sq[v & VERTEX_MASK] = 0;
+        self.libs[v & VERTEX_MASK] = libs;
 
-        // The new stone's own liberties first, while it is still its chain's head.
-        for n in self.neighbours(v) {
-            if self.cells[n & VERTEX_MASK] == EMPTY {
-                self.add_liberty(v, n);
+        let mut mine = v;
+        if (around >> (4 * own)) & 0xF != 0 {
+            for n in nbrs {
+                if self.cells[n & VERTEX_MASK] == own {
+                    let h = self.chain_head(n);
+                    if h != mine {
+                        mine = self.merge(mine, h);
+                    }
+                }
             }
         }
         let mut captured = 0u32;
         let mut captured_at = NO_VERTEX;
-        for n in self.neighbours(v) {
-            match self.cells[n & VERTEX_MASK] {
-                EMPTY | BORDER => {}
-                c => {
+        if (around >> (4 * enemy)) & 0xF != 0 {
+            for n in nbrs {
+                if self.cells[n & VERTEX_MASK] == enemy {
                     let h = self.chain_head(n);
-                    self.remove_liberty(h, v);
-                    if c == own {
-                        let mine = self.chain_head(v);
-                        if mine != h {
-                            self.merge(mine, h);
-                        }
-                    } else if c == enemy && self.libs[h & VERTEX_MASK] == 0 {
+                    if lib_count(self.libs[h & VERTEX_MASK]) == 0 {
                         captured_at = n;
                         captured += self.remove_chain(h);
                     }
@@ -667,16 +720,13 @@ impl Board {
         }
         self.prisoners[color.index()] += captured;
 
-        let mine = self.chain_head(v);
         self.ko = NO_VERTEX;
-        if self.libs[mine & VERTEX_MASK] == 0 {
+        let mine_libs = lib_count(self.libs[mine & VERTEX_MASK]);
+        if mine_libs == 0 {
             // Suicide, where the rules allow it: the mover's chain is taken.
             let lost = self.remove_chain(mine);
             self.prisoners[color.opponent().index()] += lost;
-        } else if captured == 1
-            && self.chain_len[mine & VERTEX_MASK] == 1
-            && self.libs[mine & VERTEX_MASK] == 1
-        {
+        } else if captured == 1 && mine_libs == 1 && self.chain_len[mine & VERTEX_MASK] == 1 {
             self.ko = captured_at;
         }
         captured
@@ -691,17 +741,20 @@ impl Board {
     /// Used for captures and by scoring when dead stones are taken off.
     pub fn remove_chain(&mut self, h: Vertex) -> u32 {
         let h = self.chain_head(h);
-        let color = match self.cells[h & VERTEX_MASK] {
-            BLACK => Color::Black,
-            _ => Color::White,
+        let cell = self.cells[h & VERTEX_MASK];
+        let color = if cell == BLACK {
+            Color::Black
+        } else {
+            Color::White
         };
+        let unit = nbr_unit(cell);
         // First empty every stone, so liberties are then given only to the
         // chains that remain.
         let mut s = h;
         let mut count = 0;
         loop {
             self.cells[s & VERTEX_MASK] = EMPTY;
-            let unit = nbr_unit(cell_of(color));
+            self.head[s & VERTEX_MASK] = SPARE as u16;
             for n in self.neighbours(s) {
                 self.nbrs[n & VERTEX_MASK] = self.nbrs[n & VERTEX_MASK]
                     .wrapping_add(NBR_EMPTY)
@@ -715,12 +768,13 @@ impl Board {
                 break;
             }
         }
+        // Every neighbouring chain gains the point; empty points and the
+        // border charge the spare record.
         loop {
+            let key = LIB_KEY[s & VERTEX_MASK];
             for n in self.neighbours(s) {
-                if matches!(self.cells[n & VERTEX_MASK], BLACK | WHITE) {
-                    let nh = self.chain_head(n);
-                    self.add_liberty(nh, s);
-                }
+                let nh = self.chain_head(n) & VERTEX_MASK;
+                self.libs[nh] = self.libs[nh].wrapping_add(key);
             }
             s = usize::from(self.next[s & VERTEX_MASK]);
             if s == h {
@@ -730,24 +784,9 @@ impl Board {
         count
     }
 
-    #[inline]
-    fn add_liberty(&mut self, h: Vertex, lib: Vertex) {
-        let l = lib as u32;
-        self.libs[h & VERTEX_MASK] += 1;
-        self.lib_sum[h & VERTEX_MASK] += l;
-        self.lib_sum_sq[h & VERTEX_MASK] += l * l;
-    }
-
-    #[inline]
-    fn remove_liberty(&mut self, h: Vertex, lib: Vertex) {
-        let l = lib as u32;
-        self.libs[h & VERTEX_MASK] -= 1;
-        self.lib_sum[h & VERTEX_MASK] -= l;
-        self.lib_sum_sq[h & VERTEX_MASK] -= l * l;
-    }
-
-    /// Joins chain `b` into chain `a` (both heads), keeping the larger head.
-    fn merge(&mut self, a: Vertex, b: Vertex) {
+    /// Joins chain `b` into chain `a` (both heads), keeping the larger
+    /// one's head, which it returns.
+    fn merge(&mut self, a: Vertex, b: Vertex) -> Vertex {
         let (keep, gone) = if self.chain_len[a & VERTEX_MASK] >= self.chain_len[b & VERTEX_MASK] {
             (a, b)
         } else {
@@ -761,11 +800,10 @@ impl Board {
                 break;
             }
         }
-        self.next.swap(keep, gone);
+        self.next.swap(keep & VERTEX_MASK, gone & VERTEX_MASK);
         self.libs[keep & VERTEX_MASK] += self.libs[gone & VERTEX_MASK];
-        self.lib_sum[keep & VERTEX_MASK] += self.lib_sum[gone & VERTEX_MASK];
-        self.lib_sum_sq[keep & VERTEX_MASK] += self.lib_sum_sq[gone & VERTEX_MASK];
         self.chain_len[keep & VERTEX_MASK] += self.chain_len[gone & VERTEX_MASK];
+        keep
     }
 
     #[inline]
@@ -884,6 +922,11 @@ impl Board {
                 return Err(format!("neighbour counts of {} are wrong", self.point(v)));
             }
         }
+        for v in self.vertices() {
+            if self.color_at(v).is_none() && self.chain_head(v) != SPARE {
+                return Err(format!("empty {} names a chain head", self.point(v)));
+            }
+        }
         for &e in self.empty_vertices() {
             if !self.is_empty(usize::from(e)) {
                 return Err(format!(
@@ -914,7 +957,7 @@ impl Board {
                     .filter(|&&n| self.is_empty(n))
                     .count() as u16;
             }
-            if pseudo != self.libs[h & VERTEX_MASK] {
+            if u64::from(pseudo) != lib_count(self.libs[h & VERTEX_MASK]) {
                 return Err(format!(
                     "chain at {} has wrong pseudo-liberties",
                     self.point(v)
