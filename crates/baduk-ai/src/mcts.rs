@@ -501,18 +501,19 @@ impl<'g> Tree<'g> {
         self.add_children(at, board, color, last, &moves);
     }
 
-    /// The child to visit: the best blend of its own and its RAVE win rate
-    /// among the moves playable on `board` (a ko may forbid one here).
-    fn select(&self, at: usize, board: &Board, color: Color) -> usize {
+    /// The child to visit: the best blend of its own and its RAVE win rate.
+    ///
+    /// A node always stands for the same position (the moves from the root
+    /// that lead to it), and its children were the moves playable there when
+    /// it was expanded, so none needs checking again here; the descent still
+    /// treats a move it cannot play as a pass.
+    fn select(&self, at: usize) -> usize {
         let node = &self.nodes[at];
         let first = node.children as usize;
         let mut best = first;
         let mut best_value = f32::MIN;
         for c in first..first + node.n_children as usize {
             let child = &self.nodes[c];
-            if child.mv != NO_VERTEX && !board.is_playable(child.mv, color, false) {
-                continue;
-            }
             let q = child.wins / child.visits.max(1.0);
             let value = if child.amaf_visits > 0.0 {
                 let beta = child.amaf_visits
@@ -549,7 +550,7 @@ impl<'g> Tree<'g> {
                     break;
                 }
             }
-            let child = self.select(at, &board, color);
+            let child = self.select(at);
             let mv = self.nodes[child].mv;
             if mv == NO_VERTEX || !board.is_playable(mv, color, false) {
                 board.clear_ko();

@@ -577,9 +577,24 @@ impl Board {
         if counts & 0xF != 0 {
             return true;
         }
-        // No empty neighbour: an eye shape if no enemy stone is next to it.
+        self.is_closed_candidate(v, color)
+    }
+
+    /// [`Board::is_playout_candidate`] for a point without empty neighbours:
+    /// an eye shape if no enemy stone is next to it, else playable unless
+    /// suicide. Kept out of line so that the common case stays small.
+    #[inline(never)]
+    fn is_closed_candidate(&self, v: Vertex, color: Color) -> bool {
+        let counts = self.nbrs[v & VERTEX_MASK];
         let enemy = (counts >> (4 * u16::from(cell_of(color.opponent())))) & 0xF;
         enemy != 0 && !self.is_suicide(v, color)
+    }
+
+    /// How many of `v`'s neighbours are empty points.
+    #[inline]
+    #[must_use]
+    pub fn empty_neighbours(&self, v: Vertex) -> usize {
+        usize::from(self.nbrs[v & VERTEX_MASK] & 0xF)
     }
 
     /// A random empty point where a light playout may put a `color` stone

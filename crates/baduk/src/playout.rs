@@ -65,6 +65,9 @@ pub fn random_move(
 /// allowed, since killing eye shapes needs it.
 #[must_use]
 pub fn is_big_self_atari(board: &Board, v: Vertex, color: Color) -> bool {
+    if board.empty_neighbours(v) >= 2 {
+        return false;
+    }
     let enemy = color.opponent();
     // The first liberty found; a second distinct one means no atari.
     let mut first: Vertex = NO_VERTEX;
