@@ -163,7 +163,11 @@ struct Tree<'g> {
     // Scratch space reused by every simulation.
     path: Vec<usize>,
     played: Vec<(Vertex, Color)>,
-    seen: [Vec<u32>; 2],
+    /// For all-moves-as-first: the stamp of the simulation in which a
+    /// vertex was played after the node being updated, and the colour
+    /// (index) that played it there first.
+    seen: Vec<u32>,
+    first_by: Vec<u8>,
     stamp: u32,
 }
 
@@ -423,7 +427,8 @@ impl<'g> Tree<'g> {
             playouts: 0,
             path: Vec::with_capacity(64),
             played: Vec::with_capacity(3 * MAX_VERTICES),
-            seen: [vec![0; MAX_VERTICES], vec![0; MAX_VERTICES]],
+            seen: vec![0; MAX_VERTICES],
+            first_by: vec![0; MAX_VERTICES],
             stamp: 0,
         }
     }
@@ -610,17 +615,21 @@ impl<'g> Tree<'g> {
     }
 
     fn backup(&mut self, black_wins: f32) {
-        // Moves played from each depth on, by colour, for all-moves-as-first.
+        // Moves played from each depth on, for all-moves-as-first: a point
+        // counts for the colour that played there first (a stone played
+        // where the other side's was captured says nothing of the point).
+        // Marking from the last move back lets the earliest play win.
         self.stamp = self.stamp.wrapping_add(1);
         if self.stamp == 0 {
-            self.seen = [vec![0; MAX_VERTICES], vec![0; MAX_VERTICES]];
+            self.seen = vec![0; MAX_VERTICES];
             self.stamp = 1;
         }
         let stamp = self.stamp;
         let tree_moves = self.path.len() - 1;
-        for &(v, c) in &self.played[tree_moves..] {
+        for &(v, c) in self.played[tree_moves..].iter().rev() {
             if v != NO_VERTEX {
-                self.seen[c.index()][v] = stamp;
+                self.seen[v] = stamp;
+                self.first_by[v] = c.index() as u8;
             }
         }
         for depth in (0..self.path.len()).rev() {
@@ -652,7 +661,10 @@ impl<'g> Tree<'g> {
                 let n = node.n_children as usize;
                 for c in first..first + n {
                     let mv = self.nodes[c].mv;
-                    if mv != NO_VERTEX && self.seen[to_move.index()][mv] == stamp {
+                    if mv != NO_VERTEX
+                        && self.seen[mv] == stamp
+                        && self.first_by[mv] == to_move.index() as u8
+                    {
                         let child = &mut self.nodes[c];
                         child.amaf_visits += 1.0;
                         child.amaf_wins += child_result;
@@ -662,7 +674,8 @@ impl<'g> Tree<'g> {
             if depth > 0 {
                 let (v, c) = self.played[depth - 1];
                 if v != NO_VERTEX {
-                    self.seen[c.index()][v] = stamp;
+                    self.seen[v] = stamp;
+                    self.first_by[v] = c.index() as u8;
                 }
             }
         }
