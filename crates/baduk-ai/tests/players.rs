@@ -38,17 +38,21 @@ fn a_seeded_search_with_a_playout_budget_repeats_exactly() {
 
 #[test]
 fn a_large_group_in_atari_is_captured() {
-    // White's five stones in the middle have one liberty left, at F5.
+    // White's five stones in the middle have one liberty left, at F5. If
+    // Black lets them be, White runs out through F5 and G5 to the wall on
+    // the right and the game turns; taking them wins it. (A group that
+    // cannot run is not urgent, and a search that plays for the win may
+    // rightly leave it for later.)
     let game = game_from(
-        ". . . . . . . . .
-         . . . . . . . . .
-         . . . X X X . . .
-         . . X O O O X . .
-         . . X O O . X . .
-         . . . X X X . . .
-         . . . . . . . . .
-         . . . . . . . . .
-         . . . . . . . . .",
+        ". . . . . . O . .
+         . . . . . . O . .
+         . . . X X X O . .
+         . . X O O O X O .
+         . . X O O . . O .
+         . . . X X . O . .
+         . . . . . . O . .
+         . . . . . . O . .
+         . . . . . . O . .",
         Rules::ttakji(),
         Color::Black,
     );

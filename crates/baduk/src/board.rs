@@ -86,6 +86,16 @@ const fn lib_single(r: LibRecord) -> bool {
     n > 0 && sum * sum == n * (r >> LIB_SQ_SHIFT)
 }
 
+/// Whether every pseudo-liberty of a record is `v` (and there is one):
+/// exactly when the record is its count times `v`'s own key, since
+/// liberties whose count, sum and sum of squares all match `n` copies of
+/// `v` have no spread around `v`. One multiplication, where the general
+/// test needs two.
+#[inline]
+fn only_liberty_is(r: LibRecord, v: Vertex) -> bool {
+    r != 0 && r == lib_count(r) * LIB_KEY[v & VERTEX_MASK]
+}
+
 /// One empty neighbour in [`Board`]'s neighbour counts; black and white
 /// counts sit four and eight bits up.
 const NBR_EMPTY: u16 = 1;
@@ -561,7 +571,7 @@ impl Board {
             let c = self.cells[n & VERTEX_MASK];
             // A point without a stone reads the spare record; its answer is
             // masked out below.
-            let atari = lib_single(self.libs[self.chain_head(n) & VERTEX_MASK]);
+            let atari = only_liberty_is(self.libs[self.chain_head(n) & VERTEX_MASK], v);
             breathes |= (c == EMPTY) | ((c == own) & !atari) | ((c == enemy) & atari);
         }
         !breathes
