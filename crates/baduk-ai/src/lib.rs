@@ -94,7 +94,7 @@ impl Level {
     /// can seat the computer nearest a player's rating.
     ///
     /// Measured, not guessed: `ttakji match` games on one core — Hard vs
-    /// GNU Go 3.8 level 10: 212.5 of 270 (205 wins, 15 draws, 50 losses);
+    /// GNU Go 3.8 level 10: 281 of 355 (272 wins, 18 draws, 65 losses);
     /// Normal vs GNU Go 10: 32.5 of 50; Easy vs GNU Go level 1: 15 of 60;
     /// GNU Go 1 vs GNU Go 10: 11.5 of 20; and, with Hard before its tuning
     /// (itself 22 of 40 against GNU Go 10), Hard vs Normal 12 of 12 and
