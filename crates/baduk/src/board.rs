@@ -695,7 +695,6 @@ impl Board {
         debug_assert!(self.is_on_board(v) && self.cells[v & VERTEX_MASK] == EMPTY);
         let own = cell_of(color);
         let enemy = own ^ (BLACK | WHITE);
-        let around = self.nbrs[v & VERTEX_MASK];
         self.remove_empty(v);
         self.cells[v & VERTEX_MASK] = own;
         self.hash ^= zobrist(color, v);
@@ -707,15 +706,23 @@ impl Board {
         // liberty (a point without a stone charges the spare record), and
         // the empty ones become the new stone's liberties.
         let mut libs: LibRecord = 0;
-        for n in nbrs {
+        // Which neighbours hold the mover's stones, and which hold enemy
+        // chains left without liberties (a chain touching `v` twice shows
+        // only at its last neighbour, where its count reaches zero).
+        let mut own_bits = 0u32;
+        let mut dead_bits = 0u32;
+        for (i, n) in nbrs.into_iter().enumerate() {
             // Border cells' counts wrap harmlessly: they are never read.
             self.nbrs[n & VERTEX_MASK] = self.nbrs[n & VERTEX_MASK]
                 .wrapping_sub(NBR_EMPTY)
                 .wrapping_add(unit);
             let h = self.chain_head(n) & VERTEX_MASK;
-            self.libs[h] = self.libs[h].wrapping_sub(key);
-            libs +=
-                LIB_KEY[n & VERTEX_MASK] & EMPTY_MASK[usize::from(self.cells[n & VERTEX_MASK] & 3)];
+            let left = self.libs[h].wrapping_sub(key);
+            self.libs[h] = left;
+            let cell = self.cells[n & VERTEX_MASK];
+            libs += LIB_KEY[n & VERTEX_MASK] & EMPTY_MASK[usize::from(cell & 3)];
+            own_bits |= u32::from(cell == own) << i;
+            dead_bits |= u32::from((cell == enemy) & (lib_count(left) == 0)) << i;
         }
         self.head[v & VERTEX_MASK] = v as u16;
         self.next[v & VERTEX_MASK] = v as u16;
@@ -723,28 +730,22 @@ impl Board {
         self.libs[v & VERTEX_MASK] = libs;
 
         let mut mine = v;
-        if (around >> (4 * own)) & 0xF != 0 {
-            for n in nbrs {
-                if self.cells[n & VERTEX_MASK] == own {
-                    let h = self.chain_head(n);
-                    if h != mine {
-                        mine = self.merge(mine, h);
-                    }
-                }
+        while own_bits != 0 {
+            let n = nbrs[own_bits.trailing_zeros() as usize & 3];
+            own_bits &= own_bits - 1;
+            let h = self.chain_head(n);
+            if h != mine {
+                mine = self.merge(mine, h);
             }
         }
         let mut captured = 0u32;
         let mut captured_at = NO_VERTEX;
-        if (around >> (4 * enemy)) & 0xF != 0 {
-            for n in nbrs {
-                if self.cells[n & VERTEX_MASK] == enemy {
-                    let h = self.chain_head(n);
-                    if lib_count(self.libs[h & VERTEX_MASK]) == 0 {
-                        captured_at = n;
-                        captured += self.remove_chain(h);
-                    }
-                }
-            }
+        while dead_bits != 0 {
+            let n = nbrs[dead_bits.trailing_zeros() as usize & 3];
+            dead_bits &= dead_bits - 1;
+            debug_assert_eq!(self.cells[n & VERTEX_MASK], enemy);
+            captured_at = n;
+            captured += self.remove_chain(self.chain_head(n));
         }
         self.prisoners[color.index()] += captured;
 

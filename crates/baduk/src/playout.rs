@@ -32,6 +32,20 @@ pub fn light_playout(board: &mut Board, mut to_move: Color, rng: &mut SplitMix64
     moves
 }
 
+/// Every point where a light playout may put a `color` stone, in vertex
+/// order: what [`Board::random_playout_move`] draws from.
+#[must_use]
+pub fn all_playout_candidates(board: &Board, color: Color) -> Vec<Vertex> {
+    let mut all: Vec<Vertex> = board
+        .empty_vertices()
+        .iter()
+        .map(|&v| usize::from(v))
+        .filter(|&v| board.is_playout_candidate(v, color) && Some(v) != board.ko_point())
+        .collect();
+    all.sort_unstable();
+    all
+}
+
 /// A random empty point where `color` may play that is not its own eye
 /// shape and that `accept` agrees to, or `None` (pass). The scan starts at a
 /// random place in the empty list and takes the first fit.
@@ -289,4 +303,56 @@ pub fn area_margin(board: &Board) -> i32 {
             None => 0,
         })
         .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::BoardSize;
+
+    /// Playouts run to the end on several sizes: a side is left with no
+    /// move, only single-point eyes are empty, the board is consistent.
+    #[test]
+    fn light_playouts_end_with_no_move_left_for_either_side() {
+        let mut ended = 0;
+        for size in [5, 7, 9, 13] {
+            let size = BoardSize::new(size).expect("board size");
+            for seed in 0..200 {
+                let mut board = Board::new(size);
+                let mut rng = SplitMix64::new(seed);
+                let moves = light_playout(&mut board, Color::Black, &mut rng);
+                board
+                    .check_invariants()
+                    .expect("invariants after a playout");
+                if moves < 3 * size.points() as u32 {
+                    // The second pass found no move (the first may have
+                    // been a ko retake that the pass then opened).
+                    board.clear_ko();
+                    assert!(
+                        all_playout_candidates(&board, Color::Black).is_empty()
+                            || all_playout_candidates(&board, Color::White).is_empty()
+                    );
+                    // Only single-point eyes are left, no empty area.
+                    for &e in board.empty_vertices() {
+                        assert_eq!(board.empty_neighbours(usize::from(e)), 0);
+                    }
+                    ended += 1;
+                }
+            }
+        }
+        assert!(ended > 600, "{ended} of 800 playouts ended by two passes");
+    }
+
+    /// The same seed gives the same playout: the benchmark and every seeded
+    /// calculation depend on it.
+    #[test]
+    fn light_playouts_are_fixed_by_their_seed() {
+        let run = |seed| {
+            let mut board = Board::new(BoardSize::NINE);
+            let moves = light_playout(&mut board, Color::Black, &mut SplitMix64::new(seed));
+            (moves, board.hash())
+        };
+        assert_eq!(run(11), run(11));
+        assert_ne!(run(11), run(12));
+    }
 }
