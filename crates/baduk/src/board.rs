@@ -86,16 +86,6 @@ const fn lib_single(r: LibRecord) -> bool {
     n > 0 && sum * sum == n * (r >> LIB_SQ_SHIFT)
 }
 
-/// Whether every pseudo-liberty of a record is `v` (and there is one):
-/// exactly when the record is its count times `v`'s own key, since
-/// liberties whose count, sum and sum of squares all match `n` copies of
-/// `v` have no spread around `v`. One multiplication, where the general
-/// test needs two.
-#[inline]
-fn only_liberty_is(r: LibRecord, v: Vertex) -> bool {
-    r != 0 && r == lib_count(r) * LIB_KEY[v & VERTEX_MASK]
-}
-
 /// One empty neighbour in [`Board`]'s neighbour counts; black and white
 /// counts sit four and eight bits up.
 const NBR_EMPTY: u16 = 1;
@@ -567,17 +557,23 @@ impl Board {
         if self.nbrs[v & VERTEX_MASK] & 0xF != 0 {
             return false; // an empty neighbour is a liberty
         }
+        // No neighbour is empty. The stone breathes through a neighbour
+        // holding its own chain not in atari, or an enemy chain in atari
+        // (it captures): bit `2·cell + atari` of `breathing` says which.
+        // The border reads the spare record, and its bits are clear.
         let own = cell_of(color);
         let enemy = own ^ (BLACK | WHITE);
-        let mut breathes = false;
+        let breathing: u32 = (1 << (2 * own)) | (1 << (2 * enemy + 1));
+        let key = LIB_KEY[v & VERTEX_MASK];
+        let mut breathes = 0;
         for n in self.neighbours(v) {
-            let c = self.cells[n & VERTEX_MASK];
-            // A point without a stone reads the spare record; its answer is
-            // masked out below.
-            let atari = only_liberty_is(self.libs[self.chain_head(n) & VERTEX_MASK], v);
-            breathes |= (c == EMPTY) | ((c == own) & !atari) | ((c == enemy) & atari);
+            let c = u32::from(self.cells[n & VERTEX_MASK]);
+            let r = self.libs[self.chain_head(n) & VERTEX_MASK];
+            // Every pseudo-liberty is `v` (a chain on the board has one).
+            let atari = u32::from(r == lib_count(r) * key);
+            breathes |= breathing >> (2 * c + atari);
         }
-        !breathes
+        breathes & 1 == 0
     }
 
     /// Whether a playout may put a `color` stone on the empty vertex `v`: not
