@@ -11,7 +11,7 @@
 use std::time::{Duration, Instant};
 
 use baduk::board::{Board, MAX_VERTICES, NO_VERTEX, SplitMix64, Vertex};
-use baduk::playout::area_margin;
+use baduk::playout::{all_playout_candidates, area_margin};
 use baduk::{Color, Game, Move};
 
 use crate::policy::{playout_move, prior};
@@ -497,12 +497,7 @@ impl<'g> Tree<'g> {
     }
 
     fn expand(&mut self, at: usize, board: &Board, color: Color, last: Vertex) {
-        let moves: Vec<Vertex> = board
-            .empty_vertices()
-            .iter()
-            .map(|&e| usize::from(e))
-            .filter(|&v| board.is_playout_candidate(v, color) && Some(v) != board.ko_point())
-            .collect();
+        let moves = all_playout_candidates(board, color);
         self.add_children(at, board, color, last, &moves);
     }
 

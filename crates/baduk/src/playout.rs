@@ -32,18 +32,16 @@ pub fn light_playout(board: &mut Board, mut to_move: Color, rng: &mut SplitMix64
     moves
 }
 
-/// Every point where a light playout may put a `color` stone, in vertex
-/// order: what [`Board::random_playout_move`] draws from.
+/// Every point where a light playout may put a `color` stone, in the
+/// order of the empty list: what [`Board::random_playout_move`] draws from.
 #[must_use]
 pub fn all_playout_candidates(board: &Board, color: Color) -> Vec<Vertex> {
-    let mut all: Vec<Vertex> = board
+    board
         .empty_vertices()
         .iter()
         .map(|&v| usize::from(v))
         .filter(|&v| board.is_playout_candidate(v, color) && Some(v) != board.ko_point())
-        .collect();
-    all.sort_unstable();
-    all
+        .collect()
 }
 
 /// A random empty point where `color` may play that is not its own eye
@@ -313,7 +311,7 @@ mod tests {
     /// Playouts run to the end on several sizes: a side is left with no
     /// move, only single-point eyes are empty, the board is consistent.
     #[test]
-    fn light_playouts_end_with_no_move_left_for_either_side() {
+    fn light_playouts_end_with_a_side_out_of_moves_and_no_empty_area() {
         let mut ended = 0;
         for size in [5, 7, 9, 13] {
             let size = BoardSize::new(size).expect("board size");
