@@ -289,7 +289,10 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .context("starting the async runtime")
 }
 
-/// Stops the services on Ctrl-C or SIGTERM.
+/// How long a stopping service waits for its tasks (a game's last write,
+/// a subscriber's goodbye) before it exits anyway.
+const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// Runs a service with telemetry, an async runtime and a shutdown signal
 /// that Ctrl-C or SIGTERM triggers.
 fn run_service<F, Fut>(telemetry: &TelemetryArgs, name: &str, service: F) -> anyhow::Result<()>
@@ -300,8 +303,13 @@ where
     let _telemetry = ttakji_platform::telemetry::init(&telemetry.config(name))?;
     runtime()?.block_on(async {
         let (trigger, shutdown) = shutdown::channel();
-        stop_on_signal(trigger);
-        service(shutdown).await
+        stop_on_signal(trigger.clone());
+        let served = service(shutdown).await;
+        let abandoned = trigger.completed(SHUTDOWN_GRACE).await;
+        if abandoned > 0 {
+            tracing::warn!(abandoned, "tasks still running at exit");
+        }
+        served
     })
 }
 

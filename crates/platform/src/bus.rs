@@ -131,7 +131,7 @@ impl Bus {
         });
         // Connect once now so a bad address fails at start, not later.
         let first = client.get_async_pubsub().await?;
-        tokio::spawn(run_redis_subscriber(
+        shutdown.clone().spawn(run_redis_subscriber(
             client,
             first,
             Arc::clone(&subscriptions),

@@ -39,7 +39,7 @@ pub async fn serve(addr: SocketAddr, mut shutdown: Shutdown) -> std::io::Result<
     let handle = handle();
     let listener = TcpListener::bind(addr).await?;
     let bound = listener.local_addr()?;
-    tokio::spawn(async move {
+    shutdown.clone().spawn(async move {
         loop {
             let accepted = tokio::select! {
                 () = shutdown.wait() => break,

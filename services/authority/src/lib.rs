@@ -14,9 +14,8 @@ pub mod store;
 
 use std::net::SocketAddr;
 
-use anyhow::Context as _;
-use tokio::net::TcpListener;
 use ttakji_platform::bus::Bus;
+use ttakji_platform::grpc::GrpcServer;
 use ttakji_platform::shutdown::Shutdown;
 use ttakji_platform::store::Database;
 use ttakji_proto::v1::authority_service_server::AuthorityServiceServer;
@@ -38,7 +37,7 @@ pub struct Config {
 pub struct App {
     addr: SocketAddr,
     metrics_addr: Option<SocketAddr>,
-    listener: TcpListener,
+    server: GrpcServer,
     registry: registry::Registry,
     shutdown: Shutdown,
 }
@@ -54,10 +53,8 @@ impl App {
         bus: Bus,
         shutdown: Shutdown,
     ) -> anyhow::Result<App> {
-        let listener = TcpListener::bind(config.listen)
-            .await
-            .with_context(|| format!("binding the authority to {}", config.listen))?;
-        let addr = listener.local_addr()?;
+        let server = GrpcServer::bind("authority", config.listen).await?;
+        let addr = server.local_addr()?;
         let metrics_addr = ttakji_platform::metrics::serve_if(
             config.metrics_listen,
             shutdown.clone(),
@@ -73,7 +70,7 @@ impl App {
         Ok(App {
             addr,
             metrics_addr,
-            listener,
+            server,
             registry,
             shutdown,
         })
@@ -96,28 +93,12 @@ impl App {
     /// # Errors
     /// When the server fails.
     pub async fn run_until_stopped(self) -> anyhow::Result<()> {
-        let (health, health_service) = tonic_health::server::health_reporter();
-        health
-            .set_serving::<AuthorityServiceServer<service::Authority>>()
-            .await;
-        let reflection = tonic_reflection::server::Builder::configure()
-            .register_encoded_file_descriptor_set(ttakji_proto::FILE_DESCRIPTOR_SET)
-            .build_v1()
-            .context("building gRPC reflection")?;
         let service = service::Authority {
             registry: self.registry,
         };
-        let mut shutdown = self.shutdown;
-        tonic::transport::Server::builder()
-            .trace_fn(ttakji_platform::grpc::server_span)
-            .add_service(health_service)
-            .add_service(reflection)
+        self.server
             .add_service(AuthorityServiceServer::new(service))
-            .serve_with_incoming_shutdown(
-                ttakji_platform::grpc::incoming(self.listener),
-                async move { shutdown.wait().await },
-            )
+            .serve(self.shutdown)
             .await
-            .context("authority gRPC server")
     }
 }

@@ -101,7 +101,9 @@ impl Registry {
             if actors.get(&row.id).is_none_or(mpsc::Sender::is_closed) {
                 metrics::gauge!("ttakji_live_games").increment(1.0);
                 actors.insert(row.id.clone(), tx);
-                tokio::spawn(live.run(rx, self.inner.shutdown.clone()));
+                self.inner
+                    .shutdown
+                    .spawn(live.run(rx, self.inner.shutdown.clone()));
             }
         }
         let _ = self
@@ -147,7 +149,9 @@ impl Registry {
             "game loaded"
         );
         actors.insert(game_id.to_owned(), tx.clone());
-        tokio::spawn(live.run(rx, self.inner.shutdown.clone()));
+        self.inner
+            .shutdown
+            .spawn(live.run(rx, self.inner.shutdown.clone()));
         Ok(tx)
     }
 

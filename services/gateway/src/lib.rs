@@ -14,19 +14,18 @@ pub mod service;
 pub mod watch;
 
 use std::net::SocketAddr;
-use std::time::Duration;
 
-use anyhow::Context as _;
-use tokio::net::TcpListener;
 use ttakji_platform::auth::TokenKeys;
 use ttakji_platform::bus::Bus;
-use ttakji_platform::grpc::PropagateTrace;
+use ttakji_platform::grpc::{self, GrpcServer};
 use ttakji_platform::shutdown::Shutdown;
 use ttakji_proto::v1::auth_service_server::AuthServiceServer;
 use ttakji_proto::v1::authority_service_client::AuthorityServiceClient;
 use ttakji_proto::v1::game_service_server::GameServiceServer;
 use ttakji_proto::v1::ladder_service_server::LadderServiceServer;
 use ttakji_proto::v1::match_service_server::MatchServiceServer;
+use ttakji_proto::v1::matchmaker_service_client::MatchmakerServiceClient;
+use ttakji_proto::v1::ratings_service_client::RatingsServiceClient;
 
 /// The largest request the gateway reads. Every request of the API is a
 /// few hundred bytes at most; anything larger is refused as INVALID_ARGUMENT.
@@ -54,26 +53,20 @@ pub struct Config {
 }
 
 /// The authority client every handler uses.
-pub type AuthorityClient = AuthorityServiceClient<
-    tonic::service::interceptor::InterceptedService<tonic::transport::Channel, PropagateTrace>,
->;
+pub type AuthorityClient = AuthorityServiceClient<grpc::TracedChannel>;
 
 /// The matchmaker client the queue handlers use.
-pub type MatchmakerClient = ttakji_proto::v1::matchmaker_service_client::MatchmakerServiceClient<
-    tonic::service::interceptor::InterceptedService<tonic::transport::Channel, PropagateTrace>,
->;
+pub type MatchmakerClient = MatchmakerServiceClient<grpc::TracedChannel>;
 
 /// The ratings client the ladder and the queue use.
-pub type RatingsClient = ttakji_proto::v1::ratings_service_client::RatingsServiceClient<
-    tonic::service::interceptor::InterceptedService<tonic::transport::Channel, PropagateTrace>,
->;
+pub type RatingsClient = RatingsServiceClient<grpc::TracedChannel>;
 
 /// A built gateway, bound and ready to run.
 #[derive(Debug)]
 pub struct App {
     addr: SocketAddr,
     metrics_addr: Option<SocketAddr>,
-    listener: TcpListener,
+    server: GrpcServer,
     state: service::Gateway,
     shutdown: Shutdown,
 }
@@ -90,40 +83,17 @@ impl App {
         bus: Bus,
         shutdown: Shutdown,
     ) -> anyhow::Result<App> {
-        let listener = TcpListener::bind(config.listen)
-            .await
-            .with_context(|| format!("binding the gateway to {}", config.listen))?;
-        let addr = listener.local_addr()?;
+        let server = GrpcServer::bind("gateway", config.listen).await?;
+        let addr = server.local_addr()?;
         let metrics_addr =
             ttakji_platform::metrics::serve_if(config.metrics_listen, shutdown.clone(), "gateway")
                 .await?;
-        let channel = tonic::transport::Endpoint::from_shared(config.authority_url.clone())
-            .with_context(|| format!("authority URL {:?}", config.authority_url))?
-            .connect_timeout(Duration::from_secs(5))
-            .tcp_nodelay(true)
-            .connect_lazy();
-        let authority = AuthorityServiceClient::with_interceptor(channel, PropagateTrace);
-        let matchmaker_channel =
-            tonic::transport::Endpoint::from_shared(config.matchmaker_url.clone())
-                .with_context(|| format!("matchmaker URL {:?}", config.matchmaker_url))?
-                .connect_timeout(Duration::from_secs(5))
-                .tcp_nodelay(true)
-                .connect_lazy();
+        let authority =
+            AuthorityServiceClient::new(grpc::client(&config.authority_url, "authority")?);
         let matchmaker =
-            ttakji_proto::v1::matchmaker_service_client::MatchmakerServiceClient::with_interceptor(
-                matchmaker_channel,
-                PropagateTrace,
-            );
-        let ratings_channel = tonic::transport::Endpoint::from_shared(config.ratings_url.clone())
-            .with_context(|| format!("ratings URL {:?}", config.ratings_url))?
-            .connect_timeout(Duration::from_secs(5))
-            .tcp_nodelay(true)
-            .connect_lazy();
+            MatchmakerServiceClient::new(grpc::client(&config.matchmaker_url, "matchmaker")?);
         let ratings =
-            ttakji_proto::v1::ratings_service_client::RatingsServiceClient::with_interceptor(
-                ratings_channel,
-                PropagateTrace,
-            );
+            RatingsServiceClient::new(grpc::client(&config.ratings_url, "ratings service")?);
         let google = match &config.google_client_id {
             Some(id) => Some(std::sync::Arc::new(google::GoogleVerifier::new(
                 id,
@@ -145,7 +115,7 @@ impl App {
         Ok(App {
             addr,
             metrics_addr,
-            listener,
+            server,
             state,
             shutdown,
         })
@@ -168,31 +138,7 @@ impl App {
     /// # Errors
     /// When the server fails.
     pub async fn run_until_stopped(self) -> anyhow::Result<()> {
-        let (health, health_service) = tonic_health::server::health_reporter();
-        health
-            .set_serving::<GameServiceServer<service::Gateway>>()
-            .await;
-        health
-            .set_serving::<AuthServiceServer<service::Gateway>>()
-            .await;
-        health
-            .set_serving::<MatchServiceServer<service::Gateway>>()
-            .await;
-        health
-            .set_serving::<LadderServiceServer<service::Gateway>>()
-            .await;
-        let reflection = tonic_reflection::server::Builder::configure()
-            .register_encoded_file_descriptor_set(ttakji_proto::FILE_DESCRIPTOR_SET)
-            .build_v1()
-            .context("building gRPC reflection")?;
-        let mut shutdown = self.shutdown;
-        tonic::transport::Server::builder()
-            .trace_fn(ttakji_platform::grpc::server_span)
-            .layer(tower::util::MapResponseLayer::new(
-                ttakji_platform::grpc::oversized_is_invalid_argument::<tonic::body::Body>,
-            ))
-            .add_service(health_service)
-            .add_service(reflection)
+        self.server
             .add_service(
                 AuthServiceServer::new(self.state.clone())
                     .max_decoding_message_size(MAX_REQUEST_BYTES),
@@ -208,11 +154,7 @@ impl App {
             .add_service(
                 GameServiceServer::new(self.state).max_decoding_message_size(MAX_REQUEST_BYTES),
             )
-            .serve_with_incoming_shutdown(
-                ttakji_platform::grpc::incoming(self.listener),
-                async move { shutdown.wait().await },
-            )
+            .serve(self.shutdown)
             .await
-            .context("gateway gRPC server")
     }
 }

@@ -17,10 +17,8 @@ pub mod tickets;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use anyhow::Context as _;
-use tokio::net::TcpListener;
 use ttakji_platform::bus::Bus;
-use ttakji_platform::grpc::PropagateTrace;
+use ttakji_platform::grpc::{self, GrpcServer};
 use ttakji_platform::shutdown::Shutdown;
 use ttakji_proto::v1::authority_service_client::AuthorityServiceClient;
 use ttakji_proto::v1::matchmaker_service_server::MatchmakerServiceServer;
@@ -65,16 +63,14 @@ impl Config {
 }
 
 /// The authority client the matchmaker uses.
-pub type AuthorityClient = AuthorityServiceClient<
-    tonic::service::interceptor::InterceptedService<tonic::transport::Channel, PropagateTrace>,
->;
+pub type AuthorityClient = AuthorityServiceClient<grpc::TracedChannel>;
 
 /// A built matchmaker, bound and ready to run.
 #[derive(Debug)]
 pub struct App {
     addr: SocketAddr,
     metrics_addr: Option<SocketAddr>,
-    listener: TcpListener,
+    server: GrpcServer,
     matchmaker: service::Matchmaker,
     shutdown: Shutdown,
 }
@@ -90,31 +86,22 @@ impl App {
         bus: Bus,
         shutdown: Shutdown,
     ) -> anyhow::Result<App> {
-        let listener = TcpListener::bind(config.listen)
-            .await
-            .with_context(|| format!("binding the matchmaker to {}", config.listen))?;
-        let addr = listener.local_addr()?;
+        let server = GrpcServer::bind("matchmaker", config.listen).await?;
+        let addr = server.local_addr()?;
         let metrics_addr = ttakji_platform::metrics::serve_if(
             config.metrics_listen,
             shutdown.clone(),
             "matchmaker",
         )
         .await?;
-        let channel = tonic::transport::Endpoint::from_shared(config.authority_url.clone())
-            .with_context(|| format!("authority URL {:?}", config.authority_url))?
-            .tcp_nodelay(true)
-            .connect_lazy();
-        let matchmaker = service::Matchmaker::new(
-            config,
-            tickets,
-            bus,
-            AuthorityServiceClient::with_interceptor(channel, PropagateTrace),
-        );
+        let authority = grpc::client(&config.authority_url, "authority")?;
+        let matchmaker =
+            service::Matchmaker::new(config, tickets, bus, AuthorityServiceClient::new(authority));
         tracing::info!(%addr, "matchmaker ready");
         Ok(App {
             addr,
             metrics_addr,
-            listener,
+            server,
             matchmaker,
             shutdown,
         })
@@ -136,28 +123,11 @@ impl App {
     /// # Errors
     /// When the server fails.
     pub async fn run_until_stopped(self) -> anyhow::Result<()> {
-        let (health, health_service) = tonic_health::server::health_reporter();
-        health
-            .set_serving::<MatchmakerServiceServer<service::Matchmaker>>()
-            .await;
-        let reflection = tonic_reflection::server::Builder::configure()
-            .register_encoded_file_descriptor_set(ttakji_proto::FILE_DESCRIPTOR_SET)
-            .build_v1()
-            .context("building gRPC reflection")?;
-        tokio::spawn(self.matchmaker.clone().pair_until(self.shutdown.clone()));
-        let mut shutdown = self.shutdown;
-        tonic::transport::Server::builder()
-            .trace_fn(ttakji_platform::grpc::server_span)
-            .add_service(health_service)
-            .add_service(reflection)
+        self.shutdown
+            .spawn(self.matchmaker.clone().pair_until(self.shutdown.clone()));
+        self.server
             .add_service(MatchmakerServiceServer::new(self.matchmaker))
-            .serve_with_incoming_shutdown(
-                ttakji_platform::grpc::incoming(self.listener),
-                async move {
-                    shutdown.wait().await;
-                },
-            )
+            .serve(self.shutdown)
             .await
-            .context("matchmaker gRPC server")
     }
 }

@@ -19,10 +19,9 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use prost::Message as _;
-use tokio::net::TcpListener;
 use tonic::{Request, Response, Status};
 use ttakji_platform::bus::{self, Bus, Delivery};
-use ttakji_platform::grpc::{PropagateTrace, observe};
+use ttakji_platform::grpc::{self, GrpcServer, observe};
 use ttakji_platform::shutdown::Shutdown;
 use ttakji_platform::store::Database;
 use ttakji_proto::v1 as pb;
@@ -50,9 +49,7 @@ pub struct Config {
     pub reconcile_every: Duration,
 }
 
-type AuthorityClient = AuthorityServiceClient<
-    tonic::service::interceptor::InterceptedService<tonic::transport::Channel, PropagateTrace>,
->;
+type AuthorityClient = AuthorityServiceClient<grpc::TracedChannel>;
 
 /// Where the leaderboard is read from.
 #[derive(Clone)]
@@ -427,7 +424,7 @@ impl RatingsService for Ratings {
 #[derive(Debug)]
 pub struct App {
     addr: SocketAddr,
-    listener: TcpListener,
+    server: GrpcServer,
     ratings: Ratings,
     bus: Bus,
     reconcile_every: Duration,
@@ -445,10 +442,8 @@ impl App {
         bus: Bus,
         shutdown: Shutdown,
     ) -> anyhow::Result<App> {
-        let listener = TcpListener::bind(config.listen)
-            .await
-            .with_context(|| format!("binding the ratings service to {}", config.listen))?;
-        let addr = listener.local_addr()?;
+        let server = GrpcServer::bind("ratings service", config.listen).await?;
+        let addr = server.local_addr()?;
         ttakji_platform::metrics::serve_if(
             config.metrics_listen,
             shutdown.clone(),
@@ -465,19 +460,16 @@ impl App {
             ),
             None => Ladder::Database,
         };
-        let channel = tonic::transport::Endpoint::from_shared(config.authority_url.clone())
-            .with_context(|| format!("authority URL {:?}", config.authority_url))?
-            .tcp_nodelay(true)
-            .connect_lazy();
+        let authority = grpc::client(&config.authority_url, "authority")?;
         let ratings = Ratings {
             db,
             ladder,
-            authority: AuthorityServiceClient::with_interceptor(channel, PropagateTrace),
+            authority: AuthorityServiceClient::new(authority),
             cursor: Arc::new(tokio::sync::Mutex::new(0)),
         };
         Ok(App {
             addr,
-            listener,
+            server,
             ratings,
             bus,
             reconcile_every: config.reconcile_every,
@@ -502,7 +494,7 @@ impl App {
             .context("subscribing to finished games")?;
         let consumer = self.ratings.clone();
         let mut stop = self.shutdown.clone();
-        tokio::spawn(async move {
+        self.shutdown.spawn(async move {
             loop {
                 let delivery = tokio::select! {
                     () = stop.wait() => return,
@@ -529,7 +521,7 @@ impl App {
         let reconciler = self.ratings.clone();
         let every = self.reconcile_every;
         let mut stop = self.shutdown.clone();
-        tokio::spawn(async move {
+        self.shutdown.spawn(async move {
             let mut tick = tokio::time::interval(every);
             loop {
                 tokio::select! {
@@ -541,25 +533,9 @@ impl App {
                 }
             }
         });
-        let (health, health_service) = tonic_health::server::health_reporter();
-        health.set_serving::<RatingsServiceServer<Ratings>>().await;
-        let reflection = tonic_reflection::server::Builder::configure()
-            .register_encoded_file_descriptor_set(ttakji_proto::FILE_DESCRIPTOR_SET)
-            .build_v1()
-            .context("building gRPC reflection")?;
-        let mut shutdown = self.shutdown;
-        tonic::transport::Server::builder()
-            .trace_fn(ttakji_platform::grpc::server_span)
-            .add_service(health_service)
-            .add_service(reflection)
+        self.server
             .add_service(RatingsServiceServer::new(self.ratings))
-            .serve_with_incoming_shutdown(
-                ttakji_platform::grpc::incoming(self.listener),
-                async move {
-                    shutdown.wait().await;
-                },
-            )
+            .serve(self.shutdown)
             .await
-            .context("ratings gRPC server")
     }
 }
