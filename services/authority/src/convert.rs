@@ -1,11 +1,13 @@
-//! Between the rules crate's values and the wire: every request field is
-//! turned into a domain value here, once, and refused with INVALID_ARGUMENT
-//! when it is not one.
+//! Between the wire and the game: every request field is turned into a
+//! domain value here, once, and refused with INVALID_ARGUMENT when it is
+//! not one; and a game's refusal becomes its gRPC status here, in one place.
 
-use baduk::{BoardSize, Color, Game, GameResult, Point, Score};
+use baduk::BoardSize;
 use baduk_ai::Level;
 use tonic::Status;
 use ttakji_proto::v1 as pb;
+
+use crate::game::{Refusal, RefusalKind};
 
 /// The largest id a client may send.
 pub const MAX_ID_LEN: usize = ttakji_platform::grpc::MAX_ID_LEN;
@@ -26,19 +28,6 @@ pub fn game_id(id: &str) -> Result<&str, Status> {
     ttakji_platform::grpc::id(id, "game_id")
 }
 
-/// A point of a board of `size`.
-pub fn point(p: &pb::Point, size: BoardSize) -> Result<Point, Status> {
-    let n = u32::from(size.get());
-    if p.column >= n || p.row >= n {
-        return Err(Status::invalid_argument(format!(
-            "point (column {}, row {}) is off the {n}x{n} board",
-            p.column, p.row
-        )));
-    }
-    // Both are below 19 here.
-    Ok(Point::new(p.column as u8, p.row as u8))
-}
-
 /// A level from the wire; UNSPECIFIED is Normal.
 pub fn level(raw: i32) -> Result<Level, Status> {
     match pb::AiLevel::try_from(raw) {
@@ -51,79 +40,86 @@ pub fn level(raw: i32) -> Result<Level, Status> {
     }
 }
 
-#[must_use]
-pub fn level_to_pb(level: Level) -> pb::AiLevel {
-    match level {
-        Level::Easy => pb::AiLevel::Easy,
-        Level::Normal => pb::AiLevel::Normal,
-        Level::Hard => pb::AiLevel::Hard,
+impl From<Refusal> for Status {
+    fn from(refusal: Refusal) -> Status {
+        let message = refusal.to_string();
+        match refusal.kind() {
+            RefusalKind::InvalidArgument => Status::invalid_argument(message),
+            RefusalKind::PermissionDenied => Status::permission_denied(message),
+            RefusalKind::FailedPrecondition => Status::failed_precondition(message),
+        }
     }
 }
 
-#[must_use]
-pub fn color_to_pb(color: Color) -> pb::Color {
-    match color {
-        Color::Black => pb::Color::Black,
-        Color::White => pb::Color::White,
+#[cfg(test)]
+mod tests {
+    use baduk::{Color, EndReason, IllegalMove, Point};
+    use tonic::{Code, Status};
+
+    use crate::game::Refusal;
+
+    #[test]
+    fn each_refusal_has_the_code_a_client_acts_on_and_says_what_was_wrong() {
+        let cases = [
+            (
+                Refusal::OffBoard {
+                    column: 9,
+                    row: 0,
+                    size: 9,
+                },
+                Code::InvalidArgument,
+                "point (column 9, row 0) is off the 9x9 board",
+            ),
+            (
+                Refusal::MoveNumberZero { expected: 4 },
+                Code::InvalidArgument,
+                "move_number is 0: the next move is number 4",
+            ),
+            (
+                Refusal::NotAPlayer {
+                    game_id: "g1".into(),
+                },
+                Code::PermissionDenied,
+                "you are not a player in game g1",
+            ),
+            (
+                Refusal::GameOver {
+                    game_id: "g1".into(),
+                    reason: EndReason::Resignation {
+                        winner: Color::White,
+                    },
+                },
+                Code::FailedPrecondition,
+                "game g1 is over: Black resigned",
+            ),
+            (
+                Refusal::NotYourTurn {
+                    to_move: Color::White,
+                },
+                Code::FailedPrecondition,
+                "it is White's turn",
+            ),
+            (
+                Refusal::Illegal(IllegalMove::Occupied {
+                    point: Point::new(4, 4),
+                }),
+                Code::FailedPrecondition,
+                "E5 is occupied",
+            ),
+        ];
+        for (refusal, code, message) in cases {
+            let status = Status::from(refusal);
+            assert_eq!(status.code(), code, "{message}");
+            assert_eq!(status.message(), message);
+        }
     }
-}
 
-#[must_use]
-pub fn point_to_pb(p: Point) -> pb::Point {
-    pb::Point {
-        column: u32::from(p.col()),
-        row: u32::from(p.row()),
+    #[test]
+    fn the_board_size_must_be_one_people_play() {
+        assert_eq!(super::board_size(0).map(|s| s.get()).ok(), Some(9));
+        assert_eq!(super::board_size(13).map(|s| s.get()).ok(), Some(13));
+        let e = super::board_size(10).expect_err("10 is not offered");
+        assert_eq!(e.code(), Code::InvalidArgument);
+        assert!(e.message().contains("board size 10"), "{}", e.message());
     }
-}
-
-/// Komi as the wire carries it: points, a multiple of 0.5.
-#[must_use]
-pub fn komi_points(half: i32) -> f64 {
-    f64::from(half) / 2.0
-}
-
-/// A count as the wire carries it.
-#[must_use]
-pub fn count_to_pb(score: &Score) -> pb::Count {
-    let result = score.result();
-    let (winner, margin_half) = match result {
-        GameResult::Counted {
-            winner,
-            margin_half,
-        } => (winner, margin_half),
-        _ => (None, 0),
-    };
-    pb::Count {
-        black_points: score.black,
-        white_points: score.white,
-        komi: komi_points(score.komi.half_points()),
-        dead_stones: score.dead.iter().copied().map(point_to_pb).collect(),
-        winner: winner.map_or(pb::Color::Unspecified, color_to_pb) as i32,
-        margin: f64::from(margin_half) / 2.0,
-        summary: score.preview(),
-    }
-}
-
-/// The end reason as the wire carries it.
-#[must_use]
-pub fn end_reason_to_pb(reason: baduk::EndReason) -> pb::EndReason {
-    match reason {
-        baduk::EndReason::TwoPasses => pb::EndReason::TwoPasses,
-        baduk::EndReason::MoveCap => pb::EndReason::MoveCap,
-        baduk::EndReason::Resignation { .. } => pb::EndReason::Resignation,
-        baduk::EndReason::Timeout { .. } => pb::EndReason::Timeout,
-        baduk::EndReason::DrawAgreed => pb::EndReason::DrawAgreed,
-    }
-}
-
-/// The stones on the board, row by row from the bottom-left.
-#[must_use]
-pub fn stones(game: &Game) -> Vec<i32> {
-    let size = game.rules().board_size;
-    size.all_points()
-        .map(|p| match game.board().get(p).color() {
-            Some(c) => color_to_pb(c) as i32,
-            None => pb::Color::Unspecified as i32,
-        })
-        .collect()
 }

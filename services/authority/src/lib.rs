@@ -6,11 +6,15 @@
 //! bus. It serves the internal `ttakji.v1.AuthorityService` over gRPC, with
 //! health checking and reflection.
 
+pub mod actor;
+pub mod codec;
 pub mod convert;
-pub mod live;
+pub mod game;
+pub mod records;
 pub mod registry;
 pub mod service;
 pub mod store;
+pub mod view;
 
 use std::net::SocketAddr;
 
@@ -20,7 +24,7 @@ use ttakji_platform::shutdown::Shutdown;
 use ttakji_platform::store::Database;
 use ttakji_proto::v1::authority_service_server::AuthorityServiceServer;
 
-pub use live::AiConfig;
+pub use actor::AiConfig;
 
 /// The authority's settings.
 #[derive(Debug, Clone)]

@@ -11,8 +11,18 @@ use ttakji_platform::shutdown::Shutdown;
 use ttakji_platform::store::Database;
 use ttakji_proto::v1 as pb;
 
-use crate::live::{AiConfig, Command, GameMeta, LiveGame};
-use crate::store;
+use crate::actor::{Actor, AiConfig, Command};
+use crate::game::OnlineGame;
+use crate::records::{GameMeta, StoredEvent};
+use crate::{store, view};
+
+/// Why stored data could not be made into a game.
+fn corrupt(game_id: &str, what: &str) -> Status {
+    tracing::error!(game_id, %what, "stored game cannot be replayed");
+    Status::data_loss(format!(
+        "game {game_id} is stored in a form this server cannot replay: {what}"
+    ))
+}
 
 /// Commands a game's mailbox holds before senders wait.
 const MAILBOX: usize = 64;
@@ -65,24 +75,24 @@ impl Registry {
 
     /// Creates a game: stored first, then its actor starts.
     pub async fn create(&self, meta: GameMeta) -> Result<pb::GameSnapshot, Status> {
-        let (tx, rx) = mpsc::channel(MAILBOX);
-        let mut live = LiveGame::create(
-            meta,
-            self.inner.ai.clone(),
-            self.inner.db.clone(),
-            self.inner.bus.clone(),
-            tx.clone(),
-        );
-        let (row, first, event) = live.creation_records();
-        if let Err(e) = store::insert_game(&self.inner.db, &row, &first).await {
+        let (state, started) = OnlineGame::new(meta);
+        let event = view::event(&state, &started);
+        let payload = prost::Message::encode_to_vec(&event);
+        let first = StoredEvent {
+            seq: started.seq,
+            payload: payload.clone(),
+        };
+        let id = state.meta().id.clone();
+        if let Err(e) =
+            store::insert_game(&self.inner.db, state.meta(), state.deadline(), &first).await
+        {
             // A retried creation with the game id the caller chose: the
             // game exists already; answer with it.
             if e.as_database_error()
                 .is_some_and(|d| d.is_unique_violation())
             {
-                drop(rx);
                 return self
-                    .ask(&row.id, |reply| Command::Snapshot {
+                    .ask(&id, |reply| Command::Snapshot {
                         preview: false,
                         reply,
                     })
@@ -93,29 +103,42 @@ impl Registry {
                 "the game could not be stored; try again",
             ));
         }
-        let snapshot = live.snapshot(false);
+        let snapshot = view::snapshot(&state, false);
         {
             let mut actors = self.inner.actors.lock().await;
             // A request for the new game may have loaded it from the store
             // already: then that actor is the game's one writer.
-            if actors.get(&row.id).is_none_or(mpsc::Sender::is_closed) {
+            if actors.get(&id).is_none_or(mpsc::Sender::is_closed) {
                 metrics::gauge!("ttakji_live_games").increment(1.0);
-                actors.insert(row.id.clone(), tx);
-                self.inner
-                    .shutdown
-                    .spawn(live.run(rx, self.inner.shutdown.clone()));
+                let tx = self.start(state);
+                actors.insert(id.clone(), tx);
             }
         }
         let _ = self
             .inner
             .bus
             .publish(
-                &ttakji_platform::bus::game_channel(&row.id),
+                &ttakji_platform::bus::game_channel(&id),
                 "ttakji.v1.GameEvent",
-                prost::Message::encode_to_vec(&event),
+                payload,
             )
             .await;
         Ok(snapshot)
+    }
+
+    /// Starts the actor of a game; returns its mailbox.
+    fn start(&self, state: OnlineGame) -> mpsc::Sender<Command> {
+        let (tx, rx) = mpsc::channel(MAILBOX);
+        let actor = Actor::new(
+            state,
+            &self.inner.ai,
+            self.inner.db.clone(),
+            self.inner.bus.clone(),
+            tx.clone(),
+            self.inner.shutdown.clone(),
+        );
+        self.inner.shutdown.spawn(actor.run(rx));
+        tx
     }
 
     /// The mailbox of a game's actor, loading the game if it is not live here.
@@ -126,32 +149,22 @@ impl Registry {
         {
             return Ok(tx.clone());
         }
-        let (row, moves, last_seq) = store::load_game(&self.inner.db, game_id)
+        let (stored, moves) = store::load_game(&self.inner.db, game_id)
             .await
-            .map_err(|e| Status::unavailable(format!("cannot read game {game_id}: {e}")))?
+            .map_err(|e| match e {
+                store::LoadError::Storage(e) => {
+                    Status::unavailable(format!("cannot read game {game_id}: {e}"))
+                }
+                store::LoadError::Unreadable(what) => corrupt(game_id, &what),
+            })?
             .ok_or_else(|| Status::not_found(format!("there is no game {game_id}")))?;
-        let (tx, rx) = mpsc::channel(MAILBOX);
-        let live = LiveGame::restore(
-            row,
-            moves,
-            last_seq,
-            self.inner.ai.clone(),
-            self.inner.db.clone(),
-            self.inner.bus.clone(),
-            tx.clone(),
-        )?;
-        if live.is_playing() {
+        let state = OnlineGame::restore(stored, &moves).map_err(|what| corrupt(game_id, &what))?;
+        if state.is_playing() {
             metrics::gauge!("ttakji_live_games").increment(1.0);
         }
-        tracing::info!(
-            game_id,
-            moves = live.snapshot(false).move_count,
-            "game loaded"
-        );
+        tracing::info!(game_id, moves = state.game().move_number(), "game loaded");
+        let tx = self.start(state);
         actors.insert(game_id.to_owned(), tx.clone());
-        self.inner
-            .shutdown
-            .spawn(live.run(rx, self.inner.shutdown.clone()));
         Ok(tx)
     }
 

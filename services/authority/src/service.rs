@@ -7,8 +7,10 @@ use ttakji_platform::grpc::observe;
 use ttakji_proto::v1 as pb;
 use ttakji_proto::v1::authority_service_server::AuthorityService;
 
+use crate::actor::Command;
 use crate::convert;
-use crate::live::{Command, GameMeta, Requested, Seat};
+use crate::game::Requested;
+use crate::records::{GameMeta, Seat};
 use crate::registry::Registry;
 
 /// The AuthorityService implementation.
@@ -159,7 +161,10 @@ impl AuthorityService for Authority {
                     }
                     Some(pb::submit_action_request::Action::Pass(_)) => Requested::Pass,
                     Some(pb::submit_action_request::Action::Resign(_)) => Requested::Resign,
-                    Some(pb::submit_action_request::Action::Place(p)) => Requested::Place(*p),
+                    Some(pb::submit_action_request::Action::Place(p)) => Requested::Place {
+                        column: p.column,
+                        row: p.row,
+                    },
                 };
                 let (mv, game) = self
                     .registry

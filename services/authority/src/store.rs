@@ -2,84 +2,42 @@
 //! player's action depends on is one transaction, committed before the
 //! action is acknowledged.
 
+use baduk::{BoardSize, Komi, Rules};
 use sqlx::Row as _;
 use ttakji_platform::on_pool;
 use ttakji_platform::store::Database;
 
-/// One seat as stored.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SeatRow {
-    pub user_id: Option<String>,
-    pub name: String,
-    /// The level name for a computer seat.
-    pub ai_level: Option<String>,
+use crate::codec;
+use crate::records::{GameMeta, Seat, StoredEvent, StoredGame, StoredMove, Write};
+
+/// Why a game could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error(transparent)]
+    Storage(#[from] sqlx::Error),
+    /// The row holds something this server never writes.
+    #[error("{0}")]
+    Unreadable(String),
 }
 
-/// A game's row.
-#[derive(Debug, Clone)]
-pub struct GameRow {
-    pub id: String,
-    pub board_size: i64,
-    pub ruleset: String,
-    pub komi_half: i64,
-    pub black: SeatRow,
-    pub white: SeatRow,
-    pub seconds_per_move: i64,
-    pub finished: bool,
-    /// How a finished game ended: "resign:B" (Black won), "timeout:W", "draw"; counted ends
-    /// are replayed from the moves.
-    pub end_reason: Option<String>,
-    pub created_at: i64,
-    /// When the side to move runs out of time (Unix ms); `None` without a clock.
-    pub deadline_at: Option<i64>,
-    /// "B" or "W" while that side's draw offer stands.
-    pub draw_offered_by: Option<String>,
-    pub ranked: bool,
-    /// When a finished game ended.
-    pub finished_at: Option<i64>,
+fn seat_columns(seat: &Seat) -> (Option<&str>, &str, Option<&'static str>) {
+    (
+        seat.user_id.as_deref(),
+        seat.name.as_str(),
+        seat.ai.map(codec::level_text),
+    )
 }
 
-/// A stored move: `point` is `None` for a pass.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MoveRow {
-    pub number: i64,
-    pub color: String,
-    pub point: Option<String>,
-}
-
-/// The result of a finished game, written with its last event.
-#[derive(Debug, Clone)]
-pub struct FinishRow {
-    pub end_reason: String,
-    pub result: String,
-    pub black_points: Option<i64>,
-    pub white_points: Option<i64>,
-    pub dead_stones: String,
-    pub sgf: String,
-}
-
-/// An event to store.
-#[derive(Debug, Clone)]
-pub struct EventRow {
-    pub seq: i64,
-    pub payload: Vec<u8>,
-}
-
-/// What one accepted action writes.
-#[derive(Debug, Default)]
-pub struct Change {
-    /// The clock's deadline and the standing draw offer after the action.
-    pub deadline_at: Option<i64>,
-    pub draw_offered_by: Option<String>,
-    pub insert_move: Option<MoveRow>,
-    /// Moves numbered above this are deleted (an undo).
-    pub truncate_after: Option<i64>,
-    pub finish: Option<FinishRow>,
-    pub events: Vec<EventRow>,
-}
-
-#[tracing::instrument(skip(db, row), fields(game_id = %row.id))]
-pub async fn insert_game(db: &Database, row: &GameRow, first_event: &EventRow) -> sqlx::Result<()> {
+/// Stores a new game with its first event.
+#[tracing::instrument(skip_all, fields(game_id = %meta.id))]
+pub async fn insert_game(
+    db: &Database,
+    meta: &GameMeta,
+    deadline_at: Option<i64>,
+    first_event: &StoredEvent,
+) -> sqlx::Result<()> {
+    let (black_user, black_name, black_level) = seat_columns(&meta.black);
+    let (white_user, white_name, white_level) = seat_columns(&meta.white);
     on_pool!(db, |pool| {
         let mut tx = pool.begin().await?;
         sqlx::query(
@@ -87,83 +45,112 @@ pub async fn insert_game(db: &Database, row: &GameRow, first_event: &EventRow) -
              white_user_id, white_name, white_ai_level, seconds_per_move, status, created_at, deadline_at, ranked) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'playing', $12, $13, $14)",
         )
-        .bind(&row.id)
-        .bind(row.board_size)
-        .bind(&row.ruleset)
-        .bind(row.komi_half)
-        .bind(&row.black.user_id)
-        .bind(&row.black.name)
-        .bind(&row.black.ai_level)
-        .bind(&row.white.user_id)
-        .bind(&row.white.name)
-        .bind(&row.white.ai_level)
-        .bind(row.seconds_per_move)
-        .bind(row.created_at)
-        .bind(row.deadline_at)
-        .bind(row.ranked)
+        .bind(&meta.id)
+        .bind(i64::from(meta.rules.board_size.get()))
+        .bind(meta.rules.preset.name())
+        .bind(i64::from(meta.rules.komi.half_points()))
+        .bind(black_user)
+        .bind(black_name)
+        .bind(black_level)
+        .bind(white_user)
+        .bind(white_name)
+        .bind(white_level)
+        .bind(i64::from(meta.seconds_per_move))
+        .bind(meta.created_at)
+        .bind(deadline_at)
+        .bind(meta.ranked)
         .execute(&mut *tx)
         .await?;
         sqlx::query(
             "INSERT INTO game_events (game_id, seq, payload, created_at) VALUES ($1, $2, $3, $4)",
         )
-        .bind(&row.id)
-        .bind(first_event.seq)
+        .bind(&meta.id)
+        .bind(seq_column(first_event.seq))
         .bind(&first_event.payload)
-        .bind(row.created_at)
+        .bind(meta.created_at)
         .execute(&mut *tx)
         .await?;
         tx.commit().await
     })
 }
 
-/// Writes one accepted action in one transaction.
-#[tracing::instrument(skip(db, change), fields(game_id))]
-pub async fn apply(db: &Database, game_id: &str, change: &Change, now: i64) -> sqlx::Result<()> {
+fn seq_column(seq: u64) -> i64 {
+    i64::try_from(seq).unwrap_or(i64::MAX)
+}
+
+fn number_column(number: usize) -> i64 {
+    i64::try_from(number).unwrap_or(i64::MAX)
+}
+
+/// Writes one accepted action and its events in one transaction.
+#[tracing::instrument(skip(db, write, events))]
+pub async fn apply(
+    db: &Database,
+    game_id: &str,
+    write: &Write,
+    events: &[StoredEvent],
+    now: i64,
+) -> sqlx::Result<()> {
+    let draw_offered_by = write.draw_offered_by.map(codec::color_text);
+    let finish = write.finish.as_ref().map(|f| {
+        let dead = f
+            .dead_stones
+            .iter()
+            .map(|p| codec::point_text(*p))
+            .collect::<Vec<_>>()
+            .join(",");
+        (
+            f,
+            codec::end_reason_text(f.reason),
+            f.result.to_string(),
+            dead,
+        )
+    });
     on_pool!(db, |pool| {
         let mut tx = pool.begin().await?;
-        if let Some(after) = change.truncate_after {
+        if let Some(after) = write.truncate_after {
             sqlx::query("DELETE FROM moves WHERE game_id = $1 AND number > $2")
                 .bind(game_id)
-                .bind(after)
+                .bind(number_column(after))
                 .execute(&mut *tx)
                 .await?;
         }
-        if let Some(m) = &change.insert_move {
+        if let Some(m) = &write.insert_move {
             sqlx::query("INSERT INTO moves (game_id, number, color, point, played_at) VALUES ($1, $2, $3, $4, $5)")
                 .bind(game_id)
-                .bind(m.number)
-                .bind(&m.color)
-                .bind(&m.point)
+                .bind(number_column(m.number))
+                .bind(codec::color_text(m.color))
+                .bind(m.point.map(codec::point_text))
                 .bind(now)
                 .execute(&mut *tx)
                 .await?;
         }
         sqlx::query("UPDATE games SET deadline_at = $2, draw_offered_by = $3 WHERE id = $1")
             .bind(game_id)
-            .bind(change.deadline_at)
-            .bind(&change.draw_offered_by)
+            .bind(write.deadline_at)
+            .bind(draw_offered_by)
             .execute(&mut *tx)
             .await?;
-        if let Some(f) = &change.finish {
+        if let Some((f, reason, result, dead)) = &finish {
             sqlx::query(
                 "UPDATE games SET status = 'finished', end_reason = $2, result = $3, black_points = $4, \
                  white_points = $5, dead_stones = $6, sgf = $7, finished_at = $8 WHERE id = $1",
             )
             .bind(game_id)
-            .bind(&f.end_reason)
-            .bind(&f.result)
-            .bind(f.black_points)
-            .bind(f.white_points)
-            .bind(&f.dead_stones)
+            .bind(reason)
+            .bind(result)
+            .bind(f.points.map(|(b, _)| i64::from(b)))
+            .bind(f.points.map(|(_, w)| i64::from(w)))
+            .bind(dead)
             .bind(&f.sgf)
             .bind(now)
             .execute(&mut *tx)
             .await?;
         }
-        for e in &change.events {
+        for e in events {
             sqlx::query("INSERT INTO game_events (game_id, seq, payload, created_at) VALUES ($1, $2, $3, $4)")
                 .bind(game_id)
-                .bind(e.seq)
+                .bind(seq_column(e.seq))
                 .bind(&e.payload)
                 .bind(now)
                 .execute(&mut *tx)
@@ -173,16 +160,92 @@ pub async fn apply(db: &Database, game_id: &str, change: &Change, now: i64) -> s
     })
 }
 
+/// The columns of a game's row, as read.
+struct GameColumns {
+    id: String,
+    board_size: i64,
+    ruleset: String,
+    komi_half: i64,
+    seats: [(Option<String>, String, Option<String>); 2],
+    seconds_per_move: i64,
+    end_reason: Option<String>,
+    created_at: i64,
+    deadline_at: Option<i64>,
+    draw_offered_by: Option<String>,
+    ranked: bool,
+    finished_at: Option<i64>,
+}
+
+impl GameColumns {
+    /// The typed game, or what in the row is not one.
+    fn decode(self, last_seq: i64) -> Result<StoredGame, String> {
+        let size = u32::try_from(self.board_size)
+            .ok()
+            .and_then(|s| BoardSize::new(s).ok())
+            .ok_or_else(|| format!("board size {}", self.board_size))?;
+        let komi = i32::try_from(self.komi_half)
+            .ok()
+            .and_then(|k| Komi::from_half_points(k).ok())
+            .ok_or_else(|| format!("komi {} half points", self.komi_half))?;
+        let rules = Rules::named(&self.ruleset)
+            .map_err(|e| e.to_string())?
+            .with_board_size(size)
+            .with_komi(komi);
+        let [black, white] = self.seats.map(|(user_id, name, level)| {
+            Ok::<_, String>(Seat {
+                user_id,
+                name,
+                ai: level
+                    .as_deref()
+                    .map(codec::level)
+                    .transpose()
+                    .map_err(|e| e.to_string())?,
+            })
+        });
+        Ok(StoredGame {
+            meta: GameMeta {
+                id: self.id,
+                rules,
+                black: black?,
+                white: white?,
+                seconds_per_move: u32::try_from(self.seconds_per_move).unwrap_or(0),
+                created_at: self.created_at,
+                ranked: self.ranked,
+            },
+            end_reason: self
+                .end_reason
+                .as_deref()
+                .map(codec::end_reason)
+                .transpose()
+                .map_err(|e| e.to_string())?,
+            deadline_at: self.deadline_at,
+            draw_offered_by: self
+                .draw_offered_by
+                .as_deref()
+                .map(codec::color)
+                .transpose()
+                .map_err(|e| e.to_string())?,
+            finished_at: self.finished_at,
+            last_seq: u64::try_from(last_seq).unwrap_or(0),
+        })
+    }
+}
+
 /// A game with its moves, or `None` if there is no such game.
+///
+/// # Errors
+/// When the store cannot be read, or holds a game this server cannot read.
 #[tracing::instrument(skip(db))]
 pub async fn load_game(
     db: &Database,
     game_id: &str,
-) -> sqlx::Result<Option<(GameRow, Vec<MoveRow>, i64)>> {
-    on_pool!(db, |pool| {
+) -> Result<Option<(StoredGame, Vec<StoredMove>)>, LoadError> {
+    type Read = (GameColumns, Vec<(i64, String, Option<String>)>, i64);
+    let read: sqlx::Result<Option<Read>> = on_pool!(db, |pool| {
+        async {
         let Some(r) = sqlx::query(
             "SELECT id, board_size, ruleset, komi_half, black_user_id, black_name, black_ai_level, white_user_id, \
-             white_name, white_ai_level, seconds_per_move, status, end_reason, created_at, deadline_at, \
+             white_name, white_ai_level, seconds_per_move, end_reason, created_at, deadline_at, \
              draw_offered_by, ranked, finished_at FROM games WHERE id = $1",
         )
         .bind(game_id)
@@ -191,24 +254,24 @@ pub async fn load_game(
         else {
             return Ok(None);
         };
-        let status: String = r.try_get("status")?;
-        let row = GameRow {
+        let columns = GameColumns {
             id: r.try_get("id")?,
             board_size: r.try_get("board_size")?,
             ruleset: r.try_get("ruleset")?,
             komi_half: r.try_get("komi_half")?,
-            black: SeatRow {
-                user_id: r.try_get("black_user_id")?,
-                name: r.try_get("black_name")?,
-                ai_level: r.try_get("black_ai_level")?,
-            },
-            white: SeatRow {
-                user_id: r.try_get("white_user_id")?,
-                name: r.try_get("white_name")?,
-                ai_level: r.try_get("white_ai_level")?,
-            },
+            seats: [
+                (
+                    r.try_get("black_user_id")?,
+                    r.try_get("black_name")?,
+                    r.try_get("black_ai_level")?,
+                ),
+                (
+                    r.try_get("white_user_id")?,
+                    r.try_get("white_name")?,
+                    r.try_get("white_ai_level")?,
+                ),
+            ],
             seconds_per_move: r.try_get("seconds_per_move")?,
-            finished: status == "finished",
             end_reason: r.try_get("end_reason")?,
             created_at: r.try_get("created_at")?,
             deadline_at: r.try_get("deadline_at")?,
@@ -224,11 +287,11 @@ pub async fn load_game(
         .await?
         .into_iter()
         .map(|r| {
-            Ok(MoveRow {
-                number: r.try_get("number")?,
-                color: r.try_get("color")?,
-                point: r.try_get("point")?,
-            })
+            Ok((
+                r.try_get::<i64, _>("number")?,
+                r.try_get::<String, _>("color")?,
+                r.try_get::<Option<String>, _>("point")?,
+            ))
         })
         .collect::<sqlx::Result<Vec<_>>>()?;
         let last_seq: Option<i64> =
@@ -237,8 +300,33 @@ pub async fn load_game(
                 .fetch_one(pool)
                 .await?
                 .try_get("last")?;
-        Ok(Some((row, moves, last_seq.unwrap_or(0))))
-    })
+        Ok(Some((columns, moves, last_seq.unwrap_or(0))))
+    }
+    .await
+    });
+    let Some((columns, moves, last_seq)) = read? else {
+        return Ok(None);
+    };
+    let game = columns.decode(last_seq).map_err(LoadError::Unreadable)?;
+    let size = game.meta.rules.board_size;
+    let moves = moves
+        .into_iter()
+        .map(|(number, color, point)| {
+            let unreadable =
+                |e: codec::Unreadable| LoadError::Unreadable(format!("move {number}: {e}"));
+            Ok(StoredMove {
+                number: usize::try_from(number)
+                    .map_err(|_| LoadError::Unreadable(format!("move number {number}")))?,
+                color: codec::color(&color).map_err(unreadable)?,
+                point: point
+                    .as_deref()
+                    .map(|p| codec::point(p, size))
+                    .transpose()
+                    .map_err(unreadable)?,
+            })
+        })
+        .collect::<Result<Vec<_>, LoadError>>()?;
+    Ok(Some((game, moves)))
 }
 
 /// Stored events after `after`, in order, at most `limit` (0: all).

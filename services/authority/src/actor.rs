@@ -1,0 +1,434 @@
+//! The actor around one live game: its mailbox, its move clock, the
+//! computer's seat, the store write and the bus.
+//!
+//! Every request for a game goes through its mailbox, so the game changes
+//! in one order only. The game's rules ([`crate::game`]) work out a step;
+//! the actor stores it in one transaction, commits it, answers and then
+//! publishes, so a failed write changes nothing. The computer thinks on the
+//! blocking pool and sends its decision back through the mailbox, tagged
+//! with the game's generation, so a decision about a position that was
+//! taken back is dropped.
+
+use std::time::{Duration, Instant};
+
+use baduk_ai::{Decision, MctsPlayer, Settings};
+use prost::Message as _;
+use tokio::sync::{mpsc, oneshot};
+use tonic::Status;
+use tracing::Instrument as _;
+use ttakji_platform::bus::{self, Bus};
+use ttakji_platform::now_unix_ms;
+use ttakji_platform::shutdown::Shutdown;
+use ttakji_platform::store::Database;
+use ttakji_proto::v1 as pb;
+
+use crate::game::{OnlineGame, Refusal, Requested, Step};
+use crate::records::StoredEvent;
+use crate::{store, view};
+
+/// How long a game's actor stays in memory with no request.
+pub const IDLE: Duration = Duration::from_secs(600);
+
+/// How the computer seats search, for all games of this authority.
+#[derive(Debug, Clone, Default)]
+pub struct AiConfig {
+    /// Caps each level's playouts per move (tests and small machines).
+    pub max_playouts: Option<u32>,
+    /// Fixes the seed so games repeat (tests).
+    pub seed: Option<u64>,
+}
+
+/// A reply to a player's request.
+type Reply<T> = oneshot::Sender<Result<T, Status>>;
+
+/// What the actor is asked.
+#[derive(Debug)]
+pub enum Command {
+    Snapshot {
+        preview: bool,
+        reply: oneshot::Sender<pb::GameSnapshot>,
+    },
+    /// A move, pass or resignation. The request's span goes with it: the
+    /// work is done inside it, so the stored write and the published events
+    /// belong to the caller's trace.
+    Submit {
+        span: tracing::Span,
+        user_id: String,
+        number: u32,
+        action: Requested,
+        reply: Reply<(Option<pb::Move>, pb::GameSnapshot)>,
+    },
+    TakeBack {
+        span: tracing::Span,
+        user_id: String,
+        move_count: u32,
+        reply: Reply<pb::GameSnapshot>,
+    },
+    Preview {
+        reply: oneshot::Sender<pb::Count>,
+    },
+    Export {
+        reply: oneshot::Sender<String>,
+    },
+    OfferDraw {
+        span: tracing::Span,
+        user_id: String,
+        reply: Reply<pb::GameSnapshot>,
+    },
+    AnswerDraw {
+        span: tracing::Span,
+        user_id: String,
+        accept: bool,
+        reply: Reply<pb::GameSnapshot>,
+    },
+    AiDecided {
+        generation: u64,
+        decision: Decision,
+        player: Box<MctsPlayer>,
+        think: Duration,
+    },
+}
+
+fn storage_error(e: &sqlx::Error) -> Status {
+    tracing::error!(error = %e, "storage error");
+    Status::unavailable("the game could not be stored; nothing was changed, try again")
+}
+
+/// An event ready to publish.
+struct Outgoing {
+    finished: bool,
+    payload: Vec<u8>,
+}
+
+/// One live game's actor.
+pub struct Actor {
+    state: OnlineGame,
+    /// The computer's player while it is not thinking.
+    ai_player: Option<Box<MctsPlayer>>,
+    thinking: bool,
+    db: Database,
+    bus: Bus,
+    mailbox: mpsc::Sender<Command>,
+    shutdown: Shutdown,
+}
+
+impl std::fmt::Debug for Actor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Actor")
+            .field("id", &self.state.meta().id)
+            .field("moves", &self.state.game().move_number())
+            .field("seq", &self.state.seq())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Actor {
+    #[must_use]
+    pub fn new(
+        state: OnlineGame,
+        ai_config: &AiConfig,
+        db: Database,
+        bus: Bus,
+        mailbox: mpsc::Sender<Command>,
+        shutdown: Shutdown,
+    ) -> Actor {
+        let ai_player = state.meta().ai_level().map(|level| {
+            let mut settings = Settings::for_level(level);
+            if let Some(cap) = ai_config.max_playouts {
+                settings.budget.playouts = settings.budget.playouts.min(cap);
+            }
+            settings.seed = ai_config.seed;
+            Box::new(MctsPlayer::with_settings(level, settings))
+        });
+        Actor {
+            state,
+            ai_player,
+            thinking: false,
+            db,
+            bus,
+            mailbox,
+            shutdown,
+        }
+    }
+
+    /// The game as it stands.
+    #[must_use]
+    pub fn state(&self) -> &OnlineGame {
+        &self.state
+    }
+
+    /// The actor's loop: runs until shutdown, or until the game has been
+    /// left alone for [`IDLE`] with nothing to think about (it is reloaded
+    /// from the store on the next request).
+    pub async fn run(mut self, mut inbox: mpsc::Receiver<Command>) {
+        let mut shutdown = self.shutdown.clone();
+        self.think_if_computer_to_move();
+        loop {
+            let deadline = self.state.deadline();
+            let command = tokio::select! {
+                () = shutdown.wait() => break,
+                () = ttakji_platform::sleep_until_unix_ms(deadline.unwrap_or(i64::MAX)), if deadline.is_some() => {
+                    self.time_out().await;
+                    continue;
+                }
+                command = inbox.recv() => command,
+                () = tokio::time::sleep(IDLE), if !self.thinking && deadline.is_none() => {
+                    tracing::debug!(game_id = %self.state.meta().id, "idle game unloaded");
+                    break;
+                }
+            };
+            let Some(command) = command else { break };
+            self.handle(command).await;
+        }
+        if self.state.is_playing() {
+            metrics::gauge!("ttakji_live_games").decrement(1.0);
+        }
+    }
+
+    async fn handle(&mut self, command: Command) {
+        // A request that arrives after the deadline, before the timer has
+        // fired, finds the game already lost on time.
+        if self.state.out_of_time(now_unix_ms()) {
+            self.time_out().await;
+        }
+        match command {
+            Command::Snapshot { preview, reply } => {
+                let _ = reply.send(view::snapshot(&self.state, preview));
+            }
+            Command::Preview { reply } => {
+                let _ = reply.send(view::count_to_pb(&self.state.game().score_preview()));
+            }
+            Command::Export { reply } => {
+                let _ = reply.send(self.state.sgf());
+            }
+            Command::Submit {
+                span,
+                user_id,
+                number,
+                action,
+                reply,
+            } => {
+                let started = Instant::now();
+                let step = self
+                    .state
+                    .submit(&user_id, number, action, now_unix_ms())
+                    .inspect_err(|refusal| {
+                        metrics::counter!("ttakji_moves_refused_total", "reason" => refusal.reason())
+                            .increment(1);
+                    });
+                let result = self.take(step).instrument(span.clone()).await;
+                metrics::histogram!("ttakji_move_handling_seconds")
+                    .record(started.elapsed().as_secs_f64());
+                self.answer(result, reply, span, |state, played| {
+                    (
+                        played.map(|n| view::move_pb(state, n)),
+                        view::snapshot(state, false),
+                    )
+                })
+                .await;
+                self.think_if_computer_to_move();
+            }
+            Command::TakeBack {
+                span,
+                user_id,
+                move_count,
+                reply,
+            } => {
+                let step = self.state.take_back(&user_id, move_count, now_unix_ms());
+                let result = self.take(step).instrument(span.clone()).await;
+                self.answer(result, reply, span, |state, _| view::snapshot(state, false))
+                    .await;
+                self.think_if_computer_to_move();
+            }
+            Command::OfferDraw {
+                span,
+                user_id,
+                reply,
+            } => {
+                let step = self.state.offer_draw(&user_id, now_unix_ms());
+                let result = self.take(step).instrument(span.clone()).await;
+                self.answer(result, reply, span, |state, _| view::snapshot(state, false))
+                    .await;
+            }
+            Command::AnswerDraw {
+                span,
+                user_id,
+                accept,
+                reply,
+            } => {
+                let step = self.state.answer_draw(&user_id, accept, now_unix_ms());
+                let result = self.take(step).instrument(span.clone()).await;
+                self.answer(result, reply, span, |state, _| view::snapshot(state, false))
+                    .await;
+            }
+            Command::AiDecided {
+                generation,
+                decision,
+                player,
+                think,
+            } => {
+                self.thinking = false;
+                // A finished game needs no player (nor its search tree).
+                self.ai_player = self.state.is_playing().then_some(player);
+                self.play_computer_move(generation, decision, think).await;
+                self.think_if_computer_to_move();
+            }
+        }
+    }
+
+    /// Answers a request with what `reply_of` makes of the committed game,
+    /// then publishes the step's events.
+    async fn answer<T>(
+        &mut self,
+        result: Result<(Option<usize>, Vec<Outgoing>), Status>,
+        reply: Reply<T>,
+        span: tracing::Span,
+        reply_of: impl FnOnce(&OnlineGame, Option<usize>) -> T,
+    ) {
+        match result {
+            Ok((played, events)) => {
+                let _ = reply.send(Ok(reply_of(&self.state, played)));
+                self.publish(events).instrument(span).await;
+            }
+            Err(status) => {
+                let _ = reply.send(Err(status));
+            }
+        }
+    }
+
+    /// Stores a step and commits it: the one way the game changes. Returns
+    /// the move the answer names and the events to publish; a refusal or a
+    /// failed write leaves the game as it was.
+    async fn take(
+        &mut self,
+        step: Result<Step, Refusal>,
+    ) -> Result<(Option<usize>, Vec<Outgoing>), Status> {
+        let step = step.map_err(Status::from)?;
+        let events = view::step_events(&self.state, &step);
+        let outgoing: Vec<Outgoing> = events
+            .iter()
+            .map(|e| Outgoing {
+                finished: matches!(e.kind, Some(pb::game_event::Kind::Finished(_))),
+                payload: e.encode_to_vec(),
+            })
+            .collect();
+        if let Some(write) = step.write() {
+            let stored: Vec<StoredEvent> = events
+                .iter()
+                .zip(&outgoing)
+                .map(|(e, o)| StoredEvent {
+                    seq: e.seq,
+                    payload: o.payload.clone(),
+                })
+                .collect();
+            store::apply(&self.db, &self.state.meta().id, write, &stored, step.at())
+                .await
+                .map_err(|e| storage_error(&e))?;
+        }
+        if step.is_action() {
+            metrics::counter!("ttakji_moves_accepted_total").increment(1);
+        }
+        if step.ends(&self.state) {
+            metrics::gauge!("ttakji_live_games").decrement(1.0);
+        }
+        let played = step.played();
+        self.state.commit(step);
+        Ok((played, outgoing))
+    }
+
+    /// The side to move ran out of time: it loses, whatever the board says.
+    async fn time_out(&mut self) {
+        let Some(step) = self.state.time_out(now_unix_ms()) else {
+            return;
+        };
+        let loser = self.state.game().to_move();
+        tracing::info!(game_id = %self.state.meta().id, %loser, "time ran out");
+        match self.take(Ok(step)).await {
+            Ok((_, events)) => self.publish(events).await,
+            Err(status) => {
+                tracing::error!(game_id = %self.state.meta().id, %status, "timeout not stored; retrying");
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+        }
+    }
+
+    fn think_if_computer_to_move(&mut self) {
+        if self.thinking || self.state.computer_to_move().is_none() {
+            return;
+        }
+        let Some(mut player) = self.ai_player.take() else {
+            return;
+        };
+        self.thinking = true;
+        let game = self.state.game().clone();
+        let generation = self.state.generation();
+        let mailbox = self.mailbox.clone();
+        let span = tracing::info_span!("ai.think", game_id = %self.state.meta().id, level = player.level().name(), move_number = game.move_number() + 1);
+        // The search is CPU-bound: it runs on the blocking pool so it never
+        // stalls the runtime's other games.
+        self.shutdown.spawn_blocking(move || {
+            let _entered = span.enter();
+            let started = Instant::now();
+            let decision = player.decide(&game);
+            let think = started.elapsed();
+            metrics::histogram!("ttakji_ai_think_seconds", "level" => player.level().name())
+                .record(think.as_secs_f64());
+            tracing::debug!(?decision, think_ms = think.as_millis(), "computer decided");
+            let _ = mailbox.blocking_send(Command::AiDecided {
+                generation,
+                decision,
+                player,
+                think,
+            });
+        });
+    }
+
+    async fn play_computer_move(&mut self, generation: u64, decision: Decision, think: Duration) {
+        let game_id = self.state.meta().id.clone();
+        if let (Decision::Play(p), Some((color, _))) = (decision, self.state.computer_to_move())
+            && generation == self.state.generation()
+            && self.state.game().check(color, p).is_err()
+        {
+            tracing::warn!(%game_id, point = %p, "computer chose an illegal point; it passes");
+        }
+        let Some(step) = self
+            .state
+            .computer_move(generation, decision, now_unix_ms())
+        else {
+            return;
+        };
+        tracing::info!(%game_id, ?decision, think_ms = think.as_millis(), "computer moves");
+        match self.take(Ok(step)).await {
+            Ok((_, events)) => self.publish(events).await,
+            Err(status) => tracing::error!(%game_id, %status, "computer's move not stored"),
+        }
+    }
+
+    /// Publishes events on the game's channel, and a game's end on the
+    /// finished-games channel too. The bus delivers at most once: what it
+    /// drops, watchers and the ratings service read from the store.
+    async fn publish(&self, events: Vec<Outgoing>) {
+        let channel = bus::game_channel(&self.state.meta().id);
+        for event in events {
+            if event.finished
+                && let Err(e) = self
+                    .bus
+                    .publish(
+                        bus::GAMES_FINISHED,
+                        "ttakji.v1.GameEvent",
+                        event.payload.clone(),
+                    )
+                    .await
+            {
+                tracing::warn!(error = %e, "finished game not announced; consumers reconcile from the store");
+            }
+            if let Err(e) = self
+                .bus
+                .publish(&channel, "ttakji.v1.GameEvent", event.payload)
+                .await
+            {
+                tracing::warn!(error = %e, "event not published; watchers fill the gap from the store");
+            }
+        }
+    }
+}

@@ -1,0 +1,771 @@
+//! One game's online rules as a pure state machine.
+//!
+//! Each action takes the time `now` and returns either a [`Refusal`] or a
+//! [`Step`]: what to store, the events to send and what to answer. The
+//! game changes only when a step is [committed](OnlineGame::commit), which
+//! the caller does once the step's write is stored, so a failed write
+//! leaves the game exactly as it was. Nothing here does I/O or reads a
+//! clock.
+//!
+//! The rules on top of the rules engine's: a move names the number it will
+//! have (a retry of a move already played gets the same answer, any other
+//! number is refused); the move clock gives the next player full time after
+//! every move and running out loses; a standing draw offer lapses with the
+//! next move; undo is offered only against the computer and takes back the
+//! player's last move with the reply.
+
+mod refusal;
+#[cfg(test)]
+mod tests;
+
+use baduk::sgf::Record;
+use baduk::{Action, Color, EndReason, Game, GameResult, Move, Point, Score};
+use baduk_ai::{Decision, Level};
+
+pub use refusal::{Refusal, RefusalKind};
+
+use crate::records::{Finish, GameMeta, StoredGame, StoredMove, Write};
+
+/// An action as a request carries it; a point is checked against the
+/// game's board here, where its size is known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Requested {
+    Place { column: u32, row: u32 },
+    Pass,
+    Resign,
+}
+
+/// What a side does, once checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Act {
+    Place(Point),
+    Pass,
+    Resign,
+    /// The side's clock ran out (decided by the authority, not asked for).
+    TimeOut,
+    /// The side accepted the opponent's draw offer.
+    AcceptDraw,
+}
+
+/// How a game ended, with its count when it was counted.
+#[derive(Debug, Clone)]
+pub struct Finished {
+    pub result: GameResult,
+    pub reason: EndReason,
+    pub count: Option<Score>,
+}
+
+/// A move as an undo event names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlayedMove {
+    pub number: usize,
+    pub color: Color,
+    /// `None` for a pass.
+    pub point: Option<Point>,
+    pub captured: Vec<Point>,
+}
+
+/// What happened, as the game's numbered events say it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EventKind {
+    Started,
+    /// Move `number` was played; after a pass that did not end the game the
+    /// opponent is shown the count as it would be if they passed too.
+    MovePlayed {
+        number: usize,
+        with_count: bool,
+    },
+    Finished,
+    DrawOffered(Color),
+    DrawDeclined(Color),
+    /// The moves taken back, the last one first.
+    MovesUndone(Vec<PlayedMove>),
+}
+
+/// One numbered event, with the game as it stood right after it.
+#[derive(Debug, Clone)]
+pub struct Event {
+    pub seq: u64,
+    pub at: i64,
+    pub kind: EventKind,
+    /// The game as of this event when it differs from the step's result:
+    /// the move that ends a game is shown as played in a game still going
+    /// on, then the end.
+    as_of: Option<Box<OnlineGame>>,
+}
+
+impl Event {
+    /// The game right after this event, given the game after its step.
+    #[must_use]
+    pub fn game<'a>(&'a self, after_step: &'a OnlineGame) -> &'a OnlineGame {
+        self.as_of.as_deref().unwrap_or(after_step)
+    }
+}
+
+/// The effects of one accepted action: commit it once `write` is stored.
+#[derive(Debug)]
+#[must_use]
+pub struct Step {
+    /// The game after the step; `None` when nothing changes (a retry).
+    next: Option<Box<OnlineGame>>,
+    write: Option<Write>,
+    events: Vec<Event>,
+    played: Option<usize>,
+    at: i64,
+    /// A move, pass, resignation, timeout or agreed draw (counted as an
+    /// accepted action), as opposed to a draw offer or an undo.
+    is_action: bool,
+}
+
+impl Step {
+    fn unchanged(played: Option<usize>, at: i64) -> Step {
+        Step {
+            next: None,
+            write: None,
+            events: Vec::new(),
+            played,
+            at,
+            is_action: false,
+        }
+    }
+
+    /// What to store before committing; `None` when nothing changes.
+    #[must_use]
+    pub fn write(&self) -> Option<&Write> {
+        self.write.as_ref()
+    }
+
+    /// The events the step adds, in order.
+    #[must_use]
+    pub fn events(&self) -> &[Event] {
+        &self.events
+    }
+
+    /// The game as it will be after the step, given the game before it.
+    #[must_use]
+    pub fn after<'a>(&'a self, before: &'a OnlineGame) -> &'a OnlineGame {
+        self.next.as_deref().unwrap_or(before)
+    }
+
+    /// The number of the move the answer names (a move played or retried).
+    #[must_use]
+    pub fn played(&self) -> Option<usize> {
+        self.played
+    }
+
+    /// The time the step was computed for.
+    #[must_use]
+    pub fn at(&self) -> i64 {
+        self.at
+    }
+
+    /// Whether this is an accepted move, pass, resignation, timeout or draw.
+    #[must_use]
+    pub fn is_action(&self) -> bool {
+        self.is_action
+    }
+
+    /// Whether the step ends a game that `before` was still playing.
+    #[must_use]
+    pub fn ends(&self, before: &OnlineGame) -> bool {
+        before.is_playing() && !self.after(before).is_playing()
+    }
+}
+
+/// The stones each move took off, kept flat so that copying a game for a
+/// step costs two allocations whatever its length.
+#[derive(Debug, Clone, Default)]
+struct Captures {
+    points: Vec<Point>,
+    /// Where each move's stones end in `points`.
+    ends: Vec<usize>,
+}
+
+impl Captures {
+    fn push(&mut self, captured: &[Point]) {
+        self.points.extend_from_slice(captured);
+        self.ends.push(self.points.len());
+    }
+
+    fn pop(&mut self) {
+        self.ends.pop();
+        self.points.truncate(self.ends.last().copied().unwrap_or(0));
+    }
+
+    /// The stones move `number` (from 1) took off.
+    fn of(&self, number: usize) -> &[Point] {
+        let end = self.ends.get(number - 1).copied().unwrap_or(0);
+        let start = if number >= 2 {
+            self.ends.get(number - 2).copied().unwrap_or(0)
+        } else {
+            0
+        };
+        self.points.get(start..end).unwrap_or_default()
+    }
+}
+
+/// A live game under the online rules.
+#[derive(Debug, Clone)]
+pub struct OnlineGame {
+    meta: GameMeta,
+    game: Game,
+    captured: Captures,
+    /// The last event's sequence number.
+    seq: u64,
+    finished: Option<Finished>,
+    /// Advanced by every undo, so a computer decision about a position that
+    /// was taken back is dropped.
+    generation: u64,
+    /// When the side to move runs out of time (Unix ms); online games only.
+    deadline: Option<i64>,
+    /// The side whose draw offer stands.
+    draw_offer: Option<Color>,
+    /// When the game ended (Unix ms); 0 while it goes on.
+    finished_at: i64,
+}
+
+impl OnlineGame {
+    /// A new game and its first event (its step is the creation itself).
+    #[must_use]
+    pub fn new(meta: GameMeta) -> (OnlineGame, Event) {
+        let deadline = (meta.seconds_per_move > 0)
+            .then(|| meta.created_at + i64::from(meta.seconds_per_move) * 1000);
+        let at = meta.created_at;
+        let game = OnlineGame {
+            game: Game::new(meta.rules),
+            meta,
+            captured: Captures::default(),
+            seq: 1,
+            finished: None,
+            generation: 0,
+            deadline,
+            draw_offer: None,
+            finished_at: 0,
+        };
+        let started = Event {
+            seq: 1,
+            at,
+            kind: EventKind::Started,
+            as_of: None,
+        };
+        (game, started)
+    }
+
+    /// The game again from its stored row and moves.
+    ///
+    /// # Errors
+    /// What in the stored game the rules cannot replay.
+    pub fn restore(stored: StoredGame, moves: &[StoredMove]) -> Result<OnlineGame, String> {
+        let (mut live, _) = OnlineGame::new(stored.meta);
+        for m in moves {
+            let action = m.point.map_or(Action::Pass, Action::Play);
+            let outcome = live
+                .game
+                .play(Move {
+                    color: m.color,
+                    action,
+                })
+                .map_err(|e| format!("move {}: {e}", m.number))?;
+            live.captured.push(&outcome.captured);
+        }
+        let ended = match stored.end_reason {
+            Some(EndReason::Resignation { winner }) => live.game.resign(winner.opponent()).err(),
+            Some(EndReason::Timeout { winner }) => live.game.time_out(winner.opponent()).err(),
+            Some(EndReason::DrawAgreed) => live.game.agree_draw().err(),
+            _ => None,
+        };
+        if let Some(e) = ended {
+            return Err(e.to_string());
+        }
+        live.seq = stored.last_seq;
+        live.deadline = stored.deadline_at;
+        live.finished_at = stored.finished_at.unwrap_or_default();
+        live.draw_offer = stored.draw_offered_by;
+        if let Some(reason) = live.game.end() {
+            live.finished = Some(live.finish_of(reason));
+        }
+        Ok(live)
+    }
+
+    #[must_use]
+    pub fn meta(&self) -> &GameMeta {
+        &self.meta
+    }
+
+    /// The rules engine's game: the board, the moves, the superko history.
+    #[must_use]
+    pub fn game(&self) -> &Game {
+        &self.game
+    }
+
+    /// The last event's sequence number.
+    #[must_use]
+    pub fn seq(&self) -> u64 {
+        self.seq
+    }
+
+    #[must_use]
+    pub fn finished(&self) -> Option<&Finished> {
+        self.finished.as_ref()
+    }
+
+    #[must_use]
+    pub fn is_playing(&self) -> bool {
+        self.finished.is_none()
+    }
+
+    #[must_use]
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// When the side to move loses on time, while the game goes on.
+    #[must_use]
+    pub fn deadline(&self) -> Option<i64> {
+        self.deadline.filter(|_| self.is_playing())
+    }
+
+    /// The side whose draw offer stands, while the game goes on.
+    #[must_use]
+    pub fn draw_offer(&self) -> Option<Color> {
+        self.draw_offer.filter(|_| self.is_playing())
+    }
+
+    /// When the game ended; 0 while it goes on.
+    #[must_use]
+    pub fn finished_at(&self) -> i64 {
+        if self.is_playing() {
+            0
+        } else {
+            self.finished_at
+        }
+    }
+
+    /// Whether the side to move has run out of time at `now`.
+    #[must_use]
+    pub fn out_of_time(&self, now: i64) -> bool {
+        self.deadline().is_some_and(|d| now >= d)
+    }
+
+    /// Move `number` (from 1) as events name it.
+    ///
+    /// # Panics
+    /// When no move has that number.
+    #[must_use]
+    pub fn played_move(&self, number: usize) -> PlayedMove {
+        let mv = self.game.moves()[number - 1];
+        PlayedMove {
+            number,
+            color: mv.color,
+            point: match mv.action {
+                Action::Play(p) => Some(p),
+                Action::Pass => None,
+            },
+            captured: self.captured.of(number).to_vec(),
+        }
+    }
+
+    /// Whether a person in a game against the computer has a move that an
+    /// undo could take back.
+    #[must_use]
+    pub fn undo_allowed(&self) -> bool {
+        self.is_playing()
+            && self.meta.is_ai_game()
+            && self
+                .game
+                .moves()
+                .iter()
+                .any(|m| self.meta.seat(m.color).ai.is_none())
+    }
+
+    /// The computer's colour and level, if it is to move now.
+    #[must_use]
+    pub fn computer_to_move(&self) -> Option<(Color, Level)> {
+        if !self.is_playing() {
+            return None;
+        }
+        let color = self.game.to_move();
+        self.meta.seat(color).ai.map(|level| (color, level))
+    }
+
+    /// The record as SGF, with names, date and result.
+    #[must_use]
+    pub fn sgf(&self) -> String {
+        let mut record = Record::from_game(&self.game);
+        record.black = Some(self.meta.black.name.clone());
+        record.white = Some(self.meta.white.name.clone());
+        record.date = Some(date_of(self.meta.created_at));
+        record.result = self.finished.as_ref().map(|f| f.result);
+        record.to_sgf()
+    }
+
+    /// Makes the step's game the game. Call it once the step's write is
+    /// stored; a step that was not stored is dropped instead.
+    pub fn commit(&mut self, step: Step) {
+        if let Some(next) = step.next {
+            *self = *next;
+        }
+    }
+
+    /// A player's move, pass or resignation, numbered as the request says.
+    ///
+    /// # Errors
+    /// Why the action is refused.
+    pub fn submit(
+        &self,
+        user_id: &str,
+        number: u32,
+        requested: Requested,
+        now: i64,
+    ) -> Result<Step, Refusal> {
+        let act = match requested {
+            Requested::Pass => Act::Pass,
+            Requested::Resign => Act::Resign,
+            Requested::Place { column, row } => Act::Place(self.point(column, row)?),
+        };
+        let color = self.player(user_id)?;
+        if act == Act::Resign {
+            if let Some(Finished {
+                reason: EndReason::Resignation { winner },
+                ..
+            }) = &self.finished
+                && *winner == color.opponent()
+            {
+                // A retried resignation: the same answer.
+                return Ok(Step::unchanged(None, now));
+            }
+            return self.act(color, act, now);
+        }
+        let expected = self.game.move_number() + 1;
+        let number = number as usize;
+        if number == 0 {
+            return Err(Refusal::MoveNumberZero { expected });
+        }
+        if number < expected {
+            // A retry of a move already played gets the same answer.
+            let earlier = self.game.moves()[number - 1];
+            let asked = match act {
+                Act::Place(p) => Action::Play(p),
+                _ => Action::Pass,
+            };
+            if earlier.color == color && earlier.action == asked {
+                return Ok(Step::unchanged(Some(number), now));
+            }
+            return Err(Refusal::AlreadyPlayed { number, expected });
+        }
+        if number > expected {
+            return Err(Refusal::NotNext { number, expected });
+        }
+        self.act(color, act, now)
+    }
+
+    /// The side to move loses on time; `None` once the game is over.
+    #[must_use]
+    pub fn time_out(&self, now: i64) -> Option<Step> {
+        if !self.is_playing() {
+            return None;
+        }
+        self.act(self.game.to_move(), Act::TimeOut, now).ok()
+    }
+
+    /// The computer's decision, made for `generation`: `None` when the
+    /// position it was made for was taken back or it is not its turn. A
+    /// point the rules refuse becomes a pass.
+    #[must_use]
+    pub fn computer_move(&self, generation: u64, decision: Decision, now: i64) -> Option<Step> {
+        if generation != self.generation {
+            return None;
+        }
+        let (color, _) = self.computer_to_move()?;
+        let act = match decision {
+            Decision::Play(p) if self.game.check(color, p).is_ok() => Act::Place(p),
+            Decision::Play(_) | Decision::Pass => Act::Pass,
+            Decision::Resign => Act::Resign,
+        };
+        self.act(color, act, now).ok()
+    }
+
+    /// A player offers a draw; a second offer is answered as the first,
+    /// and an offer when the opponent's stands is a draw.
+    ///
+    /// # Errors
+    /// When the caller is not a player, the game is over or the opponent is
+    /// the computer.
+    pub fn offer_draw(&self, user_id: &str, now: i64) -> Result<Step, Refusal> {
+        let color = self.draw_player(user_id)?;
+        match self.draw_offer {
+            Some(c) if c == color => Ok(Step::unchanged(None, now)),
+            Some(_) => self.act(color, Act::AcceptDraw, now),
+            None => Ok(self.set_draw_offer(Some(color), EventKind::DrawOffered(color), now)),
+        }
+    }
+
+    /// A player answers the opponent's standing draw offer.
+    ///
+    /// # Errors
+    /// As [`OnlineGame::offer_draw`], and when no offer of the opponent's stands.
+    pub fn answer_draw(&self, user_id: &str, accept: bool, now: i64) -> Result<Step, Refusal> {
+        let color = self.draw_player(user_id)?;
+        if self.draw_offer != Some(color.opponent()) {
+            return Err(Refusal::NoDrawOffer);
+        }
+        if accept {
+            return self.act(color, Act::AcceptDraw, now);
+        }
+        Ok(self.set_draw_offer(None, EventKind::DrawDeclined(color), now))
+    }
+
+    /// Takes back the player's last move and the computer's reply, asked
+    /// at `move_count` moves (so a repeated undo never takes back two).
+    ///
+    /// # Errors
+    /// When the game is not against the computer, is over, has moved on
+    /// since `move_count`, or the player has no move to take back.
+    pub fn take_back(&self, user_id: &str, move_count: u32, now: i64) -> Result<Step, Refusal> {
+        let color = self.player(user_id)?;
+        if !self.meta.is_ai_game() {
+            return Err(Refusal::UndoOnlyAgainstComputer);
+        }
+        if self.finished.is_some() {
+            return Err(Refusal::UndoAfterTheEnd {
+                game_id: self.meta.id.clone(),
+            });
+        }
+        let played = self.game.move_number();
+        if move_count as usize != played {
+            return Err(Refusal::UndoAtAnotherMove {
+                played,
+                asked: move_count,
+            });
+        }
+        // Back to the player's last turn: their move, and the reply if any.
+        let Some(mine) = self.game.moves().iter().rposition(|m| m.color == color) else {
+            return Err(Refusal::NothingToUndo);
+        };
+        let mut next = self.clone();
+        let mut undone = Vec::new();
+        while next.game.move_number() > mine {
+            undone.push(next.played_move(next.game.move_number()));
+            next.game.undo().map_err(Refusal::Undo)?;
+            next.captured.pop();
+        }
+        next.generation += 1;
+        next.seq += 1;
+        let event = Event {
+            seq: next.seq,
+            at: now,
+            kind: EventKind::MovesUndone(undone),
+            as_of: None,
+        };
+        let write = Write {
+            truncate_after: Some(mine),
+            deadline_at: next.deadline,
+            draw_offered_by: next.draw_offer,
+            ..Write::default()
+        };
+        Ok(Step {
+            next: Some(Box::new(next)),
+            write: Some(write),
+            events: vec![event],
+            played: None,
+            at: now,
+            is_action: false,
+        })
+    }
+
+    fn player(&self, user_id: &str) -> Result<Color, Refusal> {
+        self.meta
+            .color_of(user_id)
+            .ok_or_else(|| Refusal::NotAPlayer {
+                game_id: self.meta.id.clone(),
+            })
+    }
+
+    fn point(&self, column: u32, row: u32) -> Result<Point, Refusal> {
+        let size = self.meta.rules.board_size.get();
+        let n = u32::from(size);
+        if column >= n || row >= n {
+            return Err(Refusal::OffBoard { column, row, size });
+        }
+        // Both are below the board size, itself at most 19, here.
+        Ok(Point::new(column as u8, row as u8))
+    }
+
+    /// The player of `user_id`, in an online game still being played.
+    fn draw_player(&self, user_id: &str) -> Result<Color, Refusal> {
+        let color = self.player(user_id)?;
+        if let Some(finished) = &self.finished {
+            return Err(Refusal::GameOver {
+                game_id: self.meta.id.clone(),
+                reason: finished.reason,
+            });
+        }
+        if self.meta.is_ai_game() {
+            return Err(Refusal::ComputerTakesNoDraws);
+        }
+        Ok(color)
+    }
+
+    fn set_draw_offer(&self, offer: Option<Color>, kind: EventKind, now: i64) -> Step {
+        let mut next = self.clone();
+        next.draw_offer = offer;
+        next.seq += 1;
+        let event = Event {
+            seq: next.seq,
+            at: now,
+            kind,
+            as_of: None,
+        };
+        let write = Write {
+            deadline_at: next.deadline,
+            draw_offered_by: offer,
+            ..Write::default()
+        };
+        Step {
+            next: Some(Box::new(next)),
+            write: Some(write),
+            events: vec![event],
+            played: None,
+            at: now,
+            is_action: false,
+        }
+    }
+
+    /// Checks an action of `color` with the rules engine and works out
+    /// everything it changes.
+    fn act(&self, color: Color, act: Act, now: i64) -> Result<Step, Refusal> {
+        if let Some(finished) = &self.finished {
+            return Err(Refusal::GameOver {
+                game_id: self.meta.id.clone(),
+                reason: finished.reason,
+            });
+        }
+        let mut next = self.clone();
+        let mut write = Write::default();
+        let mut events = Vec::new();
+        let mut played = None;
+        match act {
+            Act::Resign => {
+                next.game.resign(color).map_err(Refusal::Illegal)?;
+            }
+            Act::TimeOut => {
+                next.game.time_out(color).map_err(Refusal::Illegal)?;
+            }
+            Act::AcceptDraw => {
+                next.game.agree_draw().map_err(Refusal::Illegal)?;
+            }
+            Act::Place(_) | Act::Pass => {
+                if next.game.to_move() != color {
+                    return Err(Refusal::NotYourTurn {
+                        to_move: next.game.to_move(),
+                    });
+                }
+                let action = match act {
+                    Act::Place(p) => Action::Play(p),
+                    _ => Action::Pass,
+                };
+                let outcome = next
+                    .game
+                    .play(Move { color, action })
+                    .map_err(Refusal::Illegal)?;
+                next.captured.push(&outcome.captured);
+                let number = outcome.move_number;
+                write.insert_move = Some(StoredMove {
+                    number,
+                    color,
+                    point: match action {
+                        Action::Play(p) => Some(p),
+                        Action::Pass => None,
+                    },
+                });
+                // The next move has its full time again; a standing draw
+                // offer lapses with the move.
+                next.draw_offer = None;
+                if next.meta.seconds_per_move > 0 {
+                    next.deadline = Some(now + i64::from(next.meta.seconds_per_move) * 1000);
+                }
+                next.seq += 1;
+                events.push(Event {
+                    seq: next.seq,
+                    at: now,
+                    kind: EventKind::MovePlayed {
+                        number,
+                        with_count: action == Action::Pass && !next.game.is_over(),
+                    },
+                    as_of: None,
+                });
+                played = Some(number);
+            }
+        }
+        if let Some(reason) = next.game.end() {
+            if let Some(last) = events.last_mut() {
+                last.as_of = Some(Box::new(next.clone()));
+            }
+            next.deadline = None;
+            next.draw_offer = None;
+            next.finished_at = now;
+            let finished = next.finish_of(reason);
+            let points = finished.count.as_ref().map(|c| (c.black, c.white));
+            let dead_stones = finished
+                .count
+                .as_ref()
+                .map(|c| c.dead.clone())
+                .unwrap_or_default();
+            let result = finished.result;
+            next.finished = Some(finished);
+            write.finish = Some(Finish {
+                reason,
+                result,
+                points,
+                dead_stones,
+                sgf: next.sgf(),
+            });
+            next.seq += 1;
+            events.push(Event {
+                seq: next.seq,
+                at: now,
+                kind: EventKind::Finished,
+                as_of: None,
+            });
+        }
+        write.deadline_at = next.deadline;
+        write.draw_offered_by = next.draw_offer;
+        Ok(Step {
+            next: Some(Box::new(next)),
+            write: Some(write),
+            events,
+            played,
+            at: now,
+            is_action: true,
+        })
+    }
+
+    fn finish_of(&self, reason: EndReason) -> Finished {
+        let count = reason.is_counted().then(|| self.game.score_preview());
+        let result = match &count {
+            Some(score) => score.result(),
+            None => self.game.result().unwrap_or(GameResult::DrawAgreed),
+        };
+        Finished {
+            result,
+            reason,
+            count,
+        }
+    }
+}
+
+/// `YYYY-MM-DD` of a Unix time in milliseconds (UTC).
+fn date_of(unix_ms: i64) -> String {
+    let days = unix_ms.div_euclid(86_400_000);
+    // Civil-from-days (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
+}

@@ -1,0 +1,556 @@
+//! The online rules, step by step, with no network, database or clock.
+
+use baduk::{Color, EndReason, GameResult, Point, Rules};
+use baduk_ai::{Decision, Level};
+
+use super::{EventKind, OnlineGame, Refusal, Requested, Step};
+use crate::records::{GameMeta, Seat, StoredGame, StoredMove};
+
+const START: i64 = 1_000_000;
+
+fn person(id: &str) -> Seat {
+    Seat {
+        user_id: Some(id.to_owned()),
+        name: id.to_owned(),
+        ai: None,
+    }
+}
+
+fn computer() -> Seat {
+    Seat {
+        user_id: None,
+        name: "Easy AI".to_owned(),
+        ai: Some(Level::Easy),
+    }
+}
+
+fn meta(black: Seat, white: Seat, seconds_per_move: u32, rules: Rules) -> GameMeta {
+    GameMeta {
+        id: "g1".to_owned(),
+        rules,
+        black,
+        white,
+        seconds_per_move,
+        created_at: START,
+        ranked: false,
+    }
+}
+
+/// Black `b` against White `w` on a 30-second move clock.
+fn online() -> OnlineGame {
+    OnlineGame::new(meta(person("b"), person("w"), 30, Rules::ttakji())).0
+}
+
+/// Person `p` with Black against the computer, no clock.
+fn against_computer() -> OnlineGame {
+    OnlineGame::new(meta(person("p"), computer(), 0, Rules::ttakji())).0
+}
+
+fn at(name: &str) -> Requested {
+    let p = baduk::BoardSize::NINE
+        .parse_point(name)
+        .expect("test point");
+    Requested::Place {
+        column: u32::from(p.col()),
+        row: u32::from(p.row()),
+    }
+}
+
+/// Works out a step on `game` and commits it, as the actor does once its
+/// write is stored; returns a copy of the step.
+fn apply(
+    game: &mut OnlineGame,
+    action: impl FnOnce(&OnlineGame) -> Result<Step, Refusal>,
+) -> Committed {
+    commit(game, action(game))
+}
+
+/// A copy of a committed step, for a test to look at or not.
+struct Committed(Step);
+
+impl std::ops::Deref for Committed {
+    type Target = Step;
+    fn deref(&self) -> &Step {
+        &self.0
+    }
+}
+
+fn commit(game: &mut OnlineGame, step: Result<Step, Refusal>) -> Committed {
+    let step = step.expect("accepted");
+    let copy = Step {
+        next: step.next.clone(),
+        write: step.write.clone(),
+        events: step.events.clone(),
+        played: step.played,
+        at: step.at,
+        is_action: step.is_action,
+    };
+    game.commit(step);
+    Committed(copy)
+}
+
+fn kinds(step: &Step) -> Vec<EventKind> {
+    step.events().iter().map(|e| e.kind.clone()).collect()
+}
+
+#[test]
+fn a_new_game_starts_with_event_one_and_the_first_clock() {
+    let (game, started) = OnlineGame::new(meta(person("b"), person("w"), 30, Rules::ttakji()));
+    assert_eq!((started.seq, started.kind), (1, EventKind::Started));
+    assert_eq!(game.seq(), 1);
+    assert_eq!(game.deadline(), Some(START + 30_000));
+    assert!(
+        against_computer().deadline().is_none(),
+        "no clock against the computer"
+    );
+}
+
+#[test]
+fn a_move_is_stored_numbered_and_gives_the_next_player_full_time() {
+    let mut game = online();
+    let step = apply(&mut game, |g| g.submit("b", 1, at("E5"), START + 5_000));
+    let write = step.write().expect("a move is stored");
+    let stored = write.insert_move.expect("the move");
+    assert_eq!(
+        (
+            stored.number,
+            stored.color,
+            stored.point.map(|p| p.to_string())
+        ),
+        (1, Color::Black, Some("E5".to_owned()))
+    );
+    assert_eq!(write.deadline_at, Some(START + 35_000));
+    assert_eq!(game.deadline(), Some(START + 35_000));
+    assert_eq!(game.game().to_move(), Color::White);
+    assert_eq!(game.seq(), 2);
+    assert_eq!(
+        kinds(&step),
+        [EventKind::MovePlayed {
+            number: 1,
+            with_count: false
+        }]
+    );
+    assert!(step.is_action());
+}
+
+#[test]
+fn a_step_changes_nothing_until_it_is_committed() {
+    let game = online();
+    let step = game.submit("b", 1, at("E5"), START).expect("legal");
+    drop(step);
+    assert_eq!(game.game().move_number(), 0);
+    assert_eq!(game.seq(), 1);
+    assert_eq!(game.deadline(), Some(START + 30_000));
+    let again = game.submit("b", 1, at("E5"), START).expect("still move 1");
+    assert_eq!(again.played(), Some(1));
+}
+
+#[test]
+fn a_retried_move_gets_the_same_answer_and_is_not_applied_again() {
+    let mut game = online();
+    apply(&mut game, |g| g.submit("b", 1, at("E5"), START));
+    let retry = game.submit("b", 1, at("E5"), START + 100).expect("a retry");
+    assert_eq!(retry.played(), Some(1));
+    assert!(retry.write().is_none(), "nothing is stored twice");
+    assert!(retry.events().is_empty());
+    commit(&mut game, Ok(retry));
+    assert_eq!(game.game().move_number(), 1);
+    assert_eq!(game.seq(), 2);
+}
+
+#[test]
+fn another_move_under_a_played_number_or_a_later_number_is_refused() {
+    let mut game = online();
+    apply(&mut game, |g| g.submit("b", 1, at("E5"), START));
+    assert_eq!(
+        game.submit("b", 1, at("C3"), START).err(),
+        Some(Refusal::AlreadyPlayed {
+            number: 1,
+            expected: 2
+        })
+    );
+    assert_eq!(
+        game.submit("w", 1, at("E5"), START).err(),
+        Some(Refusal::AlreadyPlayed {
+            number: 1,
+            expected: 2
+        }),
+        "the retry must be the same player's"
+    );
+    assert_eq!(
+        game.submit("w", 3, at("C3"), START).err(),
+        Some(Refusal::NotNext {
+            number: 3,
+            expected: 2
+        })
+    );
+    assert_eq!(
+        game.submit("w", 0, at("C3"), START).err(),
+        Some(Refusal::MoveNumberZero { expected: 2 })
+    );
+}
+
+#[test]
+fn players_move_in_turn_and_only_in_their_own_game() {
+    let game = online();
+    assert_eq!(
+        game.submit("w", 1, at("E5"), START).err(),
+        Some(Refusal::NotYourTurn {
+            to_move: Color::Black
+        })
+    );
+    assert_eq!(
+        game.submit("x", 1, at("E5"), START).err(),
+        Some(Refusal::NotAPlayer {
+            game_id: "g1".to_owned()
+        })
+    );
+    assert_eq!(
+        game.submit("b", 1, Requested::Place { column: 9, row: 2 }, START)
+            .err(),
+        Some(Refusal::OffBoard {
+            column: 9,
+            row: 2,
+            size: 9
+        })
+    );
+}
+
+#[test]
+fn an_illegal_move_is_refused_with_the_engine_s_reason() {
+    let mut game = online();
+    apply(&mut game, |g| g.submit("b", 1, at("E5"), START));
+    let refusal = game.submit("w", 2, at("E5"), START).expect_err("occupied");
+    assert_eq!(refusal.to_string(), "E5 is occupied");
+    assert_eq!(refusal.reason(), "occupied");
+}
+
+#[test]
+fn running_out_of_time_loses_even_when_ahead() {
+    let mut game = online();
+    apply(&mut game, |g| g.submit("b", 1, at("E5"), START + 1_000));
+    assert!(!game.out_of_time(START + 30_999));
+    assert!(game.out_of_time(START + 31_000));
+    let step = apply(&mut game, |g| {
+        g.time_out(START + 31_000).ok_or(Refusal::NoDrawOffer)
+    });
+    let finished = game.finished().expect("over");
+    assert_eq!(
+        finished.reason,
+        EndReason::Timeout {
+            winner: Color::Black
+        }
+    );
+    assert_eq!(finished.result.to_string(), "B+T");
+    assert!(game.deadline().is_none(), "a finished game has no clock");
+    assert_eq!(game.finished_at(), START + 31_000);
+    let write = step.write().expect("stored");
+    let finish = write.finish.as_ref().expect("the result is stored");
+    assert_eq!(
+        finish.result,
+        GameResult::Timeout {
+            winner: Color::Black
+        }
+    );
+    assert!(finish.sgf.contains("RE[B+T]"), "{}", finish.sgf);
+    assert_eq!(write.deadline_at, None);
+    assert!(
+        game.time_out(START + 40_000).is_none(),
+        "a game times out once"
+    );
+    assert!(matches!(
+        game.submit("w", 2, at("C3"), START + 40_000),
+        Err(Refusal::GameOver { .. })
+    ));
+}
+
+#[test]
+fn a_standing_draw_offer_lapses_with_the_next_move() {
+    let mut game = online();
+    let offered = apply(&mut game, |g| g.offer_draw("b", START));
+    assert_eq!(kinds(&offered), [EventKind::DrawOffered(Color::Black)]);
+    assert_eq!(game.draw_offer(), Some(Color::Black));
+    let again = game.offer_draw("b", START).expect("the same answer");
+    assert!(again.write().is_none() && again.events().is_empty());
+    let step = apply(&mut game, |g| g.submit("b", 1, at("E5"), START));
+    assert_eq!(game.draw_offer(), None);
+    assert_eq!(step.write().and_then(|w| w.draw_offered_by), None);
+    assert_eq!(
+        game.answer_draw("w", true, START).err(),
+        Some(Refusal::NoDrawOffer)
+    );
+}
+
+#[test]
+fn a_draw_is_agreed_by_acceptance_or_by_both_offering() {
+    let mut accepted = online();
+    apply(&mut accepted, |g| g.offer_draw("b", START));
+    let step = apply(&mut accepted, |g| g.answer_draw("w", true, START));
+    assert_eq!(kinds(&step), [EventKind::Finished]);
+    assert_eq!(
+        accepted.finished().map(|f| f.reason),
+        Some(EndReason::DrawAgreed)
+    );
+
+    let mut both = online();
+    apply(&mut both, |g| g.offer_draw("b", START));
+    apply(&mut both, |g| g.offer_draw("w", START));
+    assert_eq!(
+        both.finished().map(|f| f.reason),
+        Some(EndReason::DrawAgreed)
+    );
+
+    let mut declined = online();
+    apply(&mut declined, |g| g.offer_draw("b", START));
+    let step = apply(&mut declined, |g| g.answer_draw("w", false, START));
+    assert_eq!(kinds(&step), [EventKind::DrawDeclined(Color::White)]);
+    assert!(declined.is_playing());
+    assert_eq!(declined.draw_offer(), None);
+}
+
+#[test]
+fn the_computer_takes_no_draw_offers() {
+    let game = against_computer();
+    assert_eq!(
+        game.offer_draw("p", START).err(),
+        Some(Refusal::ComputerTakesNoDraws)
+    );
+}
+
+#[test]
+fn undo_takes_back_the_player_s_move_and_the_reply_once() {
+    let mut game = against_computer();
+    apply(&mut game, |g| g.submit("p", 1, at("E5"), START));
+    let reply = game
+        .computer_move(0, Decision::Play(Point::new(2, 2)), START)
+        .expect("the computer's turn");
+    commit(&mut game, Ok(reply));
+    assert_eq!(game.game().move_number(), 2);
+    assert!(game.undo_allowed());
+    let step = apply(&mut game, |g| g.take_back("p", 2, START));
+    assert_eq!(game.game().move_number(), 0);
+    assert_eq!(step.write().and_then(|w| w.truncate_after), Some(0));
+    let EventKind::MovesUndone(undone) = &kinds(&step)[0] else {
+        panic!("an undo event");
+    };
+    assert_eq!(
+        undone.iter().map(|m| m.number).collect::<Vec<_>>(),
+        [2, 1],
+        "the last move first"
+    );
+    assert_eq!(
+        game.take_back("p", 2, START).err(),
+        Some(Refusal::UndoAtAnotherMove {
+            played: 0,
+            asked: 2
+        }),
+        "a repeated undo never takes back two turns"
+    );
+    assert_eq!(
+        game.take_back("p", 0, START).err(),
+        Some(Refusal::NothingToUndo)
+    );
+}
+
+#[test]
+fn a_computer_decision_about_a_position_taken_back_is_dropped() {
+    let mut game = against_computer();
+    apply(&mut game, |g| g.submit("p", 1, at("E5"), START));
+    let thought_at = game.generation();
+    apply(&mut game, |g| g.take_back("p", 1, START));
+    apply(&mut game, |g| g.submit("p", 1, at("C3"), START));
+    assert!(
+        game.computer_move(thought_at, Decision::Play(Point::new(6, 6)), START)
+            .is_none()
+    );
+    assert!(
+        game.computer_move(game.generation(), Decision::Pass, START)
+            .is_some()
+    );
+}
+
+#[test]
+fn an_illegal_point_from_the_computer_becomes_a_pass() {
+    let mut game = against_computer();
+    apply(&mut game, |g| g.submit("p", 1, at("E5"), START));
+    let occupied = baduk::BoardSize::NINE.parse_point("E5").expect("point");
+    let step = apply(&mut game, |g| {
+        g.computer_move(0, Decision::Play(occupied), START)
+            .ok_or(Refusal::NoDrawOffer)
+    });
+    assert_eq!(
+        step.write().and_then(|w| w.insert_move).map(|m| m.point),
+        Some(None)
+    );
+}
+
+#[test]
+fn undo_is_only_against_the_computer_and_only_while_playing() {
+    let mut game = online();
+    apply(&mut game, |g| g.submit("b", 1, at("E5"), START));
+    assert_eq!(
+        game.take_back("b", 1, START).err(),
+        Some(Refusal::UndoOnlyAgainstComputer)
+    );
+    let mut over = against_computer();
+    apply(&mut over, |g| g.submit("p", 1, Requested::Resign, START));
+    assert_eq!(
+        over.take_back("p", 0, START).err(),
+        Some(Refusal::UndoAfterTheEnd {
+            game_id: "g1".to_owned()
+        })
+    );
+}
+
+#[test]
+fn a_retried_resignation_gets_the_same_answer() {
+    let mut game = online();
+    let step = apply(&mut game, |g| g.submit("w", 0, Requested::Resign, START));
+    assert_eq!(kinds(&step), [EventKind::Finished]);
+    assert_eq!(
+        game.finished().map(|f| f.result.to_string()),
+        Some("B+R".into())
+    );
+    let retry = game
+        .submit("w", 0, Requested::Resign, START)
+        .expect("same answer");
+    assert!(retry.write().is_none());
+    assert!(matches!(
+        game.submit("b", 0, Requested::Resign, START),
+        Err(Refusal::GameOver { .. })
+    ));
+}
+
+#[test]
+fn after_a_pass_the_opponent_is_shown_the_count_and_two_passes_end_the_game() {
+    let mut game = online();
+    let first = apply(&mut game, |g| g.submit("b", 1, Requested::Pass, START));
+    assert_eq!(
+        kinds(&first),
+        [EventKind::MovePlayed {
+            number: 1,
+            with_count: true
+        }]
+    );
+    let second = apply(&mut game, |g| g.submit("w", 2, Requested::Pass, START));
+    assert_eq!(
+        kinds(&second),
+        [
+            EventKind::MovePlayed {
+                number: 2,
+                with_count: false
+            },
+            EventKind::Finished
+        ]
+    );
+    // The last move is shown in a game still going on, then the end.
+    let events = second.events();
+    assert!(events[0].game(&game).is_playing());
+    assert!(!events[1].game(&game).is_playing());
+    assert_eq!(
+        game.finished().map(|f| f.reason),
+        Some(EndReason::TwoPasses)
+    );
+    assert!(game.finished().and_then(|f| f.count.as_ref()).is_some());
+    assert_eq!(game.seq(), 4);
+}
+
+#[test]
+fn the_move_cap_counts_the_game() {
+    let rules = Rules {
+        move_cap: Some(3),
+        ..Rules::ttakji()
+    };
+    let mut game = OnlineGame::new(meta(person("b"), person("w"), 0, rules)).0;
+    apply(&mut game, |g| g.submit("b", 1, at("E5"), START));
+    apply(&mut game, |g| g.submit("w", 2, at("C3"), START));
+    let step = apply(&mut game, |g| g.submit("b", 3, at("G7"), START));
+    assert_eq!(game.finished().map(|f| f.reason), Some(EndReason::MoveCap));
+    let finish = step
+        .write()
+        .and_then(|w| w.finish.clone())
+        .expect("counted");
+    assert!(finish.points.is_some(), "a capped game is counted");
+}
+
+#[test]
+fn a_game_restored_from_what_was_stored_is_the_same_game() {
+    let mut game = online();
+    let mut moves = Vec::new();
+    for (n, (who, point)) in [("b", "E5"), ("w", "E6"), ("b", "D6"), ("w", "F5")]
+        .into_iter()
+        .enumerate()
+    {
+        let step = apply(&mut game, |g| g.submit(who, n as u32 + 1, at(point), START));
+        moves.push(step.write().and_then(|w| w.insert_move).expect("move"));
+    }
+    apply(&mut game, |g| g.offer_draw("w", START));
+    let stored = StoredGame {
+        meta: game.meta().clone(),
+        end_reason: None,
+        deadline_at: game.deadline(),
+        draw_offered_by: game.draw_offer(),
+        finished_at: None,
+        last_seq: game.seq(),
+    };
+    let restored = OnlineGame::restore(stored, &moves).expect("replays");
+    assert_eq!(
+        crate::view::snapshot(&restored, true),
+        crate::view::snapshot(&game, true)
+    );
+}
+
+#[test]
+fn a_stored_move_the_rules_refuse_is_reported_not_replayed() {
+    let game = online();
+    let stored = StoredGame {
+        meta: game.meta().clone(),
+        end_reason: None,
+        deadline_at: None,
+        draw_offered_by: None,
+        finished_at: None,
+        last_seq: 3,
+    };
+    let e5 = Some(Point::new(4, 4));
+    let moves = [
+        StoredMove {
+            number: 1,
+            color: Color::Black,
+            point: e5,
+        },
+        StoredMove {
+            number: 2,
+            color: Color::White,
+            point: e5,
+        },
+    ];
+    let e = OnlineGame::restore(stored, &moves).expect_err("occupied");
+    assert_eq!(e, "move 2: E5 is occupied");
+}
+
+#[test]
+fn a_resigned_game_is_restored_as_resigned() {
+    let game = online();
+    let stored = StoredGame {
+        meta: game.meta().clone(),
+        end_reason: Some(EndReason::Resignation {
+            winner: Color::White,
+        }),
+        deadline_at: None,
+        draw_offered_by: None,
+        finished_at: Some(START + 9),
+        last_seq: 2,
+    };
+    let restored = OnlineGame::restore(stored, &[]).expect("replays");
+    assert_eq!(
+        restored.finished().map(|f| f.result.to_string()),
+        Some("W+R".into())
+    );
+    assert_eq!(restored.finished_at(), START + 9);
+}
+
+#[test]
+fn dates_are_written_as_sgf_wants_them() {
+    assert_eq!(super::date_of(0), "1970-01-01");
+    assert_eq!(super::date_of(1_795_910_400_000), "2026-11-29");
+}

@@ -1,0 +1,116 @@
+//! What a game is apart from its moves, and what one accepted action
+//! writes: plain typed values shared by the game's rules and the store.
+
+use baduk::{Color, EndReason, GameResult, Point, Rules};
+use baduk_ai::Level;
+
+/// A seat at the board.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Seat {
+    /// `None` for the computer.
+    pub user_id: Option<String>,
+    pub name: String,
+    pub ai: Option<Level>,
+}
+
+/// What a game is apart from its moves.
+#[derive(Debug, Clone)]
+pub struct GameMeta {
+    pub id: String,
+    pub rules: Rules,
+    pub black: Seat,
+    pub white: Seat,
+    /// The move clock; 0 for none.
+    pub seconds_per_move: u32,
+    pub created_at: i64,
+    /// Ranked games change ratings.
+    pub ranked: bool,
+}
+
+impl GameMeta {
+    #[must_use]
+    pub fn seat(&self, color: Color) -> &Seat {
+        match color {
+            Color::Black => &self.black,
+            Color::White => &self.white,
+        }
+    }
+
+    /// The colour `user_id` plays, if any.
+    #[must_use]
+    pub fn color_of(&self, user_id: &str) -> Option<Color> {
+        [Color::Black, Color::White]
+            .into_iter()
+            .find(|&c| self.seat(c).user_id.as_deref() == Some(user_id))
+    }
+
+    #[must_use]
+    pub fn is_ai_game(&self) -> bool {
+        self.black.ai.is_some() || self.white.ai.is_some()
+    }
+
+    /// The computer's level, if a seat is the computer's.
+    #[must_use]
+    pub fn ai_level(&self) -> Option<Level> {
+        self.black.ai.or(self.white.ai)
+    }
+}
+
+/// A game as its row stores it, beside its moves.
+#[derive(Debug, Clone)]
+pub struct StoredGame {
+    pub meta: GameMeta,
+    /// How the game ended, for the ends that the moves alone do not show
+    /// (resignation, timeout, agreed draw); counted ends are replayed.
+    pub end_reason: Option<EndReason>,
+    /// When the side to move runs out of time (Unix ms); `None` without a clock.
+    pub deadline_at: Option<i64>,
+    /// The side whose draw offer stands.
+    pub draw_offered_by: Option<Color>,
+    /// When a finished game ended.
+    pub finished_at: Option<i64>,
+    /// The sequence number of the game's last stored event.
+    pub last_seq: u64,
+}
+
+/// A stored move.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StoredMove {
+    /// 1 for the first move.
+    pub number: usize,
+    pub color: Color,
+    /// `None` for a pass.
+    pub point: Option<Point>,
+}
+
+/// How a finished game ended and how it was counted, written with its
+/// last event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finish {
+    pub reason: EndReason,
+    pub result: GameResult,
+    /// Black's and White's points before komi, for a counted game.
+    pub points: Option<(u32, u32)>,
+    /// The stones the count took off as dead.
+    pub dead_stones: Vec<Point>,
+    pub sgf: String,
+}
+
+/// What one accepted action writes, beside its events, in one transaction.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Write {
+    /// The clock's deadline and the standing draw offer after the action.
+    pub deadline_at: Option<i64>,
+    pub draw_offered_by: Option<Color>,
+    pub insert_move: Option<StoredMove>,
+    /// Moves numbered above this are deleted (an undo).
+    pub truncate_after: Option<usize>,
+    pub finish: Option<Finish>,
+}
+
+/// An event as stored: its sequence number and its encoded message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredEvent {
+    pub seq: u64,
+    pub payload: Vec<u8>,
+}

@@ -1,0 +1,224 @@
+//! The game as clients see it: snapshots, events and counts in the wire's
+//! terms, made from the game's state.
+
+use baduk::{Color, Game, GameResult, Point, Score};
+use baduk_ai::Level;
+use ttakji_proto::v1 as pb;
+
+use crate::game::{Event, EventKind, OnlineGame, PlayedMove, Step};
+use crate::records::Seat;
+
+#[must_use]
+pub fn color_to_pb(color: Color) -> pb::Color {
+    match color {
+        Color::Black => pb::Color::Black,
+        Color::White => pb::Color::White,
+    }
+}
+
+#[must_use]
+pub fn point_to_pb(p: Point) -> pb::Point {
+    pb::Point {
+        column: u32::from(p.col()),
+        row: u32::from(p.row()),
+    }
+}
+
+#[must_use]
+pub fn level_to_pb(level: Level) -> pb::AiLevel {
+    match level {
+        Level::Easy => pb::AiLevel::Easy,
+        Level::Normal => pb::AiLevel::Normal,
+        Level::Hard => pb::AiLevel::Hard,
+    }
+}
+
+/// Komi as the wire carries it: points, a multiple of 0.5.
+#[must_use]
+pub fn komi_points(half: i32) -> f64 {
+    f64::from(half) / 2.0
+}
+
+/// A count as the wire carries it.
+#[must_use]
+pub fn count_to_pb(score: &Score) -> pb::Count {
+    let (winner, margin_half) = match score.result() {
+        GameResult::Counted {
+            winner,
+            margin_half,
+        } => (winner, margin_half),
+        _ => (None, 0),
+    };
+    pb::Count {
+        black_points: score.black,
+        white_points: score.white,
+        komi: komi_points(score.komi.half_points()),
+        dead_stones: score.dead.iter().copied().map(point_to_pb).collect(),
+        winner: winner.map_or(pb::Color::Unspecified, color_to_pb) as i32,
+        margin: f64::from(margin_half) / 2.0,
+        summary: score.preview(),
+    }
+}
+
+/// The end reason as the wire carries it.
+#[must_use]
+pub fn end_reason_to_pb(reason: baduk::EndReason) -> pb::EndReason {
+    match reason {
+        baduk::EndReason::TwoPasses => pb::EndReason::TwoPasses,
+        baduk::EndReason::MoveCap => pb::EndReason::MoveCap,
+        baduk::EndReason::Resignation { .. } => pb::EndReason::Resignation,
+        baduk::EndReason::Timeout { .. } => pb::EndReason::Timeout,
+        baduk::EndReason::DrawAgreed => pb::EndReason::DrawAgreed,
+    }
+}
+
+/// The stones on the board, row by row from the bottom-left.
+#[must_use]
+pub fn stones(game: &Game) -> Vec<i32> {
+    let size = game.rules().board_size;
+    size.all_points()
+        .map(|p| match game.board().get(p).color() {
+            Some(c) => color_to_pb(c) as i32,
+            None => pb::Color::Unspecified as i32,
+        })
+        .collect()
+}
+
+fn played_to_pb(mv: &PlayedMove) -> pb::Move {
+    pb::Move {
+        number: mv.number as u32,
+        color: color_to_pb(mv.color) as i32,
+        point: mv.point.map(point_to_pb),
+        captured: mv.captured.iter().copied().map(point_to_pb).collect(),
+    }
+}
+
+/// Move `number` (from 1) of `game`.
+#[must_use]
+pub fn move_pb(game: &OnlineGame, number: usize) -> pb::Move {
+    played_to_pb(&game.played_move(number))
+}
+
+fn result_pb(game: &OnlineGame) -> Option<pb::GameResult> {
+    game.finished().map(|f| pb::GameResult {
+        winner: f
+            .result
+            .winner()
+            .map_or(pb::Color::Unspecified, color_to_pb) as i32,
+        reason: end_reason_to_pb(f.reason) as i32,
+        text: f.result.to_string(),
+        count: f.count.as_ref().map(count_to_pb),
+    })
+}
+
+fn seat_pb(seat: &Seat) -> pb::Player {
+    pb::Player {
+        user_id: seat.user_id.clone().unwrap_or_default(),
+        nickname: seat.name.clone(),
+        ai_level: seat.ai.map_or(pb::AiLevel::Unspecified, level_to_pb) as i32,
+    }
+}
+
+/// The game as a client sees it now, with the count if it ended now when
+/// `preview` is asked for.
+#[must_use]
+pub fn snapshot(live: &OnlineGame, preview: bool) -> pb::GameSnapshot {
+    let playing = live.is_playing();
+    let meta = live.meta();
+    let game = live.game();
+    let moves = game.move_number();
+    pb::GameSnapshot {
+        game_id: meta.id.clone(),
+        board_size: u32::from(meta.rules.board_size.get()),
+        ruleset: meta.rules.preset.name().to_owned(),
+        komi: komi_points(meta.rules.komi.half_points()),
+        black: Some(seat_pb(&meta.black)),
+        white: Some(seat_pb(&meta.white)),
+        status: if playing {
+            pb::GameStatus::Playing
+        } else {
+            pb::GameStatus::Finished
+        } as i32,
+        stones: stones(game),
+        to_move: if playing {
+            color_to_pb(game.to_move())
+        } else {
+            pb::Color::Unspecified
+        } as i32,
+        move_count: moves as u32,
+        black_captures: game.board().prisoners(Color::Black),
+        white_captures: game.board().prisoners(Color::White),
+        last_move: (moves > 0).then(|| move_pb(live, moves)),
+        ko_forbidden: if playing {
+            game.ko_forbidden_points()
+                .into_iter()
+                .map(point_to_pb)
+                .collect()
+        } else {
+            Vec::new()
+        },
+        passes_in_a_row: game.passes_in_a_row(),
+        result: result_pb(live),
+        clock: (playing && meta.seconds_per_move > 0).then(|| pb::Clock {
+            seconds_per_move: meta.seconds_per_move,
+            deadline_unix_ms: live.deadline().unwrap_or_default(),
+        }),
+        score_preview: preview.then(|| count_to_pb(&game.score_preview())),
+        event_seq: live.seq(),
+        undo_allowed: live.undo_allowed(),
+        ranked: meta.ranked,
+        finished_at_unix_ms: live.finished_at(),
+        draw_offered_by: live
+            .draw_offer()
+            .map_or(pb::Color::Unspecified, color_to_pb) as i32,
+    }
+}
+
+/// One event as it is stored and sent, with the game as it stood right
+/// after it (`game` is the game after the event's step).
+#[must_use]
+pub fn event(game: &OnlineGame, event: &Event) -> pb::GameEvent {
+    use pb::game_event::Kind;
+    let live = event.game(game);
+    let mut snapshot = pb::GameSnapshot {
+        event_seq: event.seq,
+        ..snapshot(live, false)
+    };
+    let kind = match &event.kind {
+        EventKind::Started => Kind::Started(pb::GameStarted {}),
+        EventKind::MovePlayed { number, with_count } => {
+            if *with_count {
+                snapshot.score_preview = Some(count_to_pb(&live.game().score_preview()));
+            }
+            Kind::MovePlayed(pb::MovePlayed {
+                r#move: Some(move_pb(live, *number)),
+            })
+        }
+        EventKind::Finished => Kind::Finished(pb::GameFinished {
+            result: result_pb(live),
+        }),
+        EventKind::DrawOffered(by) => Kind::DrawOffered(pb::DrawOffered {
+            by: color_to_pb(*by) as i32,
+        }),
+        EventKind::DrawDeclined(by) => Kind::DrawDeclined(pb::DrawDeclined {
+            by: color_to_pb(*by) as i32,
+        }),
+        EventKind::MovesUndone(moves) => Kind::MovesUndone(pb::MovesUndone {
+            moves: moves.iter().map(played_to_pb).collect(),
+        }),
+    };
+    pb::GameEvent {
+        game_id: live.meta().id.clone(),
+        seq: event.seq,
+        at_unix_ms: event.at,
+        snapshot: Some(snapshot),
+        kind: Some(kind),
+    }
+}
+
+/// The events of a step, given the game before it.
+#[must_use]
+pub fn step_events(before: &OnlineGame, step: &Step) -> Vec<pb::GameEvent> {
+    let after = step.after(before);
+    step.events().iter().map(|e| event(after, e)).collect()
+}
