@@ -2,61 +2,18 @@
 //!
 //! A wrong removal is the worst error a count can make, so a group is taken
 //! off only when the reading finds it lost and no tactical check finds a way
-//! out for it; any doubt leaves it on the board.
-//!
-//! 1. **Benson's pass-alive analysis** (certain). Chains that are pass-alive
-//!    are alive. Stones of the other colour in a region enclosed by
-//!    pass-alive chains, where every empty point of the region is a liberty
-//!    of those chains, can never make an eye or a seki and are dead.
-//! 2. **Playouts** (reading). From the position, [`PLAYOUTS_PER_SIDE`]
-//!    playouts with Black moving first and as many with White first. The
-//!    policy captures what is in atari, extends out of atari, answers the
-//!    last move with MoGo's 3×3 shapes or a move next to it, never fills its
-//!    own eye and avoids self-atari of two stones or more. Stones are judged
-//!    as groups: chains of one colour joined through shared liberties. A
-//!    group is a candidate when the opponent owns every one of its points at
-//!    the end of at least [`DEAD_SHARE_PERCENT`]% of the playouts *for each
-//!    side moving first*. Random play lets a dead group with some space
-//!    live by chance in most lines, so this is a coarse filter: the
-//!    tactical checks decide.
-//! 3. **Tactics** (veto). A candidate is kept, and reported as a
-//!    [`DoubtfulGroup`], if it touches a seki point (a shared liberty
-//!    neither side can fill), has two true eyes or room for two inside its
-//!    own walls (empty regions bordered by it alone, of any size; a
-//!    one-point eye counts only if enemy stones on its diagonals that are
-//!    not in atari do not make it false), has a friendly stone that is not
-//!    lost two steps away (it could join it), touches an enemy group with
-//!    no more liberties than it has that is captured in a fifth of its own
-//!    lines (a capturing race it might win), or is surrounded — touching it
-//!    or across the empty area within two steps of its liberties — by an
-//!    enemy chain that is itself lost in 30% of the lines (the fight is
-//!    unclear), or by an enemy group at least as large that the playouts
-//!    lose as a whole in a fifth of the lines with one side first while
-//!    this group survives in most of the lines where it is lost (it sits in
-//!    that group's eye space and lives if that group dies). Enemy stones
-//!    whose liberties are all the group's own sit in its eye space and are
-//!    left to the playouts.
-//!
-//! Measured against GNU Go 3.8 (`final_status_list dead` at level 10) on
-//! 350 finished 9×9 games it played against itself: the 200 of the
-//! `dead_stones_gnugo` test (game seeds 1–200) and 150 more made the same
-//! way (seeds 1001–1150, `tests/data/gnugo-finished-1001`). No stone GNU Go
-//! calls alive is removed on either set; 91.3% (355 of 389) of the stones
-//! it calls dead are removed on the first and 91.7% (233 of 254) on the
-//! second. The rest are groups in unsettled
-//! fights, mostly where a weak level passed early, that a tactical check
-//! keeps or that the playouts lose in fewer than a fifth of the lines.
-//!
-//! The margin of safety is in the checks, not the filter: with the
-//! candidate share at 10% or 15% instead of 20% there is still no wrong
-//! removal on either set; at 5% there is one, on the first set. Before the
-//! eye-room check counted regions of any size, a group with a large empty
-//! area of its own behind it (over eight points) had no room by the
-//! check's measure, and at a 15% share two such groups were removed.
+//! out for it; any doubt leaves it on the board. Three stages: Benson's
+//! pass-alive analysis (certain), playouts with each side moving first
+//! (a coarse filter of candidates, [`DEAD_SHARE_PERCENT`]% of the lines for
+//! each side), and tactical vetoes (seki, eye room, friends nearby,
+//! capturing races, unclear fights) that keep a candidate as a
+//! [`DoubtfulGroup`].
 //!
 //! Everything is deterministic: SplitMix64 with the fixed seed
 //! [`DEAD_STONE_SEED`], one thread, a fixed number of playouts, so the same
 //! position gives the same verdict on every machine and every run.
+//! `docs/dead-stones.md` describes each stage in full and what it was
+//! measured against.
 
 use crate::board::{Board, MAX_VERTICES, SplitMix64, Vertex};
 use crate::game::Game;
