@@ -305,22 +305,14 @@ impl Actor {
     ) -> Result<(Option<usize>, Vec<Outgoing>), Status> {
         let step = step.map_err(Status::from)?;
         let events = view::step_events(&self.state, &step);
-        let outgoing: Vec<Outgoing> = events
+        let stored: Vec<StoredEvent> = events
             .iter()
-            .map(|e| Outgoing {
-                finished: matches!(e.kind, Some(pb::game_event::Kind::Finished(_))),
+            .map(|e| StoredEvent {
+                seq: e.seq,
                 payload: e.encode_to_vec(),
             })
             .collect();
         if let Some(write) = step.write() {
-            let stored: Vec<StoredEvent> = events
-                .iter()
-                .zip(&outgoing)
-                .map(|(e, o)| StoredEvent {
-                    seq: e.seq,
-                    payload: o.payload.clone(),
-                })
-                .collect();
             store::apply(&self.db, &self.state.meta().id, write, &stored, step.at())
                 .await
                 .map_err(|e| storage_error(&e))?;
@@ -333,6 +325,14 @@ impl Actor {
         }
         let played = step.played();
         self.state.commit(step);
+        let outgoing = events
+            .iter()
+            .zip(stored)
+            .map(|(e, s)| Outgoing {
+                finished: matches!(e.kind, Some(pb::game_event::Kind::Finished(_))),
+                payload: s.payload,
+            })
+            .collect();
         Ok((played, outgoing))
     }
 
