@@ -235,9 +235,7 @@ impl Actor {
                 reply,
             } => {
                 let step = self.state.take_back(&user_id, move_count, now_unix_ms());
-                let result = self.take(step).instrument(span.clone()).await;
-                self.answer(result, reply, span, |state, _| view::snapshot(state, false))
-                    .await;
+                self.take_and_show(step, reply, span).await;
                 self.think_if_computer_to_move();
             }
             Command::OfferDraw {
@@ -246,9 +244,7 @@ impl Actor {
                 reply,
             } => {
                 let step = self.state.offer_draw(&user_id, now_unix_ms());
-                let result = self.take(step).instrument(span.clone()).await;
-                self.answer(result, reply, span, |state, _| view::snapshot(state, false))
-                    .await;
+                self.take_and_show(step, reply, span).await;
             }
             Command::AnswerDraw {
                 span,
@@ -257,9 +253,7 @@ impl Actor {
                 reply,
             } => {
                 let step = self.state.answer_draw(&user_id, accept, now_unix_ms());
-                let result = self.take(step).instrument(span.clone()).await;
-                self.answer(result, reply, span, |state, _| view::snapshot(state, false))
-                    .await;
+                self.take_and_show(step, reply, span).await;
             }
             Command::AiDecided {
                 generation,
@@ -274,6 +268,18 @@ impl Actor {
                 self.think_if_computer_to_move();
             }
         }
+    }
+
+    /// Takes a step and answers with the game's snapshot after it.
+    async fn take_and_show(
+        &mut self,
+        step: Result<Step, Refusal>,
+        reply: Reply<pb::GameSnapshot>,
+        span: tracing::Span,
+    ) {
+        let result = self.take(step).instrument(span.clone()).await;
+        self.answer(result, reply, span, |state, _| view::snapshot(state, false))
+            .await;
     }
 
     /// Answers a request with what `reply_of` makes of the committed game,

@@ -419,14 +419,7 @@ impl OnlineGame {
             draw_offered_by: next.draw_offer,
             ..Write::default()
         };
-        Ok(Step {
-            next: Some(Box::new(next)),
-            write: Some(write),
-            events: vec![event],
-            played: None,
-            at: now,
-            is_action: false,
-        })
+        Ok(Step::one_event(next, write, event))
     }
 
     fn player(&self, user_id: &str) -> Result<Color, Refusal> {
@@ -477,14 +470,7 @@ impl OnlineGame {
             draw_offered_by: offer,
             ..Write::default()
         };
-        Step {
-            next: Some(Box::new(next)),
-            write: Some(write),
-            events: vec![event],
-            played: None,
-            at: now,
-            is_action: false,
-        }
+        Step::one_event(next, write, event)
     }
 
     /// Checks an action of `color` with the rules engine and works out
