@@ -1,16 +1,29 @@
 //! The gateway: the public API that mobile and web clients use.
 //!
-//! It signs players in (guest nicknames for now) with our own JWTs, checks
-//! the token on every other call, forwards player actions to the game
-//! authority over gRPC with the caller's id and trace, and streams a game's
-//! events to watchers from the bus, filling any gap from the authority's
-//! stored events so a client that reconnects resumes exactly where it was.
+//! It signs players in (guest nicknames, Google ID tokens) with our own
+//! JWTs, checks the token once per call, forwards player actions to the
+//! game authority, the matchmaker and the ratings service with the caller's
+//! id and trace, and streams a game's events to watchers from the bus,
+//! filling any gap from the authority's stored events so a client that
+//! reconnects resumes exactly where it was.
+//!
+//! A call passes through [`calls::Observed`] (its span, the count of
+//! refusals), then [`auth::Authenticated`] (the token), then tonic (the
+//! request is read), then its handler (the request is validated by
+//! [`validate`] and forwarded).
 
 pub mod accounts;
+pub mod api;
+pub mod auth;
+pub mod calls;
+pub mod games;
 pub mod google;
 pub mod ladder;
 pub mod matching;
-pub mod service;
+pub mod sign_in;
+pub mod state;
+pub mod streams;
+pub mod validate;
 pub mod watch;
 
 use std::net::SocketAddr;
@@ -67,7 +80,7 @@ pub struct App {
     addr: SocketAddr,
     metrics_addr: Option<SocketAddr>,
     server: GrpcServer,
-    state: service::Gateway,
+    state: state::Gateway,
     shutdown: Shutdown,
 }
 
@@ -101,7 +114,7 @@ impl App {
             )?)),
             None => None,
         };
-        let state = service::Gateway {
+        let state = state::Gateway {
             google,
             db,
             authority,
@@ -138,23 +151,34 @@ impl App {
     /// # Errors
     /// When the server fails.
     pub async fn run_until_stopped(self) -> anyhow::Result<()> {
+        let keys = &self.state.keys;
         self.server
-            .add_service(
+            .add_service(public(
                 AuthServiceServer::new(self.state.clone())
                     .max_decoding_message_size(MAX_REQUEST_BYTES),
-            )
-            .add_service(
+                keys,
+            ))
+            .add_service(public(
                 LadderServiceServer::new(self.state.clone())
                     .max_decoding_message_size(MAX_REQUEST_BYTES),
-            )
-            .add_service(
+                keys,
+            ))
+            .add_service(public(
                 MatchServiceServer::new(self.state.clone())
                     .max_decoding_message_size(MAX_REQUEST_BYTES),
-            )
-            .add_service(
-                GameServiceServer::new(self.state).max_decoding_message_size(MAX_REQUEST_BYTES),
-            )
+                keys,
+            ))
+            .add_service(public(
+                GameServiceServer::new(self.state.clone())
+                    .max_decoding_message_size(MAX_REQUEST_BYTES),
+                keys,
+            ))
             .serve(self.shutdown)
             .await
     }
+}
+
+/// A public service as clients reach it: observed, then authenticated.
+fn public<S>(service: S, keys: &TokenKeys) -> calls::Observed<auth::Authenticated<S>> {
+    calls::Observed::new(auth::Authenticated::new(service, keys.clone()))
 }
