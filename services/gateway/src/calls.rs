@@ -1,7 +1,8 @@
-//! Every call of the public API, seen from outside its handler: one span
-//! per call (`call`, with the method and the caller's `user_id`) and the
-//! count of refused calls, `grpc_errors_total{method, code}`, whoever
-//! refused them (the token check, tonic reading the request, the handler).
+//! Every call of the public API as it comes in, before tonic reads the
+//! request: one span per call (`call`, with the method and the caller's
+//! `user_id`), the token check, and the count of refused calls,
+//! `grpc_errors_total{method, code}`, whoever refused them (the token
+//! check, tonic reading the request, the handler).
 
 use std::convert::Infallible;
 use std::task::{Context, Poll};
@@ -10,30 +11,39 @@ use futures_util::future::BoxFuture;
 use tonic::body::Body;
 use tonic::server::NamedService;
 use tracing::Instrument as _;
+use ttakji_platform::auth::TokenKeys;
 use ttakji_platform::grpc::code_name;
 
-/// A public service whose calls are spanned and whose refusals are counted.
+use crate::auth::{self, Caller};
+
+/// A public service as clients reach it. A call to one of its methods is
+/// spanned; unless the method is open ([`crate::api::OPEN`]) it is refused
+/// as UNAUTHENTICATED without a valid token, and with one the [`Caller`]
+/// goes in the request's extensions for the handler.
 ///
 /// A call is refused when its answer starts with a status other than OK
-/// (an error sent later on an open stream is not a refusal). OUT_OF_RANGE
-/// is left out: that is tonic's answer to a request over the size limit,
-/// which the server rewrites as INVALID_ARGUMENT and counts itself
+/// (an error sent later on an open stream is not a refusal), and each
+/// refusal is counted once. OUT_OF_RANGE is left out: that is tonic's
+/// answer to a request over the size limit, which the server rewrites as
+/// INVALID_ARGUMENT and counts itself
 /// (`ttakji_platform::grpc::oversized_is_invalid_argument`). A path that
-/// names no method of the service is neither spanned nor counted, so a
-/// client's made-up names never become labels.
+/// names no method of the service goes straight to it (to be answered
+/// UNIMPLEMENTED), neither spanned nor counted, so a client's made-up names
+/// never become labels.
 #[derive(Debug, Clone)]
-pub struct Observed<S> {
+pub struct Public<S> {
     inner: S,
+    keys: TokenKeys,
 }
 
-impl<S> Observed<S> {
-    /// `inner`, observed.
-    pub fn new(inner: S) -> Self {
-        Observed { inner }
+impl<S> Public<S> {
+    /// `inner`, its tokens checked with `keys`.
+    pub fn new(inner: S, keys: TokenKeys) -> Self {
+        Public { inner, keys }
     }
 }
 
-impl<S: NamedService> NamedService for Observed<S> {
+impl<S: NamedService> NamedService for Public<S> {
     const NAME: &'static str = S::NAME;
 }
 
@@ -45,7 +55,7 @@ fn count_refusal(method: &'static str, status: &tonic::Status) {
     tracing::debug!(method, code = ?status.code(), message = status.message(), "request refused");
 }
 
-impl<S> tower::Service<http::Request<Body>> for Observed<S>
+impl<S> tower::Service<http::Request<Body>> for Public<S>
 where
     S: tower::Service<http::Request<Body>, Response = http::Response<Body>, Error = Infallible>
         + NamedService
@@ -62,11 +72,12 @@ where
         self.inner.poll_ready(cx)
     }
 
-    fn call(&mut self, request: http::Request<Body>) -> Self::Future {
+    fn call(&mut self, mut request: http::Request<Body>) -> Self::Future {
         // The clone that was not made ready stays behind (tower's advice).
         let clone = self.inner.clone();
         let mut ready = std::mem::replace(&mut self.inner, clone);
-        let Some(method) = crate::api::method(S::NAME, request.uri().path()) else {
+        let path = request.uri().path();
+        let Some(method) = crate::api::method(S::NAME, path) else {
             return Box::pin(ready.call(request));
         };
         let span = tracing::info_span!(
@@ -75,10 +86,20 @@ where
             user_id = tracing::field::Empty,
             code = tracing::field::Empty
         );
-        let answer = span.in_scope(|| ready.call(request));
+        let checked = if crate::api::is_open(path) {
+            Ok(())
+        } else {
+            auth::authenticate(&self.keys, &mut request)
+        };
+        if let Some(caller) = request.extensions().get::<Caller>() {
+            span.record("user_id", caller.user_id.as_str());
+        }
         Box::pin(
             async move {
-                let response = answer.await?;
+                let response = match checked {
+                    Ok(()) => ready.call(request).await?,
+                    Err(status) => status.into_http(),
+                };
                 if let Some(status) = tonic::Status::from_header_map(response.headers())
                     && !matches!(status.code(), tonic::Code::Ok | tonic::Code::OutOfRange)
                 {
@@ -93,30 +114,107 @@ where
 
 #[cfg(test)]
 mod tests {
+    use std::convert::Infallible;
+    use std::sync::{Arc, Mutex};
+
     use metrics_exporter_prometheus::PrometheusBuilder;
     use tonic::Code;
+    use tonic::body::Body;
     use tower::{Service as _, ServiceExt as _};
 
-    use super::Observed;
-    use crate::auth::Authenticated;
-    use crate::auth::tests::{Handler, call_to, code_of, keys};
+    use super::Public;
+    use crate::auth::Caller;
+    use crate::auth::tests::{jin, jins_token, keys};
 
-    /// Sends `requests` through an observed, authenticated stand-in that
-    /// refuses with `refusal`, and returns their codes and the metrics page.
-    async fn metrics_after(
-        requests: Vec<http::Request<tonic::body::Body>>,
+    /// A stand-in for a generated server (the GameService, or the
+    /// AuthService when `SIGN_IN`): answers OK, or `refusal` when set, and
+    /// keeps the caller each request reached it with.
+    #[derive(Debug, Clone, Default)]
+    struct Handler<const SIGN_IN: bool> {
+        reached: Arc<Mutex<Vec<Option<Caller>>>>,
         refusal: Option<tonic::Status>,
-    ) -> (Vec<tonic::Code>, String) {
-        let mut answered = Vec::new();
+    }
+
+    impl<const SIGN_IN: bool> tonic::server::NamedService for Handler<SIGN_IN> {
+        const NAME: &'static str = if SIGN_IN {
+            "ttakji.v1.AuthService"
+        } else {
+            "ttakji.v1.GameService"
+        };
+    }
+
+    impl<const SIGN_IN: bool> tower::Service<http::Request<Body>> for Handler<SIGN_IN> {
+        type Response = http::Response<Body>;
+        type Error = Infallible;
+        type Future = std::future::Ready<Result<http::Response<Body>, Infallible>>;
+
+        fn poll_ready(
+            &mut self,
+            _: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<Result<(), Infallible>> {
+            std::task::Poll::Ready(Ok(()))
+        }
+
+        fn call(&mut self, request: http::Request<Body>) -> Self::Future {
+            if let Ok(mut reached) = self.reached.lock() {
+                reached.push(request.extensions().get::<Caller>().cloned());
+            }
+            std::future::ready(Ok(match &self.refusal {
+                Some(status) => status.clone().into_http(),
+                None => http::Response::new(Body::default()),
+            }))
+        }
+    }
+
+    /// What became of some calls: the codes they were answered with, the
+    /// callers the handler saw, and the metrics page after them.
+    #[derive(Debug)]
+    struct Outcome {
+        answered: Vec<Code>,
+        reached: Vec<Option<Caller>>,
+        page: String,
+    }
+
+    impl Outcome {
+        /// The count of refusals of `method` with `code`, as the page says.
+        fn refused(&self, method: &str, code: &str) -> Option<&str> {
+            self.page
+                .lines()
+                .find(|line| {
+                    line.starts_with("grpc_errors_total{")
+                        && line.contains(&format!("method=\"{method}\""))
+                        && line.contains(&format!("code=\"{code}\""))
+                })
+                .and_then(|line| line.rsplit(' ').next())
+        }
+
+        fn refusals_counted(&self) -> usize {
+            self.page.matches("grpc_errors_total{").count()
+        }
+    }
+
+    /// Makes a call to each path (with `token`, if any) through a public
+    /// stand-in that answers with `refusal`, if any.
+    async fn calls<const SIGN_IN: bool>(
+        paths: &[&str],
+        token: Option<&str>,
+        refusal: Option<tonic::Status>,
+    ) -> Outcome {
         let recorder = PrometheusBuilder::new().build_recorder();
         let page = recorder.handle();
         let _local = metrics::set_default_local_recorder(&recorder);
-        let handler = Handler::<false> {
+        let handler = Handler::<SIGN_IN> {
             refusal,
             ..Handler::default()
         };
-        let mut service = Observed::new(Authenticated::new(handler, keys()));
-        for request in requests {
+        let mut service = Public::new(handler.clone(), keys());
+        let mut answered = Vec::new();
+        for path in paths {
+            let mut request = http::Request::builder().uri(*path);
+            if let Some(token) = token {
+                request = request.header("authorization", format!("Bearer {token}"));
+            }
+            let request = request.body(Body::default()).expect("a valid request");
             let response = service
                 .ready()
                 .await
@@ -124,76 +222,79 @@ mod tests {
                 .call(request)
                 .await
                 .expect("infallible");
-            answered.push(code_of(&response));
+            answered.push(
+                tonic::Status::from_header_map(response.headers()).map_or(Code::Ok, |s| s.code()),
+            );
         }
-        (answered, page.render())
+        let reached = handler.reached.lock().expect("not poisoned").clone();
+        Outcome {
+            answered,
+            reached,
+            page: page.render(),
+        }
     }
 
-    fn counted(page: &str, method: &str, code: &str) -> Option<String> {
-        page.lines()
-            .find(|line| {
-                line.starts_with("grpc_errors_total{")
-                    && line.contains(&format!("method=\"{method}\""))
-                    && line.contains(&format!("code=\"{code}\""))
-            })
-            .and_then(|line| line.rsplit(' ').next())
-            .map(str::to_owned)
+    const PLAY: &str = "/ttakji.v1.GameService/PlayMove";
+
+    #[tokio::test]
+    async fn a_call_without_a_token_is_refused_before_the_handler_and_counted_once() {
+        let outcome = calls::<false>(&[PLAY], None, None).await;
+        assert_eq!(outcome.answered, [Code::Unauthenticated]);
+        assert!(outcome.reached.is_empty(), "the handler ran: {outcome:?}");
+        assert_eq!(outcome.refused("PlayMove", "UNAUTHENTICATED"), Some("1"));
+        assert_eq!(outcome.refusals_counted(), 1, "{}", outcome.page);
     }
 
     #[tokio::test]
-    async fn a_call_refused_for_its_token_is_counted_once_with_its_code() {
-        let (answered, page) =
-            metrics_after(vec![call_to("/ttakji.v1.GameService/PlayMove", None)], None).await;
-        assert_eq!(answered, [Code::Unauthenticated]);
-        assert_eq!(
-            counted(&page, "PlayMove", "UNAUTHENTICATED").as_deref(),
-            Some("1"),
-            "{page}"
-        );
-        assert_eq!(page.matches("grpc_errors_total{").count(), 1, "{page}");
+    async fn a_call_with_a_bad_token_is_refused_before_the_handler() {
+        let outcome = calls::<false>(&[PLAY, PLAY], Some("not a token"), None).await;
+        assert_eq!(outcome.answered, [Code::Unauthenticated; 2]);
+        assert!(outcome.reached.is_empty(), "the handler ran: {outcome:?}");
+        assert_eq!(outcome.refused("PlayMove", "UNAUTHENTICATED"), Some("2"));
+    }
+
+    #[tokio::test]
+    async fn a_call_with_a_good_token_reaches_the_handler_with_its_caller_uncounted() {
+        let outcome = calls::<false>(&[PLAY], Some(&jins_token()), None).await;
+        assert_eq!(outcome.answered, [Code::Ok]);
+        assert_eq!(outcome.reached, [Some(jin())]);
+        assert_eq!(outcome.refusals_counted(), 0, "{}", outcome.page);
     }
 
     #[tokio::test]
     async fn a_call_the_handler_refuses_is_counted_with_the_handlers_code() {
-        let (token, _) = keys().issue("u1", "jin", true).expect("sign");
-        let calls = (0..2)
-            .map(|_| call_to("/ttakji.v1.GameService/PlayMove", Some(&token)))
-            .collect();
-        let (answered, page) =
-            metrics_after(calls, Some(tonic::Status::permission_denied("not yours"))).await;
-        assert_eq!(answered, [Code::PermissionDenied, Code::PermissionDenied]);
-        assert_eq!(
-            counted(&page, "PlayMove", "PERMISSION_DENIED").as_deref(),
-            Some("2"),
-            "{page}"
-        );
+        let refusal = tonic::Status::permission_denied("not your game");
+        let outcome = calls::<false>(&[PLAY], Some(&jins_token()), Some(refusal)).await;
+        assert_eq!(outcome.answered, [Code::PermissionDenied]);
+        assert_eq!(outcome.refused("PlayMove", "PERMISSION_DENIED"), Some("1"));
+        assert_eq!(outcome.refusals_counted(), 1, "{}", outcome.page);
     }
 
     #[tokio::test]
-    async fn calls_that_succeed_are_not_counted() {
-        let (token, _) = keys().issue("u1", "jin", true).expect("sign");
-        let call = call_to("/ttakji.v1.GameService/PlayMove", Some(&token));
-        let (answered, page) = metrics_after(vec![call], None).await;
-        assert_eq!(answered, [Code::Ok]);
-        assert!(!page.contains("grpc_errors_total{"), "{page}");
+    async fn signing_in_needs_no_token_but_renaming_does() {
+        let sign_in = calls::<true>(&["/ttakji.v1.AuthService/SignInGuest"], None, None).await;
+        assert_eq!(sign_in.answered, [Code::Ok]);
+        assert_eq!(sign_in.reached, [None]);
+        let rename = calls::<true>(&["/ttakji.v1.AuthService/ChangeNickname"], None, None).await;
+        assert_eq!(rename.answered, [Code::Unauthenticated]);
+        assert!(rename.reached.is_empty());
     }
 
     #[tokio::test]
-    async fn a_made_up_method_is_answered_but_never_becomes_a_label() {
-        let call = call_to("/ttakji.v1.GameService/NoSuchMethod", None);
+    async fn a_made_up_method_is_left_for_the_service_to_answer_and_never_becomes_a_label() {
         let refusal = tonic::Status::unimplemented("no such method");
-        let (answered, page) = metrics_after(vec![call], Some(refusal)).await;
-        assert_eq!(answered, [Code::Unimplemented]);
-        assert!(!page.contains("grpc_errors_total{"), "{page}");
+        let path = "/ttakji.v1.GameService/NoSuchMethod";
+        let outcome = calls::<false>(&[path], None, Some(refusal)).await;
+        assert_eq!(outcome.answered, [Code::Unimplemented]);
+        assert_eq!(outcome.reached, [None]);
+        assert_eq!(outcome.refusals_counted(), 0, "{}", outcome.page);
     }
 
     #[tokio::test]
     async fn an_oversized_request_is_left_for_the_server_to_count() {
-        let (token, _) = keys().issue("u1", "jin", true).expect("sign");
-        let call = call_to("/ttakji.v1.GameService/PlayMove", Some(&token));
         let refusal = tonic::Status::out_of_range("decoded message length too large");
-        let (answered, page) = metrics_after(vec![call], Some(refusal)).await;
-        assert_eq!(answered, [Code::OutOfRange]);
-        assert!(!page.contains("grpc_errors_total{"), "{page}");
+        let outcome = calls::<false>(&[PLAY], Some(&jins_token()), Some(refusal)).await;
+        assert_eq!(outcome.answered, [Code::OutOfRange]);
+        assert_eq!(outcome.refusals_counted(), 0, "{}", outcome.page);
     }
 }

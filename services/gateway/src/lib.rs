@@ -7,10 +7,9 @@
 //! filling any gap from the authority's stored events so a client that
 //! reconnects resumes exactly where it was.
 //!
-//! A call passes through [`calls::Observed`] (its span, the count of
-//! refusals), then [`auth::Authenticated`] (the token), then tonic (the
-//! request is read), then its handler (the request is validated by
-//! [`validate`] and forwarded).
+//! A call passes through [`calls::Public`] (its span, its token, the count
+//! of refusals), then tonic (the request is read), then its handler (the
+//! request is validated by [`validate`] and forwarded).
 
 pub mod accounts;
 pub mod api;
@@ -153,32 +152,27 @@ impl App {
     pub async fn run_until_stopped(self) -> anyhow::Result<()> {
         let keys = &self.state.keys;
         self.server
-            .add_service(public(
+            .add_service(calls::Public::new(
                 AuthServiceServer::new(self.state.clone())
                     .max_decoding_message_size(MAX_REQUEST_BYTES),
-                keys,
+                keys.clone(),
             ))
-            .add_service(public(
+            .add_service(calls::Public::new(
                 LadderServiceServer::new(self.state.clone())
                     .max_decoding_message_size(MAX_REQUEST_BYTES),
-                keys,
+                keys.clone(),
             ))
-            .add_service(public(
+            .add_service(calls::Public::new(
                 MatchServiceServer::new(self.state.clone())
                     .max_decoding_message_size(MAX_REQUEST_BYTES),
-                keys,
+                keys.clone(),
             ))
-            .add_service(public(
+            .add_service(calls::Public::new(
                 GameServiceServer::new(self.state.clone())
                     .max_decoding_message_size(MAX_REQUEST_BYTES),
-                keys,
+                keys.clone(),
             ))
             .serve(self.shutdown)
             .await
     }
-}
-
-/// A public service as clients reach it: observed, then authenticated.
-fn public<S>(service: S, keys: &TokenKeys) -> calls::Observed<auth::Authenticated<S>> {
-    calls::Observed::new(auth::Authenticated::new(service, keys.clone()))
 }
