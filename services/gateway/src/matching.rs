@@ -14,6 +14,7 @@ use ttakji_platform::bus::{Delivery, Subscription};
 use ttakji_proto::v1 as pb;
 use ttakji_proto::v1::match_service_server::MatchService;
 
+use crate::MatchmakerClient;
 use crate::auth::Caller;
 use crate::state::Gateway;
 use crate::streams::{self, Sender, Stream};
@@ -32,10 +33,25 @@ const UNRATED: u32 = 1200;
 trait Followed: prost::Message + Default + Clone + Send + 'static {
     /// The record's type name on the player's bus channel.
     const BUS_TYPE: &'static str;
+    /// Messages buffered for a client that reads slowly.
+    const BUFFER: usize;
+    /// How long the stream may wait for the record to settle, if not for ever.
+    const LAPSES_AFTER: Option<Duration> = None;
+    /// What the client is sent of the record.
+    type Message: Send + 'static;
+    /// What the matchmaker is asked for the record.
+    type Query: Clone + Send + 'static;
+
+    fn message(&self) -> Self::Message;
     /// Whether the record has reached its final state, ending the stream.
     fn settled(&self) -> bool;
     /// Whether `self`, heard on the bus, is news of `followed`.
     fn is_news_of(&self, followed: &Self) -> bool;
+    /// Reads the record afresh.
+    fn ask(
+        matchmaker: MatchmakerClient,
+        query: Self::Query,
+    ) -> impl Future<Output = Result<Self, Status>> + Send;
     /// Whether a failure to read the record ends the stream (else it is
     /// read again at the next poll).
     fn ends_stream(status: &Status) -> bool {
@@ -45,6 +61,15 @@ trait Followed: prost::Message + Default + Clone + Send + 'static {
 
 impl Followed for pb::Ticket {
     const BUS_TYPE: &'static str = "ttakji.v1.Ticket";
+    const BUFFER: usize = 8;
+    type Message = pb::FindMatchResponse;
+    type Query = pb::GetTicketRequest;
+
+    fn message(&self) -> pb::FindMatchResponse {
+        pb::FindMatchResponse {
+            ticket: Some(self.clone()),
+        }
+    }
     fn settled(&self) -> bool {
         self.state == pb::TicketState::Matched as i32
             || self.state == pb::TicketState::Cancelled as i32
@@ -52,20 +77,50 @@ impl Followed for pb::Ticket {
     fn is_news_of(&self, followed: &Self) -> bool {
         self.ticket_id == followed.ticket_id
     }
+    async fn ask(mut matchmaker: MatchmakerClient, query: Self::Query) -> Result<Self, Status> {
+        let answer = matchmaker.get_ticket(query).await?;
+        Ok(answer.into_inner().ticket.unwrap_or_default())
+    }
 }
 
 impl Followed for pb::Challenge {
     const BUS_TYPE: &'static str = "ttakji.v1.Challenge";
+    const BUFFER: usize = 4;
+    type Message = pb::CreateChallengeResponse;
+    type Query = pb::GetChallengeRequest;
+
+    fn message(&self) -> pb::CreateChallengeResponse {
+        pb::CreateChallengeResponse {
+            challenge: Some(self.clone()),
+        }
+    }
     fn settled(&self) -> bool {
         !self.game_id.is_empty()
     }
     fn is_news_of(&self, followed: &Self) -> bool {
         self.code == followed.code
     }
+    async fn ask(mut matchmaker: MatchmakerClient, query: Self::Query) -> Result<Self, Status> {
+        let answer = matchmaker.get_challenge(query).await?;
+        Ok(answer.into_inner().challenge.unwrap_or_default())
+    }
 }
 
 impl Followed for pb::AgreeRematchResponse {
     const BUS_TYPE: &'static str = "ttakji.v1.AgreeRematchResponse";
+    const BUFFER: usize = 4;
+    /// An offer nobody takes up lapses: the stream ends.
+    const LAPSES_AFTER: Option<Duration> = Some(REMATCH_WAIT);
+    type Message = pb::RematchResponse;
+    /// Asking is agreeing again, which says who has agreed so far.
+    type Query = pb::AgreeRematchRequest;
+
+    fn message(&self) -> pb::RematchResponse {
+        pb::RematchResponse {
+            agreed_user_ids: self.agreed_user_ids.clone(),
+            new_game_id: self.new_game_id.clone(),
+        }
+    }
     fn settled(&self) -> bool {
         !self.new_game_id.is_empty()
     }
@@ -74,7 +129,10 @@ impl Followed for pb::AgreeRematchResponse {
     fn is_news_of(&self, _: &Self) -> bool {
         self.settled()
     }
-    /// Asking again is agreeing again: a refusal is final.
+    async fn ask(mut matchmaker: MatchmakerClient, query: Self::Query) -> Result<Self, Status> {
+        Ok(matchmaker.agree_rematch(query).await?.into_inner())
+    }
+    /// A refusal to agree is final.
     fn ends_stream(_: &Status) -> bool {
         true
     }
@@ -102,29 +160,25 @@ async fn next_news(
     }
 }
 
-/// Sends `first` and every change of it as `message(record)`, from the bus
-/// or by asking with `ask`, until it settles or cannot be read.
-async fn follow<R, M, A, F>(
-    tx: &Sender<M>,
+/// Sends `first` and every change of it, from the bus or by asking the
+/// matchmaker, until it settles or cannot be read.
+async fn follow<R: Followed>(
+    tx: &Sender<R::Message>,
     mut sub: Subscription,
     first: R,
-    message: impl Fn(&R) -> M,
-    mut ask: A,
-) where
-    R: Followed,
-    A: FnMut() -> F,
-    F: Future<Output = Result<R, Status>>,
-{
+    matchmaker: MatchmakerClient,
+    query: R::Query,
+) {
     let mut last = first;
     let mut poll = tokio::time::interval(POLL);
     loop {
-        if tx.send(Ok(message(&last))).await.is_err() || last.settled() {
+        if tx.send(Ok(last.message())).await.is_err() || last.settled() {
             return;
         }
         let news = next_news(&mut sub, R::BUS_TYPE, &mut poll).await;
         let fresh = match news.and_then(|bytes| R::decode(bytes.as_slice()).ok()) {
             Some(record) if record.is_news_of(&last) => Ok(record),
-            _ => ask().await,
+            _ => R::ask(matchmaker.clone(), query.clone()).await,
         };
         match fresh {
             Ok(record) => last = record,
@@ -139,6 +193,25 @@ async fn follow<R, M, A, F>(
 }
 
 impl Gateway {
+    /// A stream of `first` and its changes (see [`follow`]).
+    fn following<R: Followed>(
+        &self,
+        sub: Subscription,
+        first: R,
+        query: R::Query,
+    ) -> Stream<R::Message> {
+        let matchmaker = self.matchmaker();
+        streams::spawn(&self.shutdown, R::BUFFER, move |tx| async move {
+            let follow = follow(&tx, sub, first, matchmaker, query);
+            match R::LAPSES_AFTER {
+                Some(wait) => {
+                    let _ = tokio::time::timeout(wait, follow).await;
+                }
+                None => follow.await,
+            }
+        })
+    }
+
     /// The ladder's rating of `user_id` on this board size, for pairing.
     async fn pairing_rating(&self, user_id: &str, board_size: u32) -> u32 {
         self.ratings()
@@ -192,21 +265,7 @@ impl MatchService for Gateway {
             ticket_id: ticket.ticket_id.clone(),
             user_id: me.user_id,
         };
-        let matchmaker = self.matchmaker();
-        let stream = streams::spawn(&self.shutdown, 8, move |tx| async move {
-            let ask = || {
-                let (mut matchmaker, query) = (matchmaker.clone(), query.clone());
-                async move {
-                    let answer = matchmaker.get_ticket(query).await?;
-                    Ok(answer.into_inner().ticket.unwrap_or_default())
-                }
-            };
-            let message = |t: &pb::Ticket| pb::FindMatchResponse {
-                ticket: Some(t.clone()),
-            };
-            follow(&tx, sub, ticket, message, ask).await;
-        });
-        Ok(Response::new(stream))
+        Ok(Response::new(self.following(sub, ticket, query)))
     }
 
     #[tracing::instrument(skip_all, fields(ticket_id = %request.get_ref().ticket_id))]
@@ -255,21 +314,7 @@ impl MatchService for Gateway {
         let query = pb::GetChallengeRequest {
             code: challenge.code.clone(),
         };
-        let matchmaker = self.matchmaker();
-        let stream = streams::spawn(&self.shutdown, 4, move |tx| async move {
-            let ask = || {
-                let (mut matchmaker, query) = (matchmaker.clone(), query.clone());
-                async move {
-                    let answer = matchmaker.get_challenge(query).await?;
-                    Ok(answer.into_inner().challenge.unwrap_or_default())
-                }
-            };
-            let message = |c: &pb::Challenge| pb::CreateChallengeResponse {
-                challenge: Some(c.clone()),
-            };
-            follow(&tx, sub, challenge, message, ask).await;
-        });
-        Ok(Response::new(stream))
+        Ok(Response::new(self.following(sub, challenge, query)))
     }
 
     #[tracing::instrument(skip_all)]
@@ -311,19 +356,48 @@ impl MatchService for Gateway {
             .agree_rematch(agree.clone())
             .await?
             .into_inner();
-        let matchmaker = self.matchmaker();
-        let stream = streams::spawn(&self.shutdown, 4, move |tx| async move {
-            let ask = || {
-                let (mut matchmaker, agree) = (matchmaker.clone(), agree.clone());
-                async move { Ok(matchmaker.agree_rematch(agree).await?.into_inner()) }
-            };
-            let message = |r: &pb::AgreeRematchResponse| pb::RematchResponse {
-                agreed_user_ids: r.agreed_user_ids.clone(),
-                new_game_id: r.new_game_id.clone(),
-            };
-            // An offer nobody takes up lapses: the stream ends.
-            let _ = tokio::time::timeout(REMATCH_WAIT, follow(&tx, sub, first, message, ask)).await;
-        });
-        Ok(Response::new(stream))
+        Ok(Response::new(self.following(sub, first, agree)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ttakji_proto::v1 as pb;
+
+    use super::Followed;
+
+    #[test]
+    fn a_ticket_settles_once_matched_or_cancelled_and_hears_only_its_own_news() {
+        let ticket = |id: &str, state: pb::TicketState| pb::Ticket {
+            ticket_id: id.to_owned(),
+            state: state as i32,
+            ..pb::Ticket::default()
+        };
+        assert!(!ticket("t1", pb::TicketState::Waiting).settled());
+        assert!(ticket("t1", pb::TicketState::Matched).settled());
+        assert!(ticket("t1", pb::TicketState::Cancelled).settled());
+        let mine = ticket("t1", pb::TicketState::Waiting);
+        assert!(ticket("t1", pb::TicketState::Matched).is_news_of(&mine));
+        assert!(!ticket("t2", pb::TicketState::Matched).is_news_of(&mine));
+        let gone = tonic::Status::not_found("no such ticket");
+        assert!(pb::Ticket::ends_stream(&gone));
+        assert!(!pb::Ticket::ends_stream(&tonic::Status::unavailable(
+            "away"
+        )));
+    }
+
+    #[test]
+    fn a_rematch_hears_from_the_bus_only_that_it_has_started_and_ends_on_any_refusal() {
+        let rematch = |new_game_id: &str| pb::AgreeRematchResponse {
+            new_game_id: new_game_id.to_owned(),
+            ..pb::AgreeRematchResponse::default()
+        };
+        let waiting = rematch("");
+        assert!(!waiting.settled());
+        assert!(!rematch("").is_news_of(&waiting));
+        assert!(rematch("g2").is_news_of(&waiting));
+        assert!(rematch("g2").settled());
+        let away = tonic::Status::unavailable("away");
+        assert!(pb::AgreeRematchResponse::ends_stream(&away));
     }
 }
