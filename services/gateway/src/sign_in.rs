@@ -5,7 +5,7 @@ use tonic::{Request, Response, Status};
 use ttakji_proto::v1 as pb;
 use ttakji_proto::v1::auth_service_server::AuthService;
 
-use crate::accounts::{self, Account};
+use crate::accounts::{self, Account, AccountError};
 use crate::auth::{self, Caller};
 use crate::state::Gateway;
 use crate::validate::{self, Nickname};
@@ -36,8 +36,8 @@ impl Gateway {
             };
             match accounts::create(&self.db, user_id, candidate.as_str(), Some(&google.sub)).await {
                 Ok(account) => return Ok(account),
-                Err(s) if s.code() == tonic::Code::AlreadyExists => {}
-                Err(s) => return Err(s),
+                Err(AccountError::NicknameTaken(_)) => {}
+                Err(e) => return Err(e.into()),
             }
         }
         Err(Status::already_exists("no free nickname: choose one"))
