@@ -122,6 +122,8 @@ mod tests {
     use tonic::body::Body;
     use tower::{Service as _, ServiceExt as _};
 
+    use tracing_subscriber::layer::SubscriberExt as _;
+
     use super::Public;
     use crate::auth::Caller;
     use crate::auth::tests::{jin, jins_token, keys};
@@ -166,12 +168,57 @@ mod tests {
         }
     }
 
+    /// The fields of every `call` span, as `name=value`, in the order given.
+    #[derive(Debug, Clone, Default)]
+    struct CallSpans(Arc<Mutex<Vec<String>>>);
+
+    impl tracing::field::Visit for &CallSpans {
+        fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+            if let Ok(mut fields) = self.0.lock() {
+                fields.push(format!("{}={value}", field.name()));
+            }
+        }
+
+        fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+            self.record_str(field, &format!("{value:?}"));
+        }
+    }
+
+    impl<S> tracing_subscriber::Layer<S> for CallSpans
+    where
+        S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+    {
+        fn on_new_span(
+            &self,
+            attrs: &tracing::span::Attributes<'_>,
+            _: &tracing::span::Id,
+            _: tracing_subscriber::layer::Context<'_, S>,
+        ) {
+            if attrs.metadata().name() == "call" {
+                attrs.record(&mut &*self);
+            }
+        }
+
+        fn on_record(
+            &self,
+            id: &tracing::span::Id,
+            values: &tracing::span::Record<'_>,
+            ctx: tracing_subscriber::layer::Context<'_, S>,
+        ) {
+            if ctx.metadata(id).is_some_and(|m| m.name() == "call") {
+                values.record(&mut &*self);
+            }
+        }
+    }
+
     /// What became of some calls: the codes they were answered with, the
-    /// callers the handler saw, and the metrics page after them.
+    /// callers the handler saw, the fields of their spans and the metrics
+    /// page after them.
     #[derive(Debug)]
     struct Outcome {
         answered: Vec<Code>,
         reached: Vec<Option<Caller>>,
+        spans: Vec<String>,
         page: String,
     }
 
@@ -203,6 +250,9 @@ mod tests {
         let recorder = PrometheusBuilder::new().build_recorder();
         let page = recorder.handle();
         let _local = metrics::set_default_local_recorder(&recorder);
+        let spans = CallSpans::default();
+        let _spans =
+            tracing::subscriber::set_default(tracing_subscriber::registry().with(spans.clone()));
         let handler = Handler::<SIGN_IN> {
             refusal,
             ..Handler::default()
@@ -227,9 +277,11 @@ mod tests {
             );
         }
         let reached = handler.reached.lock().expect("not poisoned").clone();
+        let spans = spans.0.lock().expect("not poisoned").clone();
         Outcome {
             answered,
             reached,
+            spans,
             page: page.render(),
         }
     }
@@ -237,12 +289,13 @@ mod tests {
     const PLAY: &str = "/ttakji.v1.GameService/PlayMove";
 
     #[tokio::test]
-    async fn a_call_without_a_token_is_refused_before_the_handler_and_counted_once() {
+    async fn a_call_without_a_token_is_refused_before_the_handler_and_counted_once_with_its_code() {
         let outcome = calls::<false>(&[PLAY], None, None).await;
         assert_eq!(outcome.answered, [Code::Unauthenticated]);
         assert!(outcome.reached.is_empty(), "the handler ran: {outcome:?}");
         assert_eq!(outcome.refused("PlayMove", "UNAUTHENTICATED"), Some("1"));
         assert_eq!(outcome.refusals_counted(), 1, "{}", outcome.page);
+        assert_eq!(outcome.spans, ["method=PlayMove", "code=UNAUTHENTICATED"]);
     }
 
     #[tokio::test]
@@ -254,11 +307,12 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_call_with_a_good_token_reaches_the_handler_with_its_caller_uncounted() {
+    async fn a_call_with_a_good_token_reaches_the_handler_with_its_caller_on_its_span_uncounted() {
         let outcome = calls::<false>(&[PLAY], Some(&jins_token()), None).await;
         assert_eq!(outcome.answered, [Code::Ok]);
         assert_eq!(outcome.reached, [Some(jin())]);
         assert_eq!(outcome.refusals_counted(), 0, "{}", outcome.page);
+        assert_eq!(outcome.spans, ["method=PlayMove", "user_id=u1"]);
     }
 
     #[tokio::test]
@@ -288,6 +342,7 @@ mod tests {
         assert_eq!(outcome.answered, [Code::Unimplemented]);
         assert_eq!(outcome.reached, [None]);
         assert_eq!(outcome.refusals_counted(), 0, "{}", outcome.page);
+        assert!(outcome.spans.is_empty(), "{:?}", outcome.spans);
     }
 
     #[tokio::test]
