@@ -25,6 +25,8 @@ pub mod streams;
 pub mod validate;
 pub mod watch;
 
+pub use state::{AuthorityClient, MatchmakerClient, RatingsClient};
+
 use std::net::SocketAddr;
 
 use ttakji_platform::auth::TokenKeys;
@@ -63,15 +65,6 @@ pub struct Config {
     /// Where Google's keys are published.
     pub google_jwks_url: String,
 }
-
-/// The authority client every handler uses.
-pub type AuthorityClient = AuthorityServiceClient<grpc::TracedChannel>;
-
-/// The matchmaker client the queue handlers use.
-pub type MatchmakerClient = MatchmakerServiceClient<grpc::TracedChannel>;
-
-/// The ratings client the ladder and the queue use.
-pub type RatingsClient = RatingsServiceClient<grpc::TracedChannel>;
 
 /// A built gateway, bound and ready to run.
 #[derive(Debug)]

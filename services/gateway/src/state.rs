@@ -10,8 +10,21 @@ use ttakji_platform::bus::{Bus, Subscription, user_channel};
 use ttakji_platform::shutdown::Shutdown;
 use ttakji_platform::store::Database;
 
+use ttakji_platform::grpc::TracedChannel;
+use ttakji_proto::v1::authority_service_client::AuthorityServiceClient;
+use ttakji_proto::v1::matchmaker_service_client::MatchmakerServiceClient;
+use ttakji_proto::v1::ratings_service_client::RatingsServiceClient;
+
 use crate::google::GoogleVerifier;
-use crate::{AuthorityClient, MatchmakerClient, RatingsClient};
+
+/// The authority client every game handler uses.
+pub type AuthorityClient = AuthorityServiceClient<TracedChannel>;
+
+/// The matchmaker client the queue handlers use.
+pub type MatchmakerClient = MatchmakerServiceClient<TracedChannel>;
+
+/// The ratings client the ladder and the queue use.
+pub type RatingsClient = RatingsServiceClient<TracedChannel>;
 
 /// The gateway's handlers and what they share.
 #[derive(Debug, Clone)]
