@@ -15,15 +15,32 @@ pub struct Account {
     pub google_sub: Option<String>,
 }
 
-fn taken(nickname: &str) -> Status {
-    Status::already_exists(format!(
-        "the nickname {nickname:?} is taken: choose another"
-    ))
+/// Why an account could not be made, found or changed.
+#[derive(Debug, thiserror::Error)]
+pub enum AccountError {
+    #[error("the nickname {0:?} is taken: choose another")]
+    NicknameTaken(String),
+    #[error("there is no such account")]
+    NoSuchAccount,
+    #[error("accounts cannot be reached; try again")]
+    Unavailable(#[source] sqlx::Error),
 }
 
-fn unavailable(e: &sqlx::Error) -> Status {
+impl From<AccountError> for Status {
+    fn from(e: AccountError) -> Status {
+        match e {
+            AccountError::NicknameTaken(_) => Status::already_exists(e.to_string()),
+            AccountError::NoSuchAccount => Status::not_found(e.to_string()),
+            AccountError::Unavailable(_) => Status::unavailable(e.to_string()),
+        }
+    }
+}
+
+/// A store error as an [`AccountError`], logged: the client is told only
+/// that accounts cannot be reached.
+fn unavailable(e: sqlx::Error) -> AccountError {
     tracing::error!(error = %e, "accounts store");
-    Status::unavailable("accounts cannot be reached; try again")
+    AccountError::Unavailable(e)
 }
 
 fn is_unique_violation(e: &sqlx::Error) -> bool {
@@ -31,14 +48,14 @@ fn is_unique_violation(e: &sqlx::Error) -> bool {
         .is_some_and(|d| d.is_unique_violation())
 }
 
-/// Creates an account; ALREADY_EXISTS if the nickname is taken.
+/// Creates an account, unless the nickname is taken.
 #[tracing::instrument(skip(db))]
 pub async fn create(
     db: &Database,
     user_id: &str,
     nickname: &str,
     google_sub: Option<&str>,
-) -> Result<Account, Status> {
+) -> Result<Account, AccountError> {
     let result = on_pool!(db, |pool| {
         sqlx::query(
             "INSERT INTO accounts (user_id, google_sub, nickname, nickname_key, created_at) VALUES ($1, $2, $3, $4, $5)",
@@ -58,14 +75,14 @@ pub async fn create(
             nickname: nickname.to_owned(),
             google_sub: google_sub.map(str::to_owned),
         }),
-        Err(e) if is_unique_violation(&e) => Err(taken(nickname)),
-        Err(e) => Err(unavailable(&e)),
+        Err(e) if is_unique_violation(&e) => Err(AccountError::NicknameTaken(nickname.to_owned())),
+        Err(e) => Err(unavailable(e)),
     }
 }
 
 /// The account of a Google subject, if there is one.
 #[tracing::instrument(skip(db))]
-pub async fn by_google_sub(db: &Database, sub: &str) -> Result<Option<Account>, Status> {
+pub async fn by_google_sub(db: &Database, sub: &str) -> Result<Option<Account>, AccountError> {
     on_pool!(db, |pool| {
         sqlx::query("SELECT user_id, nickname, google_sub FROM accounts WHERE google_sub = $1")
             .bind(sub)
@@ -82,12 +99,12 @@ pub async fn by_google_sub(db: &Database, sub: &str) -> Result<Option<Account>, 
                 .transpose()
             })
     })
-    .map_err(|e| unavailable(&e))
+    .map_err(unavailable)
 }
 
-/// Changes a player's nickname; ALREADY_EXISTS if another player has it.
+/// Changes a player's nickname, unless another player has it.
 #[tracing::instrument(skip(db))]
-pub async fn rename(db: &Database, user_id: &str, nickname: &str) -> Result<(), Status> {
+pub async fn rename(db: &Database, user_id: &str, nickname: &str) -> Result<(), AccountError> {
     let result = on_pool!(db, |pool| {
         sqlx::query("UPDATE accounts SET nickname = $2, nickname_key = $3 WHERE user_id = $1")
             .bind(user_id)
@@ -99,8 +116,68 @@ pub async fn rename(db: &Database, user_id: &str, nickname: &str) -> Result<(), 
     });
     match result {
         Ok(1) => Ok(()),
-        Ok(_) => Err(Status::not_found("there is no such account")),
-        Err(e) if is_unique_violation(&e) => Err(taken(nickname)),
-        Err(e) => Err(unavailable(&e)),
+        Ok(_) => Err(AccountError::NoSuchAccount),
+        Err(e) if is_unique_violation(&e) => Err(AccountError::NicknameTaken(nickname.to_owned())),
+        Err(e) => Err(unavailable(e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ttakji_platform::store::Database;
+
+    use super::{AccountError, by_google_sub, create, rename};
+
+    async fn store() -> Database {
+        Database::connect("sqlite::memory:")
+            .await
+            .expect("an in-memory store")
+    }
+
+    #[tokio::test]
+    async fn a_nickname_names_one_player_whatever_its_case() {
+        let db = store().await;
+        create(&db, "u1", "Jin", None)
+            .await
+            .expect("a new nickname");
+        let taken = create(&db, "u2", "jIN", None).await.expect_err("taken");
+        assert!(
+            matches!(&taken, AccountError::NicknameTaken(n) if n == "jIN"),
+            "{taken:?}"
+        );
+        let status = tonic::Status::from(taken);
+        assert_eq!(status.code(), tonic::Code::AlreadyExists);
+        assert_eq!(
+            status.message(),
+            "the nickname \"jIN\" is taken: choose another"
+        );
+        create(&db, "u2", "lee", None)
+            .await
+            .expect("another nickname");
+        assert!(matches!(
+            rename(&db, "u2", "JIN").await,
+            Err(AccountError::NicknameTaken(_))
+        ));
+        rename(&db, "u1", "jin-2").await.expect("a free nickname");
+        rename(&db, "u2", "Jin").await.expect("freed by the rename");
+    }
+
+    #[tokio::test]
+    async fn renaming_an_unknown_account_is_not_found() {
+        let db = store().await;
+        let missing = rename(&db, "nobody", "jin").await.expect_err("no account");
+        assert!(matches!(missing, AccountError::NoSuchAccount));
+        assert_eq!(tonic::Status::from(missing).code(), tonic::Code::NotFound);
+    }
+
+    #[tokio::test]
+    async fn a_google_account_is_found_by_its_subject() {
+        let db = store().await;
+        assert_eq!(by_google_sub(&db, "g-1").await.expect("readable"), None);
+        let made = create(&db, "u1", "jin", Some("g-1")).await.expect("made");
+        assert_eq!(
+            by_google_sub(&db, "g-1").await.expect("readable"),
+            Some(made)
+        );
     }
 }

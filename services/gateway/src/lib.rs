@@ -1,17 +1,31 @@
 //! The gateway: the public API that mobile and web clients use.
 //!
-//! It signs players in (guest nicknames for now) with our own JWTs, checks
-//! the token on every other call, forwards player actions to the game
-//! authority over gRPC with the caller's id and trace, and streams a game's
-//! events to watchers from the bus, filling any gap from the authority's
-//! stored events so a client that reconnects resumes exactly where it was.
+//! It signs players in (guest nicknames, Google ID tokens) with our own
+//! JWTs, checks the token once per call, forwards player actions to the
+//! game authority, the matchmaker and the ratings service with the caller's
+//! id and trace, and streams a game's events to watchers from the bus,
+//! filling any gap from the authority's stored events so a client that
+//! reconnects resumes exactly where it was.
+//!
+//! A call passes through [`calls::Public`] (its span, its token, the count
+//! of refusals), then tonic (the request is read), then its handler (the
+//! request is validated by [`validate`] and forwarded).
 
 pub mod accounts;
+pub mod api;
+pub mod auth;
+pub mod calls;
+pub mod games;
 pub mod google;
 pub mod ladder;
 pub mod matching;
-pub mod service;
+pub mod sign_in;
+pub mod state;
+pub mod streams;
+pub mod validate;
 pub mod watch;
+
+pub use state::{AuthorityClient, MatchmakerClient, RatingsClient};
 
 use std::net::SocketAddr;
 
@@ -52,22 +66,13 @@ pub struct Config {
     pub google_jwks_url: String,
 }
 
-/// The authority client every handler uses.
-pub type AuthorityClient = AuthorityServiceClient<grpc::TracedChannel>;
-
-/// The matchmaker client the queue handlers use.
-pub type MatchmakerClient = MatchmakerServiceClient<grpc::TracedChannel>;
-
-/// The ratings client the ladder and the queue use.
-pub type RatingsClient = RatingsServiceClient<grpc::TracedChannel>;
-
 /// A built gateway, bound and ready to run.
 #[derive(Debug)]
 pub struct App {
     addr: SocketAddr,
     metrics_addr: Option<SocketAddr>,
     server: GrpcServer,
-    state: service::Gateway,
+    state: state::Gateway,
     shutdown: Shutdown,
 }
 
@@ -101,7 +106,7 @@ impl App {
             )?)),
             None => None,
         };
-        let state = service::Gateway {
+        let state = state::Gateway {
             google,
             db,
             authority,
@@ -138,22 +143,28 @@ impl App {
     /// # Errors
     /// When the server fails.
     pub async fn run_until_stopped(self) -> anyhow::Result<()> {
+        let keys = &self.state.keys;
         self.server
-            .add_service(
+            .add_service(calls::Public::new(
                 AuthServiceServer::new(self.state.clone())
                     .max_decoding_message_size(MAX_REQUEST_BYTES),
-            )
-            .add_service(
+                keys.clone(),
+            ))
+            .add_service(calls::Public::new(
                 LadderServiceServer::new(self.state.clone())
                     .max_decoding_message_size(MAX_REQUEST_BYTES),
-            )
-            .add_service(
+                keys.clone(),
+            ))
+            .add_service(calls::Public::new(
                 MatchServiceServer::new(self.state.clone())
                     .max_decoding_message_size(MAX_REQUEST_BYTES),
-            )
-            .add_service(
-                GameServiceServer::new(self.state).max_decoding_message_size(MAX_REQUEST_BYTES),
-            )
+                keys.clone(),
+            ))
+            .add_service(calls::Public::new(
+                GameServiceServer::new(self.state.clone())
+                    .max_decoding_message_size(MAX_REQUEST_BYTES),
+                keys.clone(),
+            ))
             .serve(self.shutdown)
             .await
     }

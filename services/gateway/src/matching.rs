@@ -6,38 +6,135 @@
 //! and makes up for any message pub/sub lost. When the client goes away the
 //! asking stops, and the matchmaker drops the ticket after its grace.
 
-use std::pin::Pin;
+use std::future::Future;
 use std::time::Duration;
 
-use prost::Message as _;
-use tokio::sync::mpsc;
-use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
-use ttakji_platform::bus::{Delivery, Subscription, user_channel};
-use ttakji_platform::grpc::observe;
+use ttakji_platform::bus::{Delivery, Subscription};
 use ttakji_proto::v1 as pb;
 use ttakji_proto::v1::match_service_server::MatchService;
 
-use crate::service::{Gateway, game_id};
+use crate::MatchmakerClient;
+use crate::auth::Caller;
+use crate::state::Gateway;
+use crate::streams::{self, Sender, Stream};
+use crate::validate::GameId;
 
 /// How often a waiting stream asks the matchmaker (and so tells it the
 /// player is still there: keep it well under the matchmaker's grace).
 const POLL: Duration = Duration::from_millis(500);
 /// How long a rematch offer waits for the opponent.
 const REMATCH_WAIT: Duration = Duration::from_secs(120);
+/// Where a player's rating is unknown (a newcomer, or a ratings service
+/// that cannot be reached), they are paired as this.
+const UNRATED: u32 = 1200;
 
-type Stream<T> = Pin<Box<dyn tokio_stream::Stream<Item = Result<T, Status>> + Send>>;
+/// A matchmaker record that a stream follows until it settles.
+trait Followed: prost::Message + Default + Clone + Send + 'static {
+    /// The record's type name on the player's bus channel.
+    const BUS_TYPE: &'static str;
+    /// Messages buffered for a client that reads slowly.
+    const BUFFER: usize;
+    /// How long the stream may wait for the record to settle, if not for ever.
+    const LAPSES_AFTER: Option<Duration> = None;
+    /// What the client is sent of the record.
+    type Message: Send + 'static;
+    /// What the matchmaker is asked for the record.
+    type Query: Clone + Send + 'static;
 
-fn final_ticket(t: &pb::Ticket) -> bool {
-    t.state == pb::TicketState::Matched as i32 || t.state == pb::TicketState::Cancelled as i32
+    fn message(&self) -> Self::Message;
+    /// Whether the record has reached its final state, ending the stream.
+    fn settled(&self) -> bool;
+    /// Whether `self`, heard on the bus, is news of `followed`.
+    fn is_news_of(&self, followed: &Self) -> bool;
+    /// Reads the record afresh.
+    fn ask(
+        matchmaker: MatchmakerClient,
+        query: Self::Query,
+    ) -> impl Future<Output = Result<Self, Status>> + Send;
+    /// Whether a failure to read the record ends the stream (else it is
+    /// read again at the next poll).
+    fn ends_stream(status: &Status) -> bool {
+        status.code() == tonic::Code::NotFound
+    }
 }
 
-impl Gateway {
-    async fn user_subscription(&self, user_id: &str) -> Result<Subscription, Status> {
-        self.bus
-            .subscribe(&user_channel(user_id))
-            .await
-            .map_err(|e| Status::unavailable(format!("cannot follow your queue: {e}")))
+impl Followed for pb::Ticket {
+    const BUS_TYPE: &'static str = "ttakji.v1.Ticket";
+    const BUFFER: usize = 8;
+    type Message = pb::FindMatchResponse;
+    type Query = pb::GetTicketRequest;
+
+    fn message(&self) -> pb::FindMatchResponse {
+        pb::FindMatchResponse {
+            ticket: Some(self.clone()),
+        }
+    }
+    fn settled(&self) -> bool {
+        self.state == pb::TicketState::Matched as i32
+            || self.state == pb::TicketState::Cancelled as i32
+    }
+    fn is_news_of(&self, followed: &Self) -> bool {
+        self.ticket_id == followed.ticket_id
+    }
+    async fn ask(mut matchmaker: MatchmakerClient, query: Self::Query) -> Result<Self, Status> {
+        let answer = matchmaker.get_ticket(query).await?;
+        Ok(answer.into_inner().ticket.unwrap_or_default())
+    }
+}
+
+impl Followed for pb::Challenge {
+    const BUS_TYPE: &'static str = "ttakji.v1.Challenge";
+    const BUFFER: usize = 4;
+    type Message = pb::CreateChallengeResponse;
+    type Query = pb::GetChallengeRequest;
+
+    fn message(&self) -> pb::CreateChallengeResponse {
+        pb::CreateChallengeResponse {
+            challenge: Some(self.clone()),
+        }
+    }
+    fn settled(&self) -> bool {
+        !self.game_id.is_empty()
+    }
+    fn is_news_of(&self, followed: &Self) -> bool {
+        self.code == followed.code
+    }
+    async fn ask(mut matchmaker: MatchmakerClient, query: Self::Query) -> Result<Self, Status> {
+        let answer = matchmaker.get_challenge(query).await?;
+        Ok(answer.into_inner().challenge.unwrap_or_default())
+    }
+}
+
+impl Followed for pb::AgreeRematchResponse {
+    const BUS_TYPE: &'static str = "ttakji.v1.AgreeRematchResponse";
+    const BUFFER: usize = 4;
+    /// An offer nobody takes up lapses: the stream ends.
+    const LAPSES_AFTER: Option<Duration> = Some(REMATCH_WAIT);
+    type Message = pb::RematchResponse;
+    /// Asking is agreeing again, which says who has agreed so far.
+    type Query = pb::AgreeRematchRequest;
+
+    fn message(&self) -> pb::RematchResponse {
+        pb::RematchResponse {
+            agreed_user_ids: self.agreed_user_ids.clone(),
+            new_game_id: self.new_game_id.clone(),
+        }
+    }
+    fn settled(&self) -> bool {
+        !self.new_game_id.is_empty()
+    }
+    /// Only the news that a rematch has started is taken from the bus;
+    /// who has agreed so far is asked for.
+    fn is_news_of(&self, _: &Self) -> bool {
+        self.settled()
+    }
+    async fn ask(mut matchmaker: MatchmakerClient, query: Self::Query) -> Result<Self, Status> {
+        Ok(matchmaker.agree_rematch(query).await?.into_inner())
+    }
+    /// A refusal to agree is final.
+    fn ends_stream(_: &Status) -> bool {
+        true
     }
 }
 
@@ -63,112 +160,112 @@ async fn next_news(
     }
 }
 
+/// Sends `first` and every change of it, from the bus or by asking the
+/// matchmaker, until it settles or cannot be read.
+async fn follow<R: Followed>(
+    tx: &Sender<R::Message>,
+    mut sub: Subscription,
+    first: R,
+    matchmaker: MatchmakerClient,
+    query: R::Query,
+) {
+    let mut last = first;
+    let mut poll = tokio::time::interval(POLL);
+    loop {
+        if tx.send(Ok(last.message())).await.is_err() || last.settled() {
+            return;
+        }
+        let news = next_news(&mut sub, R::BUS_TYPE, &mut poll).await;
+        let fresh = match news.and_then(|bytes| R::decode(bytes.as_slice()).ok()) {
+            Some(record) if record.is_news_of(&last) => Ok(record),
+            _ => R::ask(matchmaker.clone(), query.clone()).await,
+        };
+        match fresh {
+            Ok(record) => last = record,
+            Err(status) if R::ends_stream(&status) => {
+                let _ = tx.send(Err(status)).await;
+                return;
+            }
+            // The matchmaker is briefly away: keep the stream and ask again.
+            Err(status) => tracing::warn!(%status, record = R::BUS_TYPE, "not read"),
+        }
+    }
+}
+
+impl Gateway {
+    /// A stream of `first` and its changes (see [`follow`]).
+    fn following<R: Followed>(
+        &self,
+        sub: Subscription,
+        first: R,
+        query: R::Query,
+    ) -> Stream<R::Message> {
+        let matchmaker = self.matchmaker();
+        streams::spawn(&self.shutdown, R::BUFFER, move |tx| async move {
+            let follow = follow(&tx, sub, first, matchmaker, query);
+            match R::LAPSES_AFTER {
+                Some(wait) => {
+                    let _ = tokio::time::timeout(wait, follow).await;
+                }
+                None => follow.await,
+            }
+        })
+    }
+
+    /// The ladder's rating of `user_id` on this board size, for pairing.
+    async fn pairing_rating(&self, user_id: &str, board_size: u32) -> u32 {
+        self.ratings()
+            .get_rating(pb::GetRatingRequest {
+                user_id: user_id.to_owned(),
+                board_size,
+            })
+            .await
+            .ok()
+            .and_then(|r| r.into_inner().entry)
+            .map_or(UNRATED, |e| u32::try_from(e.rating).unwrap_or(UNRATED))
+    }
+}
+
 #[tonic::async_trait]
 impl MatchService for Gateway {
     type FindMatchStream = Stream<pb::FindMatchResponse>;
 
-    #[tracing::instrument(skip_all, fields(user_id, ticket_id))]
+    #[tracing::instrument(skip_all, fields(ticket_id))]
     async fn find_match(
         &self,
         request: Request<pb::FindMatchRequest>,
     ) -> Result<Response<Self::FindMatchStream>, Status> {
-        observe(
-            "FindMatch",
-            async {
-                let me = self.caller(&request)?;
-                tracing::Span::current().record("user_id", me.sub.as_str());
-                let req = request.into_inner();
-                if req.ranked && me.guest {
-                    return Err(Status::permission_denied(
-                        "sign in to play ranked games; guests play casual games",
-                    ));
-                }
-                let mut sub = self.user_subscription(&me.sub).await?;
-                // Paired by the ladder's rating on this board size; a newcomer,
-                // or a ratings service that cannot be reached, counts as 1200.
-                let rating = self
-                    .ratings
-                    .clone()
-                    .get_rating(pb::GetRatingRequest {
-                        user_id: me.sub.clone(),
-                        board_size: req.board_size,
-                    })
-                    .await
-                    .ok()
-                    .and_then(|r| r.into_inner().entry)
-                    .map_or(1200, |e| u32::try_from(e.rating).unwrap_or(1200));
-                let ticket = self
-                    .matchmaker
-                    .clone()
-                    .enqueue(pb::EnqueueRequest {
-                        user_id: me.sub.clone(),
-                        nickname: me.name.clone(),
-                        rating,
-                        pool: Some(pb::Pool {
-                            board_size: req.board_size,
-                            ruleset: req.ruleset.clone(),
-                            ranked: req.ranked,
-                        }),
-                    })
-                    .await?
-                    .into_inner()
-                    .ticket
-                    .ok_or_else(|| Status::internal("the matchmaker sent no ticket"))?;
-                tracing::Span::current().record("ticket_id", ticket.ticket_id.as_str());
-                let (tx, rx) = mpsc::channel(8);
-                let this = self.clone();
-                tokio::spawn(async move {
-                    let id = ticket.ticket_id.clone();
-                    let mut last = ticket;
-                    let mut poll = tokio::time::interval(POLL);
-                    let mut shutdown = this.shutdown.clone();
-                    loop {
-                        if tx
-                            .send(Ok(pb::FindMatchResponse {
-                                ticket: Some(last.clone()),
-                            }))
-                            .await
-                            .is_err()
-                            || final_ticket(&last)
-                        {
-                            break;
-                        }
-                        let news = tokio::select! {
-                            () = shutdown.wait() => break,
-                            () = tx.closed() => break,
-                            news = next_news(&mut sub, "ttakji.v1.Ticket", &mut poll) => news,
-                        };
-                        let fresh = match news
-                            .and_then(|bytes| pb::Ticket::decode(bytes.as_slice()).ok())
-                        {
-                            Some(t) if t.ticket_id == id => Ok(t),
-                            _ => this
-                                .matchmaker
-                                .clone()
-                                .get_ticket(pb::GetTicketRequest {
-                                    ticket_id: id.clone(),
-                                    user_id: last.user_id.clone(),
-                                })
-                                .await
-                                .map(|r| r.into_inner().ticket.unwrap_or_default()),
-                        };
-                        match fresh {
-                            Ok(t) => last = t,
-                            Err(status) if status.code() == tonic::Code::NotFound => {
-                                let _ = tx.send(Err(status)).await;
-                                break;
-                            }
-                            // The matchmaker is briefly away: keep the stream and ask again.
-                            Err(status) => tracing::warn!(%status, "ticket not read"),
-                        }
-                    }
-                });
-                Ok(Response::new(
-                    Box::pin(ReceiverStream::new(rx)) as Self::FindMatchStream
-                ))
-            }
-            .await,
-        )
+        let me = Caller::of(&request)?;
+        let req = request.into_inner();
+        if req.ranked && me.guest {
+            return Err(Status::permission_denied(
+                "sign in to play ranked games; guests play casual games",
+            ));
+        }
+        let sub = self.news_for(&me.user_id).await?;
+        let rating = self.pairing_rating(&me.user_id, req.board_size).await;
+        let ticket = self
+            .matchmaker()
+            .enqueue(pb::EnqueueRequest {
+                user_id: me.user_id.clone(),
+                nickname: me.nickname,
+                rating,
+                pool: Some(pb::Pool {
+                    board_size: req.board_size,
+                    ruleset: req.ruleset,
+                    ranked: req.ranked,
+                }),
+            })
+            .await?
+            .into_inner()
+            .ticket
+            .ok_or_else(|| Status::internal("the matchmaker sent no ticket"))?;
+        tracing::Span::current().record("ticket_id", ticket.ticket_id.as_str());
+        let query = pb::GetTicketRequest {
+            ticket_id: ticket.ticket_id.clone(),
+            user_id: me.user_id,
+        };
+        Ok(Response::new(self.following(sub, ticket, query)))
     }
 
     #[tracing::instrument(skip_all, fields(ticket_id = %request.get_ref().ticket_id))]
@@ -176,187 +273,131 @@ impl MatchService for Gateway {
         &self,
         request: Request<pb::CancelMatchRequest>,
     ) -> Result<Response<pb::CancelMatchResponse>, Status> {
-        observe(
-            "CancelMatch",
-            async {
-                let me = self.caller(&request)?;
-                let ticket = self
-                    .matchmaker
-                    .clone()
-                    .cancel_ticket(pb::CancelTicketRequest {
-                        ticket_id: request.into_inner().ticket_id,
-                        user_id: me.sub,
-                    })
-                    .await?
-                    .into_inner()
-                    .ticket;
-                Ok(Response::new(pb::CancelMatchResponse { ticket }))
-            }
-            .await,
-        )
+        let me = Caller::of(&request)?;
+        let ticket = self
+            .matchmaker()
+            .cancel_ticket(pb::CancelTicketRequest {
+                ticket_id: request.into_inner().ticket_id,
+                user_id: me.user_id,
+            })
+            .await?
+            .into_inner()
+            .ticket;
+        Ok(Response::new(pb::CancelMatchResponse { ticket }))
     }
 
     type CreateChallengeStream = Stream<pb::CreateChallengeResponse>;
 
-    #[tracing::instrument(skip_all, fields(user_id))]
+    #[tracing::instrument(skip_all)]
     async fn create_challenge(
         &self,
         request: Request<pb::CreateChallengeRequest>,
     ) -> Result<Response<Self::CreateChallengeStream>, Status> {
-        observe(
-            "CreateChallenge",
-            async {
-                let me = self.caller(&request)?;
-                tracing::Span::current().record("user_id", me.sub.as_str());
-                let mut sub = self.user_subscription(&me.sub).await?;
-                let challenge = self
-                    .matchmaker
-                    .clone()
-                    .make_challenge(pb::MakeChallengeRequest {
-                        user_id: me.sub.clone(),
-                        nickname: me.name.clone(),
-                        pool: Some(pb::Pool {
-                            board_size: request.get_ref().board_size,
-                            ruleset: request.get_ref().ruleset.clone(),
-                            ranked: false,
-                        }),
-                    })
-                    .await?
-                    .into_inner()
-                    .challenge
-                    .ok_or_else(|| Status::internal("the matchmaker sent no challenge"))?;
-                let (tx, rx) = mpsc::channel(4);
-                let this = self.clone();
-                tokio::spawn(async move {
-                    let code = challenge.code.clone();
-                    let mut last = challenge;
-                    let mut poll = tokio::time::interval(POLL);
-                    let mut shutdown = this.shutdown.clone();
-                    loop {
-                        if tx
-                            .send(Ok(pb::CreateChallengeResponse {
-                                challenge: Some(last.clone()),
-                            }))
-                            .await
-                            .is_err()
-                            || !last.game_id.is_empty()
-                        {
-                            break;
-                        }
-                        let news = tokio::select! {
-                            () = shutdown.wait() => break,
-                            () = tx.closed() => break,
-                            news = next_news(&mut sub, "ttakji.v1.Challenge", &mut poll) => news,
-                        };
-                        let fresh =
-                            match news.and_then(|b| pb::Challenge::decode(b.as_slice()).ok()) {
-                                Some(c) if c.code == code => Ok(c),
-                                _ => this
-                                    .matchmaker
-                                    .clone()
-                                    .get_challenge(pb::GetChallengeRequest { code: code.clone() })
-                                    .await
-                                    .map(|r| r.into_inner().challenge.unwrap_or_default()),
-                            };
-                        match fresh {
-                            Ok(c) => last = c,
-                            Err(status) if status.code() == tonic::Code::NotFound => {
-                                let _ = tx.send(Err(status)).await;
-                                break;
-                            }
-                            Err(status) => tracing::warn!(%status, "challenge not read"),
-                        }
-                    }
-                });
-                Ok(Response::new(
-                    Box::pin(ReceiverStream::new(rx)) as Self::CreateChallengeStream
-                ))
-            }
-            .await,
-        )
+        let me = Caller::of(&request)?;
+        let sub = self.news_for(&me.user_id).await?;
+        let req = request.into_inner();
+        let challenge = self
+            .matchmaker()
+            .make_challenge(pb::MakeChallengeRequest {
+                user_id: me.user_id,
+                nickname: me.nickname,
+                pool: Some(pb::Pool {
+                    board_size: req.board_size,
+                    ruleset: req.ruleset,
+                    ranked: false,
+                }),
+            })
+            .await?
+            .into_inner()
+            .challenge
+            .ok_or_else(|| Status::internal("the matchmaker sent no challenge"))?;
+        let query = pb::GetChallengeRequest {
+            code: challenge.code.clone(),
+        };
+        Ok(Response::new(self.following(sub, challenge, query)))
     }
 
-    #[tracing::instrument(skip_all, fields(user_id))]
+    #[tracing::instrument(skip_all)]
     async fn accept_challenge(
         &self,
         request: Request<pb::AcceptChallengeRequest>,
     ) -> Result<Response<pb::AcceptChallengeResponse>, Status> {
-        observe(
-            "AcceptChallenge",
-            async {
-                let me = self.caller(&request)?;
-                tracing::Span::current().record("user_id", me.sub.as_str());
-                let joined = self
-                    .matchmaker
-                    .clone()
-                    .join_challenge(pb::JoinChallengeRequest {
-                        code: request.into_inner().code,
-                        user_id: me.sub,
-                        nickname: me.name,
-                    })
-                    .await?
-                    .into_inner();
-                Ok(Response::new(pb::AcceptChallengeResponse {
-                    game: joined.game,
-                }))
-            }
-            .await,
-        )
+        let me = Caller::of(&request)?;
+        let joined = self
+            .matchmaker()
+            .join_challenge(pb::JoinChallengeRequest {
+                code: request.into_inner().code,
+                user_id: me.user_id,
+                nickname: me.nickname,
+            })
+            .await?
+            .into_inner();
+        Ok(Response::new(pb::AcceptChallengeResponse {
+            game: joined.game,
+        }))
     }
 
     type RematchStream = Stream<pb::RematchResponse>;
 
-    #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id, user_id))]
+    #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
     async fn rematch(
         &self,
         request: Request<pb::RematchRequest>,
     ) -> Result<Response<Self::RematchStream>, Status> {
-        observe("Rematch", async {
-            let me = self.caller(&request)?;
-            tracing::Span::current().record("user_id", me.sub.as_str());
-            let old = game_id(&request.get_ref().game_id)?;
-            let mut sub = self.user_subscription(&me.sub).await?;
-            let ask = pb::AgreeRematchRequest {
-                game_id: old,
-                user_id: me.sub,
-            };
-            let first = self.matchmaker.clone().agree_rematch(ask.clone()).await?.into_inner();
-            let (tx, rx) = mpsc::channel(4);
-            let this = self.clone();
-            tokio::spawn(async move {
-                let mut last = first;
-                let mut poll = tokio::time::interval(POLL);
-                let mut shutdown = this.shutdown.clone();
-                let give_up = tokio::time::Instant::now() + REMATCH_WAIT;
-                loop {
-                    let response = pb::RematchResponse {
-                        agreed_user_ids: last.agreed_user_ids.clone(),
-                        new_game_id: last.new_game_id.clone(),
-                    };
-                    if tx.send(Ok(response)).await.is_err() || !last.new_game_id.is_empty() {
-                        break;
-                    }
-                    let news = tokio::select! {
-                        () = shutdown.wait() => break,
-                        () = tx.closed() => break,
-                        () = tokio::time::sleep_until(give_up) => break,
-                        news = next_news(&mut sub, "ttakji.v1.AgreeRematchResponse", &mut poll) => news,
-                    };
-                    let fresh = match news.and_then(|b| pb::AgreeRematchResponse::decode(b.as_slice()).ok()) {
-                        Some(r) if !r.new_game_id.is_empty() => Ok(r),
-                        _ => this.matchmaker.clone().agree_rematch(ask.clone()).await.map(tonic::Response::into_inner),
-                    };
-                    match fresh {
-                        Ok(r) => last = r,
-                        Err(status) => {
-                            let _ = tx.send(Err(status)).await;
-                            break;
-                        }
-                    }
-                }
-            });
-            Ok(Response::new(Box::pin(ReceiverStream::new(rx)) as Self::RematchStream))
-        }
-        .await)
+        let me = Caller::of(&request)?;
+        let old = GameId::parse(&request.get_ref().game_id)?;
+        let sub = self.news_for(&me.user_id).await?;
+        let agree = pb::AgreeRematchRequest {
+            game_id: old.into_string(),
+            user_id: me.user_id,
+        };
+        let first = self
+            .matchmaker()
+            .agree_rematch(agree.clone())
+            .await?
+            .into_inner();
+        Ok(Response::new(self.following(sub, first, agree)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ttakji_proto::v1 as pb;
+
+    use super::Followed;
+
+    #[test]
+    fn a_ticket_settles_once_matched_or_cancelled_and_hears_only_its_own_news() {
+        let ticket = |id: &str, state: pb::TicketState| pb::Ticket {
+            ticket_id: id.to_owned(),
+            state: state as i32,
+            ..pb::Ticket::default()
+        };
+        assert!(!ticket("t1", pb::TicketState::Waiting).settled());
+        assert!(ticket("t1", pb::TicketState::Matched).settled());
+        assert!(ticket("t1", pb::TicketState::Cancelled).settled());
+        let mine = ticket("t1", pb::TicketState::Waiting);
+        assert!(ticket("t1", pb::TicketState::Matched).is_news_of(&mine));
+        assert!(!ticket("t2", pb::TicketState::Matched).is_news_of(&mine));
+        let gone = tonic::Status::not_found("no such ticket");
+        assert!(pb::Ticket::ends_stream(&gone));
+        assert!(!pb::Ticket::ends_stream(&tonic::Status::unavailable(
+            "away"
+        )));
+    }
+
+    #[test]
+    fn a_rematch_hears_from_the_bus_only_that_it_has_started_and_ends_on_any_refusal() {
+        let rematch = |new_game_id: &str| pb::AgreeRematchResponse {
+            new_game_id: new_game_id.to_owned(),
+            ..pb::AgreeRematchResponse::default()
+        };
+        let waiting = rematch("");
+        assert!(!waiting.settled());
+        assert!(!rematch("").is_news_of(&waiting));
+        assert!(rematch("g2").is_news_of(&waiting));
+        assert!(rematch("g2").settled());
+        let away = tonic::Status::unavailable("away");
+        assert!(pb::AgreeRematchResponse::ends_stream(&away));
     }
 }

@@ -1,0 +1,355 @@
+//! Every call of the public API as it comes in, before tonic reads the
+//! request: one span per call (`call`, with the method and the caller's
+//! `user_id`), the token check, and the count of refused calls,
+//! `grpc_errors_total{method, code}`, whoever refused them (the token
+//! check, tonic reading the request, the handler).
+
+use std::convert::Infallible;
+use std::task::{Context, Poll};
+
+use futures_util::future::BoxFuture;
+use tonic::body::Body;
+use tonic::server::NamedService;
+use tracing::Instrument as _;
+use ttakji_platform::auth::TokenKeys;
+use ttakji_platform::grpc::code_name;
+
+use crate::auth::{self, Caller};
+
+/// A public service as clients reach it. A call to one of its methods is
+/// spanned; unless the method is open ([`crate::api::OPEN`]) it is refused
+/// as UNAUTHENTICATED without a valid token, and with one the [`Caller`]
+/// goes in the request's extensions for the handler.
+///
+/// A call is refused when its answer starts with a status other than OK
+/// (an error sent later on an open stream is not a refusal), and each
+/// refusal is counted once. OUT_OF_RANGE is left out: that is tonic's
+/// answer to a request over the size limit, which the server rewrites as
+/// INVALID_ARGUMENT and counts itself
+/// (`ttakji_platform::grpc::oversized_is_invalid_argument`). A path that
+/// names no method of the service goes straight to it (to be answered
+/// UNIMPLEMENTED), neither spanned nor counted, so a client's made-up names
+/// never become labels.
+#[derive(Debug, Clone)]
+pub struct Public<S> {
+    inner: S,
+    keys: TokenKeys,
+}
+
+impl<S> Public<S> {
+    /// `inner`, its tokens checked with `keys`.
+    pub fn new(inner: S, keys: TokenKeys) -> Self {
+        Public { inner, keys }
+    }
+}
+
+impl<S: NamedService> NamedService for Public<S> {
+    const NAME: &'static str = S::NAME;
+}
+
+/// Counts a refused call and says so in the log and on the call's span.
+fn count_refusal(method: &'static str, status: &tonic::Status) {
+    let code = code_name(status.code());
+    metrics::counter!("grpc_errors_total", "method" => method, "code" => code).increment(1);
+    tracing::Span::current().record("code", code);
+    tracing::debug!(method, code = ?status.code(), message = status.message(), "request refused");
+}
+
+impl<S> tower::Service<http::Request<Body>> for Public<S>
+where
+    S: tower::Service<http::Request<Body>, Response = http::Response<Body>, Error = Infallible>
+        + NamedService
+        + Clone
+        + Send
+        + 'static,
+    S::Future: Send + 'static,
+{
+    type Response = http::Response<Body>;
+    type Error = Infallible;
+    type Future = BoxFuture<'static, Result<http::Response<Body>, Infallible>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, mut request: http::Request<Body>) -> Self::Future {
+        // The clone that was not made ready stays behind (tower's advice).
+        let clone = self.inner.clone();
+        let mut ready = std::mem::replace(&mut self.inner, clone);
+        let path = request.uri().path();
+        let Some(method) = crate::api::method(S::NAME, path) else {
+            return Box::pin(ready.call(request));
+        };
+        let span = tracing::info_span!(
+            "call",
+            method,
+            user_id = tracing::field::Empty,
+            code = tracing::field::Empty
+        );
+        let checked = if crate::api::is_open(path) {
+            Ok(())
+        } else {
+            auth::authenticate(&self.keys, &mut request)
+        };
+        if let Some(caller) = request.extensions().get::<Caller>() {
+            span.record("user_id", caller.user_id.as_str());
+        }
+        Box::pin(
+            async move {
+                let response = match checked {
+                    Ok(()) => ready.call(request).await?,
+                    Err(status) => status.into_http(),
+                };
+                if let Some(status) = tonic::Status::from_header_map(response.headers())
+                    && !matches!(status.code(), tonic::Code::Ok | tonic::Code::OutOfRange)
+                {
+                    count_refusal(method, &status);
+                }
+                Ok(response)
+            }
+            .instrument(span),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::convert::Infallible;
+    use std::sync::{Arc, Mutex};
+
+    use metrics_exporter_prometheus::PrometheusBuilder;
+    use tonic::Code;
+    use tonic::body::Body;
+    use tower::{Service as _, ServiceExt as _};
+
+    use tracing_subscriber::layer::SubscriberExt as _;
+
+    use super::Public;
+    use crate::auth::Caller;
+    use crate::auth::tests::{jin, jins_token, keys};
+
+    /// A stand-in for a generated server (the GameService, or the
+    /// AuthService when `SIGN_IN`): answers OK, or `refusal` when set, and
+    /// keeps the caller each request reached it with.
+    #[derive(Debug, Clone, Default)]
+    struct Handler<const SIGN_IN: bool> {
+        reached: Arc<Mutex<Vec<Option<Caller>>>>,
+        refusal: Option<tonic::Status>,
+    }
+
+    impl<const SIGN_IN: bool> tonic::server::NamedService for Handler<SIGN_IN> {
+        const NAME: &'static str = if SIGN_IN {
+            "ttakji.v1.AuthService"
+        } else {
+            "ttakji.v1.GameService"
+        };
+    }
+
+    impl<const SIGN_IN: bool> tower::Service<http::Request<Body>> for Handler<SIGN_IN> {
+        type Response = http::Response<Body>;
+        type Error = Infallible;
+        type Future = std::future::Ready<Result<http::Response<Body>, Infallible>>;
+
+        fn poll_ready(
+            &mut self,
+            _: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<Result<(), Infallible>> {
+            std::task::Poll::Ready(Ok(()))
+        }
+
+        fn call(&mut self, request: http::Request<Body>) -> Self::Future {
+            if let Ok(mut reached) = self.reached.lock() {
+                reached.push(request.extensions().get::<Caller>().cloned());
+            }
+            std::future::ready(Ok(match &self.refusal {
+                Some(status) => status.clone().into_http(),
+                None => http::Response::new(Body::default()),
+            }))
+        }
+    }
+
+    /// The fields of every `call` span, as `name=value`, in the order given.
+    #[derive(Debug, Clone, Default)]
+    struct CallSpans(Arc<Mutex<Vec<String>>>);
+
+    impl tracing::field::Visit for &CallSpans {
+        fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+            if let Ok(mut fields) = self.0.lock() {
+                fields.push(format!("{}={value}", field.name()));
+            }
+        }
+
+        fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+            self.record_str(field, &format!("{value:?}"));
+        }
+    }
+
+    impl<S> tracing_subscriber::Layer<S> for CallSpans
+    where
+        S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+    {
+        fn on_new_span(
+            &self,
+            attrs: &tracing::span::Attributes<'_>,
+            _: &tracing::span::Id,
+            _: tracing_subscriber::layer::Context<'_, S>,
+        ) {
+            if attrs.metadata().name() == "call" {
+                attrs.record(&mut &*self);
+            }
+        }
+
+        fn on_record(
+            &self,
+            id: &tracing::span::Id,
+            values: &tracing::span::Record<'_>,
+            ctx: tracing_subscriber::layer::Context<'_, S>,
+        ) {
+            if ctx.metadata(id).is_some_and(|m| m.name() == "call") {
+                values.record(&mut &*self);
+            }
+        }
+    }
+
+    /// What became of some calls: the codes they were answered with, the
+    /// callers the handler saw, the fields of their spans and the metrics
+    /// page after them.
+    #[derive(Debug)]
+    struct Outcome {
+        answered: Vec<Code>,
+        reached: Vec<Option<Caller>>,
+        spans: Vec<String>,
+        page: String,
+    }
+
+    impl Outcome {
+        /// The count of refusals of `method` with `code`, as the page says.
+        fn refused(&self, method: &str, code: &str) -> Option<&str> {
+            self.page
+                .lines()
+                .find(|line| {
+                    line.starts_with("grpc_errors_total{")
+                        && line.contains(&format!("method=\"{method}\""))
+                        && line.contains(&format!("code=\"{code}\""))
+                })
+                .and_then(|line| line.rsplit(' ').next())
+        }
+
+        fn refusals_counted(&self) -> usize {
+            self.page.matches("grpc_errors_total{").count()
+        }
+    }
+
+    /// Makes a call to each path (with `token`, if any) through a public
+    /// stand-in that answers with `refusal`, if any.
+    async fn calls<const SIGN_IN: bool>(
+        paths: &[&str],
+        token: Option<&str>,
+        refusal: Option<tonic::Status>,
+    ) -> Outcome {
+        let recorder = PrometheusBuilder::new().build_recorder();
+        let page = recorder.handle();
+        let _local = metrics::set_default_local_recorder(&recorder);
+        let spans = CallSpans::default();
+        let _spans =
+            tracing::subscriber::set_default(tracing_subscriber::registry().with(spans.clone()));
+        let handler = Handler::<SIGN_IN> {
+            refusal,
+            ..Handler::default()
+        };
+        let mut service = Public::new(handler.clone(), keys());
+        let mut answered = Vec::new();
+        for path in paths {
+            let mut request = http::Request::builder().uri(*path);
+            if let Some(token) = token {
+                request = request.header("authorization", format!("Bearer {token}"));
+            }
+            let request = request.body(Body::default()).expect("a valid request");
+            let response = service
+                .ready()
+                .await
+                .expect("ready")
+                .call(request)
+                .await
+                .expect("infallible");
+            answered.push(
+                tonic::Status::from_header_map(response.headers()).map_or(Code::Ok, |s| s.code()),
+            );
+        }
+        let reached = handler.reached.lock().expect("not poisoned").clone();
+        let spans = spans.0.lock().expect("not poisoned").clone();
+        Outcome {
+            answered,
+            reached,
+            spans,
+            page: page.render(),
+        }
+    }
+
+    const PLAY: &str = "/ttakji.v1.GameService/PlayMove";
+
+    #[tokio::test]
+    async fn a_call_without_a_token_is_refused_before_the_handler_and_counted_once_with_its_code() {
+        let outcome = calls::<false>(&[PLAY], None, None).await;
+        assert_eq!(outcome.answered, [Code::Unauthenticated]);
+        assert!(outcome.reached.is_empty(), "the handler ran: {outcome:?}");
+        assert_eq!(outcome.refused("PlayMove", "UNAUTHENTICATED"), Some("1"));
+        assert_eq!(outcome.refusals_counted(), 1, "{}", outcome.page);
+        assert_eq!(outcome.spans, ["method=PlayMove", "code=UNAUTHENTICATED"]);
+    }
+
+    #[tokio::test]
+    async fn a_call_with_a_bad_token_is_refused_before_the_handler() {
+        let outcome = calls::<false>(&[PLAY, PLAY], Some("not a token"), None).await;
+        assert_eq!(outcome.answered, [Code::Unauthenticated; 2]);
+        assert!(outcome.reached.is_empty(), "the handler ran: {outcome:?}");
+        assert_eq!(outcome.refused("PlayMove", "UNAUTHENTICATED"), Some("2"));
+    }
+
+    #[tokio::test]
+    async fn a_call_with_a_good_token_reaches_the_handler_with_its_caller_on_its_span_uncounted() {
+        let outcome = calls::<false>(&[PLAY], Some(&jins_token()), None).await;
+        assert_eq!(outcome.answered, [Code::Ok]);
+        assert_eq!(outcome.reached, [Some(jin())]);
+        assert_eq!(outcome.refusals_counted(), 0, "{}", outcome.page);
+        assert_eq!(outcome.spans, ["method=PlayMove", "user_id=u1"]);
+    }
+
+    #[tokio::test]
+    async fn a_call_the_handler_refuses_is_counted_with_the_handlers_code() {
+        let refusal = tonic::Status::permission_denied("not your game");
+        let outcome = calls::<false>(&[PLAY], Some(&jins_token()), Some(refusal)).await;
+        assert_eq!(outcome.answered, [Code::PermissionDenied]);
+        assert_eq!(outcome.refused("PlayMove", "PERMISSION_DENIED"), Some("1"));
+        assert_eq!(outcome.refusals_counted(), 1, "{}", outcome.page);
+    }
+
+    #[tokio::test]
+    async fn signing_in_needs_no_token_but_renaming_does() {
+        let sign_in = calls::<true>(&["/ttakji.v1.AuthService/SignInGuest"], None, None).await;
+        assert_eq!(sign_in.answered, [Code::Ok]);
+        assert_eq!(sign_in.reached, [None]);
+        let rename = calls::<true>(&["/ttakji.v1.AuthService/ChangeNickname"], None, None).await;
+        assert_eq!(rename.answered, [Code::Unauthenticated]);
+        assert!(rename.reached.is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_made_up_method_is_left_for_the_service_to_answer_and_never_becomes_a_label() {
+        let refusal = tonic::Status::unimplemented("no such method");
+        let path = "/ttakji.v1.GameService/NoSuchMethod";
+        let outcome = calls::<false>(&[path], None, Some(refusal)).await;
+        assert_eq!(outcome.answered, [Code::Unimplemented]);
+        assert_eq!(outcome.reached, [None]);
+        assert_eq!(outcome.refusals_counted(), 0, "{}", outcome.page);
+        assert!(outcome.spans.is_empty(), "{:?}", outcome.spans);
+    }
+
+    #[tokio::test]
+    async fn an_oversized_request_is_left_for_the_server_to_count() {
+        let refusal = tonic::Status::out_of_range("decoded message length too large");
+        let outcome = calls::<false>(&[PLAY], Some(&jins_token()), Some(refusal)).await;
+        assert_eq!(outcome.answered, [Code::OutOfRange]);
+        assert_eq!(outcome.refusals_counted(), 0, "{}", outcome.page);
+    }
+}

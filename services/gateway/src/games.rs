@@ -1,0 +1,257 @@
+//! The public GameService: a player's actions in a game, forwarded to the
+//! game authority with the caller's id, and the stream of a game's events.
+//! The authority decides what is legal; the gateway checks only that a
+//! request is well formed.
+
+use tonic::{Request, Response, Status};
+use ttakji_proto::v1 as pb;
+use ttakji_proto::v1::game_service_server::GameService;
+use ttakji_proto::v1::submit_action_request::Action;
+
+use crate::auth::Caller;
+use crate::state::Gateway;
+use crate::streams::Stream;
+use crate::validate::{AiGame, GameId, PlayMove};
+
+impl Gateway {
+    /// Submits the caller's `action` on a move of a game.
+    async fn submit(
+        &self,
+        me: Caller,
+        game_id: GameId,
+        move_number: u32,
+        action: Action,
+    ) -> Result<pb::SubmitActionResponse, Status> {
+        Ok(self
+            .authority()
+            .submit_action(pb::SubmitActionRequest {
+                game_id: game_id.into_string(),
+                user_id: me.user_id,
+                move_number,
+                action: Some(action),
+            })
+            .await?
+            .into_inner())
+    }
+}
+
+/// The two seats of a game between `me` and the computer at `terms`.
+fn ai_game_seats(me: Caller, terms: &AiGame) -> (pb::Seat, pb::Seat) {
+    let black = match terms.color {
+        pb::ColorChoice::Black => true,
+        pb::ColorChoice::White => false,
+        pb::ColorChoice::Random | pb::ColorChoice::Unspecified => {
+            uuid::Uuid::new_v4().as_bytes()[0] & 1 == 0
+        }
+    };
+    let person = pb::Seat {
+        user_id: me.user_id,
+        nickname: me.nickname,
+        ai_level: pb::AiLevel::Unspecified as i32,
+    };
+    let computer = pb::Seat {
+        user_id: String::new(),
+        nickname: String::new(),
+        ai_level: terms.level as i32,
+    };
+    if black {
+        (person, computer)
+    } else {
+        (computer, person)
+    }
+}
+
+#[tonic::async_trait]
+impl GameService for Gateway {
+    #[tracing::instrument(skip_all)]
+    async fn start_ai_game(
+        &self,
+        request: Request<pb::StartAiGameRequest>,
+    ) -> Result<Response<pb::StartAiGameResponse>, Status> {
+        let me = Caller::of(&request)?;
+        let terms = AiGame::try_from(request.into_inner())?;
+        let (black, white) = ai_game_seats(me, &terms);
+        let created = self
+            .authority()
+            .create_game(pb::CreateGameRequest {
+                board_size: terms.board_size,
+                ruleset: String::new(),
+                black: Some(black),
+                white: Some(white),
+                seconds_per_move: 0,
+                game_id: String::new(),
+                ranked: false,
+            })
+            .await?
+            .into_inner();
+        Ok(Response::new(pb::StartAiGameResponse {
+            game: created.game,
+        }))
+    }
+
+    #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    async fn get_game(
+        &self,
+        request: Request<pb::GetGameRequest>,
+    ) -> Result<Response<pb::GetGameResponse>, Status> {
+        let me = Caller::of(&request)?;
+        let req = request.into_inner();
+        let loaded = self
+            .authority()
+            .load_game(pb::LoadGameRequest {
+                game_id: GameId::parse(&req.game_id)?.into_string(),
+                user_id: me.user_id,
+                include_score_preview: req.include_score_preview,
+            })
+            .await?
+            .into_inner();
+        Ok(Response::new(pb::GetGameResponse { game: loaded.game }))
+    }
+
+    #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id, move_number = request.get_ref().move_number))]
+    async fn play_move(
+        &self,
+        request: Request<pb::PlayMoveRequest>,
+    ) -> Result<Response<pb::PlayMoveResponse>, Status> {
+        let me = Caller::of(&request)?;
+        let play = PlayMove::try_from(request.into_inner())?;
+        let place = Action::Place(play.point);
+        let done = self
+            .submit(me, play.game_id, play.move_number, place)
+            .await?;
+        Ok(Response::new(pb::PlayMoveResponse {
+            r#move: done.r#move,
+            game: done.game,
+        }))
+    }
+
+    #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id, move_number = request.get_ref().move_number))]
+    async fn pass(
+        &self,
+        request: Request<pb::PassRequest>,
+    ) -> Result<Response<pb::PassResponse>, Status> {
+        let me = Caller::of(&request)?;
+        let req = request.into_inner();
+        let game_id = GameId::parse(&req.game_id)?;
+        let pass = Action::Pass(pb::PassAction {});
+        let done = self.submit(me, game_id, req.move_number, pass).await?;
+        Ok(Response::new(pb::PassResponse {
+            r#move: done.r#move,
+            game: done.game,
+        }))
+    }
+
+    #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    async fn resign(
+        &self,
+        request: Request<pb::ResignRequest>,
+    ) -> Result<Response<pb::ResignResponse>, Status> {
+        let me = Caller::of(&request)?;
+        let game_id = GameId::parse(&request.get_ref().game_id)?;
+        let resign = Action::Resign(pb::ResignAction {});
+        let done = self.submit(me, game_id, 0, resign).await?;
+        Ok(Response::new(pb::ResignResponse { game: done.game }))
+    }
+
+    #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    async fn undo_move(
+        &self,
+        request: Request<pb::UndoMoveRequest>,
+    ) -> Result<Response<pb::UndoMoveResponse>, Status> {
+        let me = Caller::of(&request)?;
+        let req = request.into_inner();
+        let done = self
+            .authority()
+            .take_back(pb::TakeBackRequest {
+                game_id: GameId::parse(&req.game_id)?.into_string(),
+                user_id: me.user_id,
+                move_count: req.move_count,
+            })
+            .await?
+            .into_inner();
+        Ok(Response::new(pb::UndoMoveResponse { game: done.game }))
+    }
+
+    #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    async fn get_score_preview(
+        &self,
+        request: Request<pb::GetScorePreviewRequest>,
+    ) -> Result<Response<pb::GetScorePreviewResponse>, Status> {
+        Caller::of(&request)?;
+        let game_id = GameId::parse(&request.get_ref().game_id)?.into_string();
+        let count = self
+            .authority()
+            .preview_score(pb::PreviewScoreRequest { game_id })
+            .await?
+            .into_inner()
+            .count;
+        Ok(Response::new(pb::GetScorePreviewResponse { count }))
+    }
+
+    #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    async fn get_sgf(
+        &self,
+        request: Request<pb::GetSgfRequest>,
+    ) -> Result<Response<pb::GetSgfResponse>, Status> {
+        Caller::of(&request)?;
+        let game_id = GameId::parse(&request.get_ref().game_id)?.into_string();
+        let sgf = self
+            .authority()
+            .export_record(pb::ExportRecordRequest { game_id })
+            .await?
+            .into_inner()
+            .sgf;
+        Ok(Response::new(pb::GetSgfResponse { sgf }))
+    }
+
+    #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    async fn offer_draw(
+        &self,
+        request: Request<pb::OfferDrawRequest>,
+    ) -> Result<Response<pb::OfferDrawResponse>, Status> {
+        let me = Caller::of(&request)?;
+        let game_id = GameId::parse(&request.get_ref().game_id)?.into_string();
+        let done = self
+            .authority()
+            .propose_draw(pb::ProposeDrawRequest {
+                game_id,
+                user_id: me.user_id,
+            })
+            .await?
+            .into_inner();
+        Ok(Response::new(pb::OfferDrawResponse { game: done.game }))
+    }
+
+    #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    async fn answer_draw(
+        &self,
+        request: Request<pb::AnswerDrawRequest>,
+    ) -> Result<Response<pb::AnswerDrawResponse>, Status> {
+        let me = Caller::of(&request)?;
+        let req = request.into_inner();
+        let done = self
+            .authority()
+            .respond_to_draw(pb::RespondToDrawRequest {
+                game_id: GameId::parse(&req.game_id)?.into_string(),
+                user_id: me.user_id,
+                accept: req.accept,
+            })
+            .await?
+            .into_inner();
+        Ok(Response::new(pb::AnswerDrawResponse { game: done.game }))
+    }
+
+    type WatchGameStream = Stream<pb::WatchGameResponse>;
+
+    #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id, after_seq = request.get_ref().after_seq))]
+    async fn watch_game(
+        &self,
+        request: Request<pb::WatchGameRequest>,
+    ) -> Result<Response<Self::WatchGameStream>, Status> {
+        let me = Caller::of(&request)?;
+        let req = request.into_inner();
+        let game_id = GameId::parse(&req.game_id)?;
+        let stream = crate::watch::watch(self, game_id, req.after_seq, me.user_id).await?;
+        Ok(Response::new(stream))
+    }
+}

@@ -1,0 +1,70 @@
+//! What the gateway's handlers share: the clients of the services behind
+//! it, the accounts store, the bus, the token keys and the shutdown signal.
+//! Cloning it is cheap; every public service holds a clone.
+
+use std::sync::Arc;
+
+use tonic::Status;
+use ttakji_platform::auth::TokenKeys;
+use ttakji_platform::bus::{Bus, Subscription, user_channel};
+use ttakji_platform::shutdown::Shutdown;
+use ttakji_platform::store::Database;
+
+use ttakji_platform::grpc::TracedChannel;
+use ttakji_proto::v1::authority_service_client::AuthorityServiceClient;
+use ttakji_proto::v1::matchmaker_service_client::MatchmakerServiceClient;
+use ttakji_proto::v1::ratings_service_client::RatingsServiceClient;
+
+use crate::google::GoogleVerifier;
+
+/// The authority client every game handler uses.
+pub type AuthorityClient = AuthorityServiceClient<TracedChannel>;
+
+/// The matchmaker client the queue handlers use.
+pub type MatchmakerClient = MatchmakerServiceClient<TracedChannel>;
+
+/// The ratings client the ladder and the queue use.
+pub type RatingsClient = RatingsServiceClient<TracedChannel>;
+
+/// The gateway's handlers and what they share.
+#[derive(Debug, Clone)]
+pub struct Gateway {
+    /// Google sign-in, when configured.
+    pub google: Option<Arc<GoogleVerifier>>,
+    /// The accounts store.
+    pub db: Database,
+    pub authority: AuthorityClient,
+    pub matchmaker: MatchmakerClient,
+    pub ratings: RatingsClient,
+    /// Sign and verify access tokens.
+    pub keys: TokenKeys,
+    /// Live game events and the matchmaker's news for each player.
+    pub bus: Bus,
+    /// Stops the tasks behind open streams; shutdown waits for them.
+    pub shutdown: Shutdown,
+}
+
+impl Gateway {
+    /// A client of the authority for one call.
+    pub(crate) fn authority(&self) -> AuthorityClient {
+        self.authority.clone()
+    }
+
+    /// A client of the matchmaker for one call.
+    pub(crate) fn matchmaker(&self) -> MatchmakerClient {
+        self.matchmaker.clone()
+    }
+
+    /// A client of the ratings service for one call.
+    pub(crate) fn ratings(&self) -> RatingsClient {
+        self.ratings.clone()
+    }
+
+    /// The matchmaker's news for `user_id`, from their bus channel.
+    pub(crate) async fn news_for(&self, user_id: &str) -> Result<Subscription, Status> {
+        self.bus
+            .subscribe(&user_channel(user_id))
+            .await
+            .map_err(|e| Status::unavailable(format!("cannot follow your queue: {e}")))
+    }
+}

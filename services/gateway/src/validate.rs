@@ -1,0 +1,304 @@
+//! Requests from the wire turned into values the gateway can trust, once,
+//! at the edge: a nickname, a game id, a move on the board, the terms of a
+//! game against the computer. Whatever is wrong becomes [`Invalid`], which
+//! a client sees as INVALID_ARGUMENT saying what was wrong.
+
+use tonic::Status;
+use ttakji_proto::v1 as pb;
+
+/// The longest Google ID token read; real ones are about a kilobyte.
+const MAX_ID_TOKEN_LEN: usize = 8192;
+/// No board has a point this far from the corner (the largest is 19×19).
+const BOARD_LIMIT: u32 = 25;
+
+/// Why a request was refused before anything was done with it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Invalid {
+    #[error("nickname must be 2 to 20 characters, not {0}")]
+    NicknameLength(usize),
+    #[error("nickname may hold letters, digits, '-' and '_', not {0:?}")]
+    NicknameCharacter(char),
+    /// An id that is empty, too long or not made of id characters.
+    #[error("{0}")]
+    Id(String),
+    #[error("point is missing")]
+    NoPoint,
+    #[error("point (column {column}, row {row}) is off any board")]
+    OffBoard { column: u32, row: u32 },
+    #[error("{field} {value} is not a known value")]
+    UnknownValue { field: &'static str, value: i32 },
+    #[error("the ID token is too long")]
+    IdTokenTooLong,
+}
+
+impl From<Invalid> for Status {
+    fn from(invalid: Invalid) -> Status {
+        Status::invalid_argument(invalid.to_string())
+    }
+}
+
+fn nickname_character(c: char) -> bool {
+    c.is_alphanumeric() || c == '-' || c == '_'
+}
+
+/// A nickname: 2 to 20 letters, digits, `-` or `_`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Nickname(String);
+
+impl Nickname {
+    /// Checks a nickname a player chose.
+    ///
+    /// # Errors
+    /// When it is too short, too long, or holds another character.
+    pub fn parse(name: &str) -> Result<Nickname, Invalid> {
+        let len = name.chars().count();
+        if !(2..=20).contains(&len) {
+            return Err(Invalid::NicknameLength(len));
+        }
+        if let Some(bad) = name.chars().find(|c| !nickname_character(*c)) {
+            return Err(Invalid::NicknameCharacter(bad));
+        }
+        Ok(Nickname(name.to_owned()))
+    }
+
+    /// A nickname made from the name on a Google account: its letters and
+    /// digits, up to 20 of them ("player" when fewer than 2 are left).
+    #[must_use]
+    pub fn from_account_name(name: Option<&str>) -> Nickname {
+        let cleaned: String = name
+            .unwrap_or_default()
+            .chars()
+            .filter(|c| nickname_character(*c))
+            .take(20)
+            .collect();
+        if cleaned.chars().count() >= 2 {
+            Nickname(cleaned)
+        } else {
+            Nickname("player".to_owned())
+        }
+    }
+
+    /// This nickname, shortened to 15 characters and followed by `number`
+    /// modulo 10,000, for when the nickname itself is taken.
+    #[must_use]
+    pub fn numbered(&self, number: u128) -> Nickname {
+        let stem: String = self.0.chars().take(15).collect();
+        Nickname(format!("{stem}{}", number % 10_000))
+    }
+
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// A game's id as a client sent it, checked to be an id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GameId(String);
+
+impl GameId {
+    /// # Errors
+    /// When `id` is empty, too long or not made of id characters.
+    pub fn parse(id: &str) -> Result<GameId, Invalid> {
+        ttakji_platform::grpc::id(id, "game_id")
+            .map(|id| GameId(id.to_owned()))
+            .map_err(|status| Invalid::Id(status.message().to_owned()))
+    }
+
+    #[must_use]
+    pub fn into_string(self) -> String {
+        self.0
+    }
+}
+
+/// A Google ID token short enough to be read.
+///
+/// # Errors
+/// When it is longer than any real one.
+pub fn id_token(token: &str) -> Result<&str, Invalid> {
+    if token.len() > MAX_ID_TOKEN_LEN {
+        return Err(Invalid::IdTokenTooLong);
+    }
+    Ok(token)
+}
+
+/// A value of a protobuf enum that this server knows.
+fn known<E: TryFrom<i32>>(value: i32, field: &'static str) -> Result<E, Invalid> {
+    E::try_from(value).map_err(|_| Invalid::UnknownValue { field, value })
+}
+
+/// A stone to place: where, and on which move of which game.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlayMove {
+    pub game_id: GameId,
+    pub move_number: u32,
+    pub point: pb::Point,
+}
+
+impl TryFrom<pb::PlayMoveRequest> for PlayMove {
+    type Error = Invalid;
+
+    fn try_from(request: pb::PlayMoveRequest) -> Result<PlayMove, Invalid> {
+        let point = request.point.ok_or(Invalid::NoPoint)?;
+        if point.column >= BOARD_LIMIT || point.row >= BOARD_LIMIT {
+            return Err(Invalid::OffBoard {
+                column: point.column,
+                row: point.row,
+            });
+        }
+        Ok(PlayMove {
+            game_id: GameId::parse(&request.game_id)?,
+            move_number: request.move_number,
+            point,
+        })
+    }
+}
+
+/// The terms of a game against the computer. The board size is left to
+/// the authority, which knows the sizes it plays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AiGame {
+    pub board_size: u32,
+    pub color: pb::ColorChoice,
+    /// Never `Unspecified`: a player who does not say plays Normal.
+    pub level: pb::AiLevel,
+}
+
+impl TryFrom<pb::StartAiGameRequest> for AiGame {
+    type Error = Invalid;
+
+    fn try_from(request: pb::StartAiGameRequest) -> Result<AiGame, Invalid> {
+        let color = known(request.color, "color")?;
+        let level = match known(request.level, "level")? {
+            pb::AiLevel::Unspecified => pb::AiLevel::Normal,
+            level => level,
+        };
+        Ok(AiGame {
+            board_size: request.board_size,
+            color,
+            level,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ttakji_proto::v1 as pb;
+
+    use super::{AiGame, GameId, Invalid, Nickname, PlayMove};
+
+    #[test]
+    fn a_nickname_is_two_to_twenty_letters_digits_dashes_or_underscores() {
+        for good in [
+            "jin",
+            "Lee_Sedol",
+            "shin-jinseo",
+            "이세돌",
+            "ab",
+            "a".repeat(20).as_str(),
+        ] {
+            assert_eq!(
+                Nickname::parse(good).map(|n| n.as_str().to_owned()),
+                Ok(good.to_owned())
+            );
+        }
+        assert_eq!(Nickname::parse("a"), Err(Invalid::NicknameLength(1)));
+        assert_eq!(
+            Nickname::parse("twenty-one-characters"),
+            Err(Invalid::NicknameLength(21))
+        );
+        assert_eq!(
+            Nickname::parse("no spaces"),
+            Err(Invalid::NicknameCharacter(' '))
+        );
+        let status = tonic::Status::from(Invalid::NicknameCharacter(' '));
+        assert_eq!(status.code(), tonic::Code::InvalidArgument);
+        assert_eq!(
+            status.message(),
+            "nickname may hold letters, digits, '-' and '_', not ' '"
+        );
+    }
+
+    #[test]
+    fn a_google_name_becomes_a_valid_nickname() {
+        let made = |name: Option<&str>| Nickname::from_account_name(name).as_str().to_owned();
+        assert_eq!(made(Some("Cho Hunhyun")), "ChoHunhyun");
+        assert_eq!(made(Some("?")), "player");
+        assert_eq!(made(None), "player");
+        let long = made(Some("abcdefghijklmnopqrstuvwxyz"));
+        assert_eq!(long, "abcdefghijklmnopqrst");
+        let numbered = Nickname::from_account_name(Some(&long)).numbered(19_876);
+        assert_eq!(numbered.as_str(), "abcdefghijklmno9876");
+        assert!(Nickname::parse(numbered.as_str()).is_ok());
+    }
+
+    #[test]
+    fn a_game_id_must_look_like_an_id() {
+        assert!(GameId::parse("0123456789abcdef0123456789abcdef").is_ok());
+        assert_eq!(
+            GameId::parse(""),
+            Err(Invalid::Id("game_id is empty".to_owned()))
+        );
+        assert!(matches!(
+            GameId::parse("../../etc/passwd"),
+            Err(Invalid::Id(_))
+        ));
+    }
+
+    fn play(point: Option<(u32, u32)>, game_id: &str) -> Result<PlayMove, Invalid> {
+        PlayMove::try_from(pb::PlayMoveRequest {
+            game_id: game_id.to_owned(),
+            move_number: 3,
+            point: point.map(|(column, row)| pb::Point { column, row }),
+        })
+    }
+
+    #[test]
+    fn a_move_needs_a_point_on_some_board_before_its_game_id_is_read() {
+        assert!(play(Some((18, 18)), "g1").is_ok());
+        assert_eq!(play(None, "g1"), Err(Invalid::NoPoint));
+        assert_eq!(
+            play(Some((25, 0)), ""),
+            Err(Invalid::OffBoard { column: 25, row: 0 })
+        );
+        assert!(matches!(play(Some((0, 0)), ""), Err(Invalid::Id(_))));
+    }
+
+    #[test]
+    fn an_ai_game_needs_known_colours_and_levels_and_defaults_to_normal() {
+        let terms = |color: i32, level: i32| {
+            AiGame::try_from(pb::StartAiGameRequest {
+                board_size: 9,
+                color,
+                level,
+            })
+        };
+        assert_eq!(
+            terms(pb::ColorChoice::Black as i32, 0).map(|t| t.level),
+            Ok(pb::AiLevel::Normal)
+        );
+        assert_eq!(
+            terms(7, 1),
+            Err(Invalid::UnknownValue {
+                field: "color",
+                value: 7
+            })
+        );
+        assert_eq!(
+            terms(1, 99),
+            Err(Invalid::UnknownValue {
+                field: "level",
+                value: 99
+            })
+        );
+    }
+
+    #[test]
+    fn an_id_token_longer_than_any_real_one_is_refused() {
+        assert!(super::id_token(&"x".repeat(8192)).is_ok());
+        assert_eq!(
+            super::id_token(&"x".repeat(8193)),
+            Err(Invalid::IdTokenTooLong)
+        );
+    }
+}
