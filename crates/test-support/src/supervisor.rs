@@ -18,7 +18,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 /// the server's command line. It prints the server's process id, runs the
 /// server with its output in `server.log`, and exits when the server does.
 /// A watcher reads the pipe; at its end it stops the server and removes the
-/// folder.
+/// folder, killing the server outright if it has not stopped after 10 s.
+/// The watcher ignores the signals a terminal or `timeout` sends to
+/// the whole process group, so that it still cleans up after them.
 const SUPERVISOR: &str = r#"
 folder=$1; signal=$2; shift 2
 exec 3<&0
@@ -26,9 +28,18 @@ exec 3<&0
 server=$!
 echo "$server"
 (
+    trap '' HUP INT TERM
     cat >/dev/null
     kill -"$signal" "$server" 2>/dev/null
-    while kill -0 "$server" 2>/dev/null; do sleep 0.1; done
+    waited=0
+    while kill -0 "$server" 2>/dev/null && [ "$waited" -lt 200 ]; do
+        # A zombie has exited: nobody may be left to reap it.
+        state=$(sed 's/.*) //; s/ .*//' "/proc/$server/stat" 2>/dev/null)
+        [ "$state" = Z ] && break
+        waited=$((waited + 1))
+        [ "$waited" -eq 100 ] && kill -KILL "$server" 2>/dev/null
+        sleep 0.1
+    done
     rm -rf "$folder"
 ) <&3 >/dev/null 2>&1 &
 exec 3<&-
