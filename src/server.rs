@@ -282,6 +282,51 @@ pub struct AuthorityArgs {
     pub telemetry: TelemetryArgs,
 }
 
+/// What `ttakji help <service>` says of the ready line.
+pub const READY_LINE_HELP: &str = "The first line on standard output says where the service \
+listens, for scripts and tests: `listening`, then `name=address` pairs separated by single \
+spaces, the service's own gRPC listener first and `metrics` last (for example `listening \
+authority=0.0.0.0:50052 metrics=0.0.0.0:9091`; `ttakji serve` names the gateway, authority, \
+matchmaker and ratings listeners). The lines after it are for people and may change.";
+
+/// The listeners a service has bound, announced once it is ready.
+#[derive(Debug, Default)]
+struct Listening(Vec<(&'static str, SocketAddr)>);
+
+impl Listening {
+    fn on(mut self, name: &'static str, addr: SocketAddr) -> Listening {
+        self.0.push((name, addr));
+        self
+    }
+
+    fn maybe(self, name: &'static str, addr: Option<SocketAddr>) -> Listening {
+        match addr {
+            Some(addr) => self.on(name, addr),
+            None => self,
+        }
+    }
+
+    /// Prints the ready line and then `for_people` as one write. A reader
+    /// that has gone away must not stop the service, so a failure to write
+    /// is ignored.
+    fn announce(&self, for_people: &str) {
+        use std::io::Write as _;
+        let mut stdout = std::io::stdout().lock();
+        let _ = write!(stdout, "{self}\n{for_people}\n");
+        let _ = stdout.flush();
+    }
+}
+
+impl std::fmt::Display for Listening {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("listening")?;
+        for (name, addr) in &self.0 {
+            write!(f, " {name}={addr}")?;
+        }
+        Ok(())
+    }
+}
+
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -353,6 +398,18 @@ fn key_file(path: &Path) -> anyhow::Result<TokenKeys> {
     let spec =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     TokenKeys::parse(spec.trim(), TOKEN_TTL).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+}
+
+/// Announces a service running alone: its gRPC and metrics listeners.
+fn announce(service: &'static str, addr: SocketAddr, metrics: Option<SocketAddr>) {
+    let metrics_text =
+        metrics.map_or_else(String::new, |a| format!(", metrics on http://{a}/metrics"));
+    Listening::default()
+        .on(service, addr)
+        .maybe("metrics", metrics)
+        .announce(&format!(
+            "ttakji {service} listening on {addr}{metrics_text}"
+        ));
 }
 
 pub fn serve(args: &ServeArgs) -> anyhow::Result<()> {
@@ -432,17 +489,23 @@ pub fn serve(args: &ServeArgs) -> anyhow::Result<()> {
             shutdown.clone(),
         )
         .await?;
-        println!(
-            "ttakji serving: clients connect to http://{} (gRPC), metrics at http://{}/metrics, database {}, bus {}",
-            gateway.addr(),
-            metrics,
-            ttakji_platform::store::redact(&args.database_url),
-            if args.redis_url.is_some() {
-                "redis"
-            } else {
-                "in-process"
-            },
-        );
+        Listening::default()
+            .on("gateway", gateway.addr())
+            .on("authority", authority.addr())
+            .on("matchmaker", matchmaker.addr())
+            .on("ratings", ratings.addr())
+            .on("metrics", metrics)
+            .announce(&format!(
+                "ttakji serving: clients connect to http://{} (gRPC), metrics at http://{}/metrics, database {}, bus {}",
+                gateway.addr(),
+                metrics,
+                ttakji_platform::store::redact(&args.database_url),
+                if args.redis_url.is_some() {
+                    "redis"
+                } else {
+                    "in-process"
+                },
+            ));
         let (a, m, r, g) = tokio::join!(
             authority.run_until_stopped(),
             matchmaker.run_until_stopped(),
@@ -475,12 +538,7 @@ pub fn gateway(args: &GatewayArgs) -> anyhow::Result<()> {
             shutdown,
         )
         .await?;
-        println!(
-            "ttakji gateway listening on {}, metrics on http://{}/metrics",
-            app.addr(),
-            app.metrics_addr()
-                .map_or_else(String::new, |a| a.to_string())
-        );
+        announce("gateway", app.addr(), app.metrics_addr());
         app.run_until_stopped().await
     })
 }
@@ -505,12 +563,7 @@ pub fn matchmaker(args: &MatchmakerArgs) -> anyhow::Result<()> {
                 .config(args.listen, args.authority_url.clone())?;
             config.metrics_listen = Some(args.metrics_listen);
             let app = ttakji_matchmaker::App::build(config, tickets, bus, shutdown).await?;
-            println!(
-                "ttakji matchmaker listening on {}, metrics on http://{}/metrics",
-                app.addr(),
-                app.metrics_addr()
-                    .map_or_else(String::new, |a| a.to_string())
-            );
+            announce("matchmaker", app.addr(), app.metrics_addr());
             app.run_until_stopped().await
         },
     )
@@ -535,7 +588,7 @@ pub fn ratings(args: &RatingsArgs) -> anyhow::Result<()> {
             shutdown,
         )
         .await?;
-        println!("ttakji ratings listening on {}", app.addr());
+        announce("ratings", app.addr(), app.metrics_addr());
         app.run_until_stopped().await
     })
 }
@@ -558,12 +611,25 @@ pub fn authority(args: &AuthorityArgs) -> anyhow::Result<()> {
             shutdown,
         )
         .await?;
-        println!(
-            "ttakji authority listening on {}, metrics on http://{}/metrics",
-            app.addr(),
-            app.metrics_addr()
-                .map_or_else(String::new, |a| a.to_string())
-        );
+        announce("authority", app.addr(), app.metrics_addr());
         app.run_until_stopped().await
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ready_line_names_each_listener_in_order_after_the_word_listening() {
+        let line = Listening::default()
+            .on("authority", "127.0.0.1:50052".parse().expect("addr"))
+            .maybe("metrics", Some("127.0.0.1:9091".parse().expect("addr")))
+            .maybe("ignored", None)
+            .to_string();
+        assert_eq!(
+            line,
+            "listening authority=127.0.0.1:50052 metrics=127.0.0.1:9091"
+        );
+    }
 }

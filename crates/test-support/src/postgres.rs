@@ -116,7 +116,8 @@ fn is_ready(postmaster_pid: &str, pid: u32, port: u16) -> bool {
 mod tests {
     use super::*;
 
-    const READY: &str = "4242\n/tmp/x/data\n1764580000\n6543\n/tmp/x\n127.0.0.1\n  1234567         3\nready   \n";
+    const READY: &str =
+        "4242\n/tmp/x/data\n1764580000\n6543\n/tmp/x\n127.0.0.1\n  1234567         3\nready   \n";
 
     #[test]
     fn a_cluster_is_ready_when_its_own_postmaster_reports_ready_on_its_port() {

@@ -101,7 +101,8 @@ mod tests {
 
     #[test]
     fn the_process_id_is_read_from_an_info_reply() {
-        let reply = "$60\r\n# Server\r\nredis_version:7.0.15\r\nprocess_id:4242\r\ntcp_port:1\r\n\r\n";
+        let reply =
+            "$60\r\n# Server\r\nredis_version:7.0.15\r\nprocess_id:4242\r\ntcp_port:1\r\n\r\n";
         assert_eq!(process_id(reply), Some(4242));
         assert_eq!(process_id("-ERR unknown command\r\n"), None);
     }

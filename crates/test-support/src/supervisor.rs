@@ -71,8 +71,7 @@ pub fn server_folder(kind: &str, user: Option<&str>) -> Result<PathBuf, String> 
     ));
     // A folder left by an earlier process with our id is stale.
     let _ = std::fs::remove_dir_all(&folder);
-    std::fs::create_dir(&folder)
-        .map_err(|e| format!("making {}: {e}", folder.display()))?;
+    std::fs::create_dir(&folder).map_err(|e| format!("making {}: {e}", folder.display()))?;
     if let Some(user) = user.filter(|_| is_root()) {
         run(Command::new("chown").arg(format!("{user}:")).arg(&folder))?;
     }

@@ -424,6 +424,7 @@ impl RatingsService for Ratings {
 #[derive(Debug)]
 pub struct App {
     addr: SocketAddr,
+    metrics_addr: Option<SocketAddr>,
     server: GrpcServer,
     ratings: Ratings,
     bus: Bus,
@@ -444,7 +445,7 @@ impl App {
     ) -> anyhow::Result<App> {
         let server = GrpcServer::bind("ratings service", config.listen).await?;
         let addr = server.local_addr()?;
-        ttakji_platform::metrics::serve_if(
+        let metrics_addr = ttakji_platform::metrics::serve_if(
             config.metrics_listen,
             shutdown.clone(),
             "ratings service",
@@ -469,6 +470,7 @@ impl App {
         };
         Ok(App {
             addr,
+            metrics_addr,
             server,
             ratings,
             bus,
@@ -480,6 +482,12 @@ impl App {
     #[must_use]
     pub fn addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// The `/metrics` address, if served.
+    #[must_use]
+    pub fn metrics_addr(&self) -> Option<SocketAddr> {
+        self.metrics_addr
     }
 
     /// Serves, applies finished games and reconciles until shutdown.
