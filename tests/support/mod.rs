@@ -77,14 +77,10 @@ impl Drop for Running {
 /// The ratings service as tests want it: the leaderboard from the store,
 /// reconciling every minute, reaching the authority at `authority`.
 pub fn ratings_config(authority: SocketAddr) -> ttakji_ratings::Config {
-    ttakji_ratings::Config {
-        listen: "127.0.0.1:0".parse().expect("address"),
-        metrics_listen: None,
-        authority_url: format!("http://{authority}"),
-        redis_url: None,
-        ladder_prefix: ttakji_ratings::LADDER_PREFIX.to_owned(),
-        reconcile_every: Duration::from_secs(60),
-    }
+    ttakji_ratings::Config::new(
+        "127.0.0.1:0".parse().expect("address"),
+        format!("http://{authority}"),
+    )
 }
 
 /// A ratings service of its own beside the others (say, one that starts
