@@ -288,9 +288,12 @@ async fn games_finished_while_the_ratings_service_was_away_are_each_applied_once
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_leaderboard_is_rebuilt_from_the_database_when_redis_loses_it() {
+    // As above, the embedded ratings service has a store of its own: were
+    // it to share this one, it could apply a game first, and the service
+    // below would then never put that player on its Redis leaderboard.
     let db = sqlite_memory().await;
     let bus = Bus::in_process();
-    let service = embedded(db.clone(), bus.clone()).await;
+    let service = embedded(sqlite_memory().await, bus.clone()).await;
     let prefix = format!("ttakji-test-ladder:{}:", uuid::Uuid::new_v4().simple());
     let (mut ratings, _ratings) =
         start_ratings_on(db, bus, service.authority, Some(prefix.clone())).await;
