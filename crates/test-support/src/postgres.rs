@@ -5,7 +5,6 @@
 
 use std::ffi::OsString;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
 
 use crate::supervisor::{Supervised, as_user, run, server_folder};
 use crate::{READY_WITHIN, Server};
@@ -57,31 +56,20 @@ pub(crate) fn start(port: u16) -> Result<Server, String> {
         &bin.join("postgres"),
         &args,
     )?;
-    let deadline = Instant::now() + READY_WITHIN;
-    loop {
-        if server.exited() {
-            return Err(format!(
-                "postgres on port {port} exited: {}",
-                server.log_tail()
-            ));
-        }
-        // postmaster.pid says "ready" once this server listens on its port;
-        // it exits instead when the port is taken.
-        let status = std::fs::read_to_string(data.join("postmaster.pid")).unwrap_or_default();
-        if is_ready(&status, server.pid(), port) {
-            return Ok(Server {
-                url: format!("postgres://{USER}@127.0.0.1:{port}/postgres"),
-                _supervised: Some(server),
-            });
-        }
-        if Instant::now() > deadline {
-            return Err(format!(
-                "postgres on port {port} was not ready within {READY_WITHIN:?}: {}",
-                server.log_tail()
-            ));
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    // postmaster.pid says "ready" once this server listens on its port; it
+    // exits instead when the port is taken.
+    server.wait_until_ready(
+        &format!("postgres on port {port}"),
+        READY_WITHIN,
+        |server| {
+            let status = std::fs::read_to_string(data.join("postmaster.pid")).unwrap_or_default();
+            is_ready(&status, server.pid(), port)
+        },
+    )?;
+    Ok(Server {
+        url: format!("postgres://{USER}@127.0.0.1:{port}/postgres"),
+        _supervised: Some(server),
+    })
 }
 
 /// Where `initdb` and `postgres` are: the newest

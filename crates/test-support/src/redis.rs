@@ -4,7 +4,7 @@ use std::ffi::OsString;
 use std::io::{Read as _, Write as _};
 use std::net::{Ipv4Addr, TcpStream};
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::supervisor::{Supervised, server_folder};
 use crate::{READY_WITHIN, Server};
@@ -30,30 +30,17 @@ pub(crate) fn start(port: u16) -> Result<Server, String> {
     .chain([folder.clone().into_os_string()])
     .collect();
     let mut server = Supervised::start(&folder, None, "TERM", Path::new("redis-server"), &args)?;
-    let deadline = Instant::now() + READY_WITHIN;
-    loop {
-        if server.exited() {
-            return Err(format!(
-                "redis-server on port {port} exited: {}",
-                server.log_tail()
-            ));
-        }
-        // The server on the port must be ours: another process may have
-        // taken the port first, and then ours exits.
-        if server_pid(port) == Some(server.pid()) {
-            return Ok(Server {
-                url: format!("redis://127.0.0.1:{port}"),
-                _supervised: Some(server),
-            });
-        }
-        if Instant::now() > deadline {
-            return Err(format!(
-                "redis-server on port {port} did not answer within {READY_WITHIN:?}: {}",
-                server.log_tail()
-            ));
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    // The server on the port must be ours: another process may have taken
+    // the port first, and then ours exits.
+    server.wait_until_ready(
+        &format!("redis-server on port {port}"),
+        READY_WITHIN,
+        |server| server_pid(port) == Some(server.pid()),
+    )?;
+    Ok(Server {
+        url: format!("redis://127.0.0.1:{port}"),
+        _supervised: Some(server),
+    })
 }
 
 /// The process id that the Redis on `port` reports, if one answers.

@@ -13,6 +13,7 @@ use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
 
 /// The supervisor: `$1` the server's folder, `$2` its stop signal, the rest
 /// the server's command line. It prints the server's process id, runs the
@@ -183,6 +184,35 @@ impl Supervised {
     /// Whether the server has exited (say, because its port was taken).
     pub fn exited(&mut self) -> bool {
         !matches!(self.supervisor.try_wait(), Ok(None))
+    }
+
+    /// Waits until `ready` says this server (`what`) answers, for at most
+    /// `within`.
+    ///
+    /// # Errors
+    /// When the server exits first or `within` passes; with its log.
+    pub fn wait_until_ready(
+        &mut self,
+        what: &str,
+        within: Duration,
+        mut ready: impl FnMut(&Supervised) -> bool,
+    ) -> Result<(), String> {
+        let deadline = Instant::now() + within;
+        loop {
+            if self.exited() {
+                return Err(format!("{what} exited: {}", self.log_tail()));
+            }
+            if ready(self) {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                return Err(format!(
+                    "{what} was not ready within {within:?}: {}",
+                    self.log_tail()
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 
     /// The last lines the server wrote, for a failure's message.
