@@ -355,8 +355,9 @@ async fn two_hundred_players_across_two_matchmakers_and_two_gateways_are_each_ma
         format!("http://{}", one.gateway),
         format!("http://{}", second_gw.addr()),
     ];
-    tokio::spawn(second_mm.run_until_stopped());
-    tokio::spawn(second_gw.run_until_stopped());
+    let tasks = trigger.subscribe();
+    tasks.spawn(second_mm.run_until_stopped());
+    tasks.spawn(second_gw.run_until_stopped());
 
     let mut players = Vec::new();
     for i in 0..200 {
