@@ -53,14 +53,19 @@ impl RulesArgs {
 enum Command {
     /// Run the whole service in one process: gateway and authority, an
     /// SQLite file and an in-process bus unless told otherwise.
+    #[command(after_help = server::READY_LINE_HELP)]
     Serve(server::ServeArgs),
     /// Run the public gateway alone, against Redis and an authority.
+    #[command(after_help = server::READY_LINE_HELP)]
     Gateway(server::GatewayArgs),
     /// Run the game authority alone, against Redis and Postgres.
+    #[command(after_help = server::READY_LINE_HELP)]
     Authority(server::AuthorityArgs),
     /// Run the matchmaker alone, against Redis and an authority.
+    #[command(after_help = server::READY_LINE_HELP)]
     Matchmaker(server::MatchmakerArgs),
     /// Run the ratings service alone, against Redis and Postgres.
+    #[command(after_help = server::READY_LINE_HELP)]
     Ratings(server::RatingsArgs),
     /// Play a game against the computer in the terminal.
     Play(play::PlayArgs),

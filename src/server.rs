@@ -6,14 +6,12 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::Context as _;
+use ttakji_gateway::{TOKEN_TTL, TokenKeysParser};
 use ttakji_platform::auth::TokenKeys;
 use ttakji_platform::bus::Bus;
 use ttakji_platform::shutdown::{self, Shutdown};
 use ttakji_platform::store::Database;
 use ttakji_platform::telemetry::{LogFormat, TelemetryConfig};
-
-/// How long an access token lives.
-pub const TOKEN_TTL: Duration = Duration::from_secs(30 * 24 * 3600);
 
 /// Logging and tracing options every service takes.
 #[derive(Debug, clap::Args)]
@@ -45,7 +43,9 @@ fn parse_log_format(s: &str) -> Result<LogFormat, String> {
     }
 }
 
-/// `ttakji serve`: everything in one process.
+/// `ttakji serve`: everything in one process. Its flags name the
+/// in-process addresses (`--authority-listen`, …) and take the services'
+/// own settings where they differ from one service alone.
 #[derive(Debug, clap::Args)]
 pub struct ServeArgs {
     /// Where clients connect (the gateway's public gRPC API).
@@ -69,7 +69,13 @@ pub struct ServeArgs {
     )]
     pub matchmaker_listen: SocketAddr,
     #[command(flatten)]
-    pub matching: MatchingArgs,
+    pub pairing: ttakji_matchmaker::PairingRules,
+    /// Seconds per move in games between people.
+    #[arg(long, env = "TTAKJI_SECONDS_PER_MOVE", default_value_t = ttakji_matchmaker::SECONDS_PER_MOVE)]
+    pub seconds_per_move: u32,
+    /// A challenge's link is this followed by its code.
+    #[arg(long, env = "TTAKJI_LINK_BASE", default_value = ttakji_matchmaker::LINK_BASE)]
+    pub link_base: String,
     /// Where Prometheus reads `/metrics` (one endpoint for the process).
     #[arg(long, env = "TTAKJI_METRICS_LISTEN", default_value = "127.0.0.1:9090")]
     pub metrics_listen: SocketAddr,
@@ -85,17 +91,16 @@ pub struct ServeArgs {
     pub redis_url: Option<String>,
     /// Token keys as kid=secret[,kid=secret…]; the first signs. Without them
     /// a key is kept in --token-key-file, so tokens survive a restart.
-    #[arg(long, env = "TTAKJI_TOKEN_KEYS", hide_env_values = true)]
-    pub token_keys: Option<String>,
+    #[arg(long, env = "TTAKJI_TOKEN_KEYS", hide_env_values = true, value_parser = TokenKeysParser)]
+    pub token_keys: Option<TokenKeys>,
     #[arg(
         long,
         env = "TTAKJI_TOKEN_KEY_FILE",
         default_value = "ttakji-token.key"
     )]
     pub token_key_file: PathBuf,
-    /// Caps the computer's playouts per move (small machines, tests).
-    #[arg(long, env = "TTAKJI_AI_MAX_PLAYOUTS")]
-    pub ai_max_playouts: Option<u32>,
+    #[command(flatten)]
+    pub ai: ttakji_authority::AiConfig,
     /// Our OAuth client id at Google; without it Google sign-in is off.
     #[arg(long, env = "TTAKJI_GOOGLE_CLIENT_ID")]
     pub google_client_id: Option<String>,
@@ -106,75 +111,11 @@ pub struct ServeArgs {
     pub telemetry: TelemetryArgs,
 }
 
-/// How the matchmaker pairs and what games it makes.
-#[derive(Debug, clap::Args)]
-pub struct MatchingArgs {
-    /// Seconds per move in games between people.
-    #[arg(long, env = "TTAKJI_SECONDS_PER_MOVE", default_value_t = 30)]
-    pub seconds_per_move: u32,
-    /// Seconds a player waits before the computer is offered.
-    #[arg(long, env = "TTAKJI_AI_AFTER", default_value_t = 10.0)]
-    pub ai_after: f64,
-    /// The rating gap allowed at once, and the points it widens by each second.
-    #[arg(long, env = "TTAKJI_BASE_GAP", default_value_t = 50)]
-    pub base_gap: u32,
-    #[arg(long, env = "TTAKJI_WIDEN_PER_SECOND", default_value_t = 25)]
-    pub widen_per_second: u32,
-    /// Seconds after which any gap is allowed.
-    #[arg(long, env = "TTAKJI_ANY_GAP_AFTER", default_value_t = 30.0)]
-    pub any_gap_after: f64,
-    /// Seconds a queued player may go unheard before the ticket is dropped.
-    #[arg(long, env = "TTAKJI_QUEUE_GRACE", default_value_t = 5.0)]
-    pub grace: f64,
-    /// A challenge's link is this followed by its code.
-    #[arg(
-        long,
-        env = "TTAKJI_LINK_BASE",
-        default_value = "https://ttakji.app/c/"
-    )]
-    pub link_base: String,
-}
-
-fn seconds(what: &str, s: f64) -> anyhow::Result<Duration> {
-    anyhow::ensure!(
-        s.is_finite() && s >= 0.0,
-        "{what} must be a number of seconds, not {s}"
-    );
-    Ok(Duration::from_secs_f64(s))
-}
-
-impl MatchingArgs {
-    pub fn config(
-        &self,
-        listen: SocketAddr,
-        authority_url: String,
-    ) -> anyhow::Result<ttakji_matchmaker::Config> {
-        let mut config = ttakji_matchmaker::Config::new(listen, authority_url);
-        config.seconds_per_move = self.seconds_per_move;
-        config.link_base = self.link_base.clone();
-        config.rules.ai_after = seconds("--ai-after", self.ai_after)?;
-        config.rules.base_gap = self.base_gap;
-        config.rules.widen_per_second = self.widen_per_second;
-        config.rules.any_gap_after = seconds("--any-gap-after", self.any_gap_after)?;
-        config.rules.grace = seconds("--grace", self.grace)?;
-        Ok(config)
-    }
-}
-
 /// `ttakji matchmaker`: the matchmaker alone.
 #[derive(Debug, clap::Args)]
 pub struct MatchmakerArgs {
-    #[arg(long, env = "TTAKJI_LISTEN", default_value = "0.0.0.0:50053")]
-    pub listen: SocketAddr,
-    #[arg(long, env = "TTAKJI_METRICS_LISTEN", default_value = "0.0.0.0:9092")]
-    pub metrics_listen: SocketAddr,
-    /// The authority's address.
-    #[arg(
-        long,
-        env = "TTAKJI_AUTHORITY_URL",
-        default_value = "http://127.0.0.1:50052"
-    )]
-    pub authority_url: String,
+    #[command(flatten)]
+    pub config: ttakji_matchmaker::Config,
     /// Redis: tickets, challenges and events.
     #[arg(long, env = "TTAKJI_REDIS_URL")]
     pub redis_url: String,
@@ -183,34 +124,18 @@ pub struct MatchmakerArgs {
     #[arg(long, env = "TTAKJI_REDIS_NAMESPACE", default_value = ttakji_matchmaker::tickets::DEFAULT_NAMESPACE)]
     pub redis_namespace: String,
     #[command(flatten)]
-    pub matching: MatchingArgs,
-    #[command(flatten)]
     pub telemetry: TelemetryArgs,
 }
 
-/// `ttakji ratings`: the ratings service alone.
+/// `ttakji ratings`: the ratings service alone; its `--redis-url` carries
+/// finished games and the leaderboard.
 #[derive(Debug, clap::Args)]
 pub struct RatingsArgs {
-    #[arg(long, env = "TTAKJI_LISTEN", default_value = "0.0.0.0:50054")]
-    pub listen: SocketAddr,
-    #[arg(long, env = "TTAKJI_METRICS_LISTEN", default_value = "0.0.0.0:9093")]
-    pub metrics_listen: SocketAddr,
-    /// The authority, for reconciliation.
-    #[arg(
-        long,
-        env = "TTAKJI_AUTHORITY_URL",
-        default_value = "http://127.0.0.1:50052"
-    )]
-    pub authority_url: String,
+    #[command(flatten)]
+    pub config: ttakji_ratings::Config,
     /// postgres://… (or sqlite://FILE for a single machine).
     #[arg(long, env = "TTAKJI_DATABASE_URL")]
     pub database_url: String,
-    /// Redis: finished games and the leaderboard.
-    #[arg(long, env = "TTAKJI_REDIS_URL")]
-    pub redis_url: String,
-    /// Seconds between reconciliation passes.
-    #[arg(long, env = "TTAKJI_RECONCILE_EVERY", default_value_t = 60.0)]
-    pub reconcile_every: f64,
     #[command(flatten)]
     pub telemetry: TelemetryArgs,
 }
@@ -218,47 +143,14 @@ pub struct RatingsArgs {
 /// `ttakji gateway`: the public API alone.
 #[derive(Debug, clap::Args)]
 pub struct GatewayArgs {
-    #[arg(long, env = "TTAKJI_LISTEN", default_value = "0.0.0.0:50051")]
-    pub listen: SocketAddr,
-    #[arg(long, env = "TTAKJI_METRICS_LISTEN", default_value = "0.0.0.0:9090")]
-    pub metrics_listen: SocketAddr,
-    /// The authority's address.
-    #[arg(
-        long,
-        env = "TTAKJI_AUTHORITY_URL",
-        default_value = "http://127.0.0.1:50052"
-    )]
-    pub authority_url: String,
-    /// The matchmaker's address.
-    #[arg(
-        long,
-        env = "TTAKJI_MATCHMAKER_URL",
-        default_value = "http://127.0.0.1:50053"
-    )]
-    pub matchmaker_url: String,
-    /// The ratings service's address.
-    #[arg(
-        long,
-        env = "TTAKJI_RATINGS_URL",
-        default_value = "http://127.0.0.1:50054"
-    )]
-    pub ratings_url: String,
+    #[command(flatten)]
+    pub config: ttakji_gateway::Config,
     /// postgres://… for the accounts (or sqlite://FILE for a single machine).
     #[arg(long, env = "TTAKJI_DATABASE_URL")]
     pub database_url: String,
     /// Redis, where game events arrive.
     #[arg(long, env = "TTAKJI_REDIS_URL")]
     pub redis_url: String,
-    /// Token keys as kid=secret[,kid=secret…]; every gateway of a
-    /// deployment needs the same list. The first key signs.
-    #[arg(long, env = "TTAKJI_TOKEN_KEYS", hide_env_values = true)]
-    pub token_keys: String,
-    /// Our OAuth client id at Google; without it Google sign-in is off.
-    #[arg(long, env = "TTAKJI_GOOGLE_CLIENT_ID")]
-    pub google_client_id: Option<String>,
-    /// Where Google publishes its signing keys.
-    #[arg(long, env = "TTAKJI_GOOGLE_JWKS_URL", default_value = ttakji_gateway::google::GOOGLE_JWKS_URL)]
-    pub google_jwks_url: String,
     #[command(flatten)]
     pub telemetry: TelemetryArgs,
 }
@@ -266,20 +158,61 @@ pub struct GatewayArgs {
 /// `ttakji authority`: the game authority alone.
 #[derive(Debug, clap::Args)]
 pub struct AuthorityArgs {
-    #[arg(long, env = "TTAKJI_LISTEN", default_value = "0.0.0.0:50052")]
-    pub listen: SocketAddr,
-    #[arg(long, env = "TTAKJI_METRICS_LISTEN", default_value = "0.0.0.0:9091")]
-    pub metrics_listen: SocketAddr,
+    #[command(flatten)]
+    pub config: ttakji_authority::Config,
     /// postgres://… (or sqlite://FILE for a single machine).
     #[arg(long, env = "TTAKJI_DATABASE_URL")]
     pub database_url: String,
     /// Redis, where game events are published.
     #[arg(long, env = "TTAKJI_REDIS_URL")]
     pub redis_url: String,
-    #[arg(long, env = "TTAKJI_AI_MAX_PLAYOUTS")]
-    pub ai_max_playouts: Option<u32>,
     #[command(flatten)]
     pub telemetry: TelemetryArgs,
+}
+
+/// What `ttakji help <service>` says of the ready line.
+pub const READY_LINE_HELP: &str = "The first line on standard output says where the service \
+listens, for scripts and tests: `listening`, then `name=address` pairs separated by single \
+spaces, the service's own gRPC listener first and `metrics` last (for example `listening \
+authority=0.0.0.0:50052 metrics=0.0.0.0:9091`; `ttakji serve` names the gateway, authority, \
+matchmaker and ratings listeners). The lines after it are for people and may change.";
+
+/// The listeners a service has bound, announced once it is ready.
+#[derive(Debug, Default)]
+struct Listening(Vec<(&'static str, SocketAddr)>);
+
+impl Listening {
+    fn on(mut self, name: &'static str, addr: SocketAddr) -> Listening {
+        self.0.push((name, addr));
+        self
+    }
+
+    fn maybe(self, name: &'static str, addr: Option<SocketAddr>) -> Listening {
+        match addr {
+            Some(addr) => self.on(name, addr),
+            None => self,
+        }
+    }
+
+    /// Prints the ready line and then `for_people` as one write. A reader
+    /// that has gone away must not stop the service, so a failure to write
+    /// is ignored.
+    fn announce(&self, for_people: &str) {
+        use std::io::Write as _;
+        let mut stdout = std::io::stdout().lock();
+        let _ = write!(stdout, "{self}\n{for_people}\n");
+        let _ = stdout.flush();
+    }
+}
+
+impl std::fmt::Display for Listening {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("listening")?;
+        for (name, addr) in &self.0 {
+            write!(f, " {name}={addr}")?;
+        }
+        Ok(())
+    }
 }
 
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
@@ -291,7 +224,7 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 
 /// How long a stopping service waits for its tasks (a game's last write,
 /// a subscriber's goodbye) before it exits anyway.
-const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
 /// Runs a service with telemetry, an async runtime and a shutdown signal
 /// that Ctrl-C or SIGTERM triggers.
@@ -355,11 +288,22 @@ fn key_file(path: &Path) -> anyhow::Result<TokenKeys> {
     TokenKeys::parse(spec.trim(), TOKEN_TTL).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
 }
 
+/// Announces a service running alone: its gRPC and metrics listeners.
+fn announce(service: &'static str, addr: SocketAddr, metrics: Option<SocketAddr>) {
+    let metrics_text =
+        metrics.map_or_else(String::new, |a| format!(", metrics on http://{a}/metrics"));
+    Listening::default()
+        .on(service, addr)
+        .maybe("metrics", metrics)
+        .announce(&format!(
+            "ttakji {service} listening on {addr}{metrics_text}"
+        ));
+}
+
 pub fn serve(args: &ServeArgs) -> anyhow::Result<()> {
     run_service(&args.telemetry, "ttakji", |shutdown| async move {
         let keys = match &args.token_keys {
-            Some(spec) => TokenKeys::parse(spec, TOKEN_TTL)
-                .map_err(|e| anyhow::anyhow!("--token-keys: {e}"))?,
+            Some(keys) => keys.clone(),
             None => key_file(&args.token_key_file)?,
         };
         let db = Database::connect(&args.database_url).await?;
@@ -367,60 +311,38 @@ pub fn serve(args: &ServeArgs) -> anyhow::Result<()> {
         let metrics = ttakji_platform::metrics::serve(args.metrics_listen, shutdown.clone())
             .await
             .with_context(|| format!("binding metrics to {}", args.metrics_listen))?;
+        let mut authority_config = ttakji_authority::Config::new(args.authority_listen);
+        authority_config.ai = args.ai.clone();
         let authority = ttakji_authority::App::build(
-            ttakji_authority::Config {
-                listen: args.authority_listen,
-                metrics_listen: None,
-                ai: ttakji_authority::AiConfig {
-                    max_playouts: args.ai_max_playouts,
-                    seed: None,
-                },
-            },
+            authority_config,
             db.clone(),
             bus.clone(),
             shutdown.clone(),
         )
         .await?;
+        let authority_url = format!("http://{}", authority.addr());
         let tickets = match &args.redis_url {
-            Some(url) => ttakji_matchmaker::Tickets::redis(url)
-                .await
-                .with_context(|| {
-                    format!(
-                        "connecting the queue to {}",
-                        ttakji_platform::store::redact(url)
-                    )
-                })?,
+            Some(url) => queue(url, ttakji_matchmaker::tickets::DEFAULT_NAMESPACE).await?,
             None => ttakji_matchmaker::Tickets::memory(),
         };
-        let matchmaker = ttakji_matchmaker::App::build(
-            args.matching.config(
-                args.matchmaker_listen,
-                format!("http://{}", authority.addr()),
-            )?,
-            tickets,
-            bus.clone(),
-            shutdown.clone(),
-        )
-        .await?;
-        let ratings = ttakji_ratings::App::build(
-            ttakji_ratings::Config {
-                listen: args.ratings_listen,
-                metrics_listen: None,
-                authority_url: format!("http://{}", authority.addr()),
-                redis_url: args.redis_url.clone(),
-                ladder_prefix: ttakji_ratings::LADDER_PREFIX.to_owned(),
-                reconcile_every: Duration::from_secs(60),
-            },
-            db.clone(),
-            bus.clone(),
-            shutdown.clone(),
-        )
-        .await?;
+        let mut matching =
+            ttakji_matchmaker::Config::new(args.matchmaker_listen, authority_url.clone());
+        matching.rules = args.pairing.clone();
+        matching.seconds_per_move = args.seconds_per_move;
+        matching.link_base = args.link_base.clone();
+        let matchmaker =
+            ttakji_matchmaker::App::build(matching, tickets, bus.clone(), shutdown.clone()).await?;
+        let mut ratings_config =
+            ttakji_ratings::Config::new(args.ratings_listen, authority_url.clone());
+        ratings_config.redis_url = args.redis_url.clone();
+        let ratings =
+            ttakji_ratings::App::build(ratings_config, db.clone(), bus.clone(), shutdown.clone())
+                .await?;
         let gateway = ttakji_gateway::App::build(
             ttakji_gateway::Config {
                 listen: args.listen,
                 metrics_listen: None,
-                authority_url: format!("http://{}", authority.addr()),
+                authority_url,
                 matchmaker_url: format!("http://{}", matchmaker.addr()),
                 ratings_url: format!("http://{}", ratings.addr()),
                 token_keys: keys,
@@ -432,17 +354,23 @@ pub fn serve(args: &ServeArgs) -> anyhow::Result<()> {
             shutdown.clone(),
         )
         .await?;
-        println!(
-            "ttakji serving: clients connect to http://{} (gRPC), metrics at http://{}/metrics, database {}, bus {}",
-            gateway.addr(),
-            metrics,
-            ttakji_platform::store::redact(&args.database_url),
-            if args.redis_url.is_some() {
-                "redis"
-            } else {
-                "in-process"
-            },
-        );
+        Listening::default()
+            .on("gateway", gateway.addr())
+            .on("authority", authority.addr())
+            .on("matchmaker", matchmaker.addr())
+            .on("ratings", ratings.addr())
+            .on("metrics", metrics)
+            .announce(&format!(
+                "ttakji serving: clients connect to http://{} (gRPC), metrics at http://{}/metrics, database {}, bus {}",
+                gateway.addr(),
+                metrics,
+                ttakji_platform::store::redact(&args.database_url),
+                if args.redis_url.is_some() {
+                    "redis"
+                } else {
+                    "in-process"
+                },
+            ));
         let (a, m, r, g) = tokio::join!(
             authority.run_until_stopped(),
             matchmaker.run_until_stopped(),
@@ -453,34 +381,24 @@ pub fn serve(args: &ServeArgs) -> anyhow::Result<()> {
     })
 }
 
+/// The matchmaker's tickets in Redis under `namespace`.
+async fn queue(url: &str, namespace: &str) -> anyhow::Result<ttakji_matchmaker::Tickets> {
+    ttakji_matchmaker::Tickets::redis_in(url, namespace)
+        .await
+        .with_context(|| {
+            format!(
+                "connecting the queue to {}",
+                ttakji_platform::store::redact(url)
+            )
+        })
+}
+
 pub fn gateway(args: &GatewayArgs) -> anyhow::Result<()> {
     run_service(&args.telemetry, "ttakji-gateway", |shutdown| async move {
-        let keys = TokenKeys::parse(&args.token_keys, TOKEN_TTL)
-            .map_err(|e| anyhow::anyhow!("--token-keys: {e}"))?;
         let db = Database::connect(&args.database_url).await?;
         let bus = bus(Some(&args.redis_url), shutdown.clone()).await?;
-        let app = ttakji_gateway::App::build(
-            ttakji_gateway::Config {
-                listen: args.listen,
-                metrics_listen: Some(args.metrics_listen),
-                authority_url: args.authority_url.clone(),
-                matchmaker_url: args.matchmaker_url.clone(),
-                ratings_url: args.ratings_url.clone(),
-                token_keys: keys,
-                google_client_id: args.google_client_id.clone(),
-                google_jwks_url: args.google_jwks_url.clone(),
-            },
-            db,
-            bus,
-            shutdown,
-        )
-        .await?;
-        println!(
-            "ttakji gateway listening on {}, metrics on http://{}/metrics",
-            app.addr(),
-            app.metrics_addr()
-                .map_or_else(String::new, |a| a.to_string())
-        );
+        let app = ttakji_gateway::App::build(args.config.clone(), db, bus, shutdown).await?;
+        announce("gateway", app.addr(), app.metrics_addr());
         app.run_until_stopped().await
     })
 }
@@ -490,27 +408,11 @@ pub fn matchmaker(args: &MatchmakerArgs) -> anyhow::Result<()> {
         &args.telemetry,
         "ttakji-matchmaker",
         |shutdown| async move {
-            let tickets =
-                ttakji_matchmaker::Tickets::redis_in(&args.redis_url, &args.redis_namespace)
-                    .await
-                    .with_context(|| {
-                        format!(
-                            "connecting the queue to {}",
-                            ttakji_platform::store::redact(&args.redis_url)
-                        )
-                    })?;
+            let tickets = queue(&args.redis_url, &args.redis_namespace).await?;
             let bus = bus(Some(&args.redis_url), shutdown.clone()).await?;
-            let mut config = args
-                .matching
-                .config(args.listen, args.authority_url.clone())?;
-            config.metrics_listen = Some(args.metrics_listen);
-            let app = ttakji_matchmaker::App::build(config, tickets, bus, shutdown).await?;
-            println!(
-                "ttakji matchmaker listening on {}, metrics on http://{}/metrics",
-                app.addr(),
-                app.metrics_addr()
-                    .map_or_else(String::new, |a| a.to_string())
-            );
+            let app =
+                ttakji_matchmaker::App::build(args.config.clone(), tickets, bus, shutdown).await?;
+            announce("matchmaker", app.addr(), app.metrics_addr());
             app.run_until_stopped().await
         },
     )
@@ -519,23 +421,9 @@ pub fn matchmaker(args: &MatchmakerArgs) -> anyhow::Result<()> {
 pub fn ratings(args: &RatingsArgs) -> anyhow::Result<()> {
     run_service(&args.telemetry, "ttakji-ratings", |shutdown| async move {
         let db = Database::connect(&args.database_url).await?;
-        let bus = bus(Some(&args.redis_url), shutdown.clone()).await?;
-        let app = ttakji_ratings::App::build(
-            ttakji_ratings::Config {
-                listen: args.listen,
-                metrics_listen: Some(args.metrics_listen),
-                authority_url: args.authority_url.clone(),
-                redis_url: Some(args.redis_url.clone()),
-                ladder_prefix: ttakji_ratings::LADDER_PREFIX.to_owned(),
-                reconcile_every: seconds("--reconcile-every", args.reconcile_every)?
-                    .max(Duration::from_secs(1)),
-            },
-            db,
-            bus,
-            shutdown,
-        )
-        .await?;
-        println!("ttakji ratings listening on {}", app.addr());
+        let bus = bus(args.config.redis_url.as_deref(), shutdown.clone()).await?;
+        let app = ttakji_ratings::App::build(args.config.clone(), db, bus, shutdown).await?;
+        announce("ratings", app.addr(), app.metrics_addr());
         app.run_until_stopped().await
     })
 }
@@ -544,26 +432,174 @@ pub fn authority(args: &AuthorityArgs) -> anyhow::Result<()> {
     run_service(&args.telemetry, "ttakji-authority", |shutdown| async move {
         let db = Database::connect(&args.database_url).await?;
         let bus = bus(Some(&args.redis_url), shutdown.clone()).await?;
-        let app = ttakji_authority::App::build(
-            ttakji_authority::Config {
-                listen: args.listen,
-                metrics_listen: Some(args.metrics_listen),
-                ai: ttakji_authority::AiConfig {
-                    max_playouts: args.ai_max_playouts,
-                    seed: None,
-                },
-            },
-            db,
-            bus,
-            shutdown,
-        )
-        .await?;
-        println!(
-            "ttakji authority listening on {}, metrics on http://{}/metrics",
-            app.addr(),
-            app.metrics_addr()
-                .map_or_else(String::new, |a| a.to_string())
-        );
+        let app = ttakji_authority::App::build(args.config.clone(), db, bus, shutdown).await?;
+        announce("authority", app.addr(), app.metrics_addr());
         app.run_until_stopped().await
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Args;
+
+    use super::*;
+
+    /// `line` (after the program's name) as the options of one command.
+    fn parse<T: Args>(line: &[&str]) -> Result<T, clap::Error> {
+        let matches = T::augment_args(clap::Command::new("ttakji"))
+            .try_get_matches_from(std::iter::once("ttakji").chain(line.iter().copied()))?;
+        T::from_arg_matches(&matches)
+    }
+
+    fn addr(text: &str) -> SocketAddr {
+        text.parse().expect("an address")
+    }
+
+    #[test]
+    fn the_ready_line_names_each_listener_in_order_after_the_word_listening() {
+        let line = Listening::default()
+            .on("authority", addr("127.0.0.1:50052"))
+            .maybe("metrics", Some(addr("127.0.0.1:9091")))
+            .maybe("ignored", None)
+            .to_string();
+        assert_eq!(
+            line,
+            "listening authority=127.0.0.1:50052 metrics=127.0.0.1:9091"
+        );
+    }
+
+    #[test]
+    fn an_authority_command_line_becomes_the_authority_config() {
+        let args: AuthorityArgs = parse(&[
+            "--listen",
+            "127.0.0.1:7000",
+            "--database-url",
+            "postgres://db/ttakji",
+            "--redis-url",
+            "redis://redis:6379",
+            "--ai-max-playouts",
+            "150",
+        ])
+        .expect("parses");
+        assert_eq!(args.config.listen, addr("127.0.0.1:7000"));
+        assert_eq!(args.config.metrics_listen, Some(addr("0.0.0.0:9091")));
+        assert_eq!(args.config.ai.max_playouts, Some(150));
+        assert_eq!(
+            args.config.ai.seed, None,
+            "games are not repeated in service"
+        );
+        assert_eq!(args.database_url, "postgres://db/ttakji");
+    }
+
+    #[test]
+    fn a_matchmaker_without_options_keeps_the_products_pairing_rules_and_clock() {
+        let args: MatchmakerArgs = parse(&["--redis-url", "redis://redis:6379"]).expect("parses");
+        let product =
+            ttakji_matchmaker::Config::new(addr("0.0.0.0:50053"), "http://127.0.0.1:50052".into());
+        let (got, want) = (&args.config, &product);
+        assert_eq!(
+            (got.listen, &got.authority_url),
+            (want.listen, &want.authority_url)
+        );
+        assert_eq!(got.metrics_listen, Some(addr("0.0.0.0:9092")));
+        assert_eq!(
+            (
+                got.seconds_per_move,
+                &got.link_base,
+                got.challenge_ttl,
+                got.tick
+            ),
+            (
+                want.seconds_per_move,
+                &want.link_base,
+                want.challenge_ttl,
+                want.tick
+            )
+        );
+        let (got, want) = (&got.rules, &want.rules);
+        assert_eq!(
+            (got.base_gap, got.widen_per_second, got.any_gap_after),
+            (want.base_gap, want.widen_per_second, want.any_gap_after)
+        );
+        assert_eq!(
+            (got.ai_after, got.grace, got.ticket_ttl),
+            (want.ai_after, want.grace, want.ticket_ttl)
+        );
+    }
+
+    #[test]
+    fn matchmaker_waits_are_given_in_seconds_and_never_negative() {
+        let args: MatchmakerArgs = parse(&[
+            "--redis-url",
+            "redis://r",
+            "--ai-after",
+            "2.5",
+            "--grace",
+            "0",
+            "--seconds-per-move",
+            "1",
+        ])
+        .expect("parses");
+        assert_eq!(args.config.rules.ai_after, Duration::from_millis(2500));
+        assert_eq!(args.config.rules.grace, Duration::ZERO);
+        assert_eq!(args.config.seconds_per_move, 1);
+        assert!(
+            parse::<MatchmakerArgs>(&["--redis-url", "redis://r", "--ai-after", "-1"]).is_err()
+        );
+    }
+
+    #[test]
+    fn ratings_need_redis_and_reconcile_at_most_once_a_second() {
+        let args: RatingsArgs = parse(&[
+            "--database-url",
+            "postgres://db/ttakji",
+            "--redis-url",
+            "redis://redis:6379",
+            "--reconcile-every",
+            "0.1",
+        ])
+        .expect("parses");
+        assert_eq!(args.config.redis_url.as_deref(), Some("redis://redis:6379"));
+        assert_eq!(args.config.reconcile_every, Duration::from_secs(1));
+        assert_eq!(args.config.ladder_prefix, ttakji_ratings::LADDER_PREFIX);
+        assert!(parse::<RatingsArgs>(&["--database-url", "postgres://db/ttakji"]).is_err());
+    }
+
+    #[test]
+    fn a_bad_token_key_list_is_refused_without_printing_the_other_secrets() {
+        let refused = parse::<GatewayArgs>(&[
+            "--database-url",
+            "postgres://db/ttakji",
+            "--redis-url",
+            "redis://r",
+            "--token-keys",
+            "k2=a-secret-of-twenty-bytes,k1=short",
+        ])
+        .expect_err("a short secret is refused")
+        .to_string();
+        assert!(refused.contains("--token-keys"), "{refused}");
+        assert!(!refused.contains("a-secret-of-twenty-bytes"), "{refused}");
+    }
+
+    #[test]
+    fn serve_without_options_listens_on_loopback_with_an_sqlite_file() {
+        let args: ServeArgs = parse(&[]).expect("parses");
+        assert_eq!(args.listen, addr("127.0.0.1:50051"));
+        assert_eq!(
+            (
+                args.authority_listen,
+                args.matchmaker_listen,
+                args.ratings_listen
+            ),
+            (
+                addr("127.0.0.1:50052"),
+                addr("127.0.0.1:50053"),
+                addr("127.0.0.1:50054")
+            )
+        );
+        assert_eq!(args.database_url, "sqlite://ttakji.db");
+        assert!(args.token_keys.is_none() && args.redis_url.is_none());
+        assert_eq!(args.seconds_per_move, 30);
+        assert_eq!(args.pairing.ai_after, Duration::from_secs(10));
+    }
 }

@@ -315,10 +315,10 @@ async fn two_hundred_players_across_two_matchmakers_and_two_gateways_are_each_ma
     let namespace = format!("ttakji-test:{}:", uuid::Uuid::new_v4().simple());
     let db = sqlite_memory().await;
     let (trigger, shutdown) = ttakji_platform::shutdown::channel();
-    let bus = Bus::redis(support::REDIS_URL, shutdown.clone())
+    let bus = Bus::redis(support::redis_url(), shutdown.clone())
         .await
         .expect("redis");
-    let tickets = ttakji_matchmaker::Tickets::redis_in(support::REDIS_URL, &namespace)
+    let tickets = ttakji_matchmaker::Tickets::redis_in(support::redis_url(), &namespace)
         .await
         .expect("redis");
     let one = embedded_with(db.clone(), bus.clone(), tickets).await;
@@ -326,7 +326,7 @@ async fn two_hundred_players_across_two_matchmakers_and_two_gateways_are_each_ma
     let local = "127.0.0.1:0".parse().expect("addr");
     let second_mm = ttakji_matchmaker::App::build(
         support::quick_matching(local, format!("http://{}", one.authority)),
-        ttakji_matchmaker::Tickets::redis_in(support::REDIS_URL, &namespace)
+        ttakji_matchmaker::Tickets::redis_in(support::redis_url(), &namespace)
             .await
             .expect("redis"),
         bus.clone(),
@@ -355,8 +355,9 @@ async fn two_hundred_players_across_two_matchmakers_and_two_gateways_are_each_ma
         format!("http://{}", one.gateway),
         format!("http://{}", second_gw.addr()),
     ];
-    tokio::spawn(second_mm.run_until_stopped());
-    tokio::spawn(second_gw.run_until_stopped());
+    let tasks = trigger.subscribe();
+    tasks.spawn(second_mm.run_until_stopped());
+    tasks.spawn(second_gw.run_until_stopped());
 
     let mut players = Vec::new();
     for i in 0..200 {

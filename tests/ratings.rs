@@ -37,43 +37,40 @@ async fn ranked_game(authority: std::net::SocketAddr, black: &Player, white: &Pl
         .game_id
 }
 
+/// A ratings service reconciling every 300 ms and a client of it; it stops
+/// when the handle drops.
 async fn start_ratings(
     db: ttakji_platform::store::Database,
     bus: Bus,
     authority: std::net::SocketAddr,
-) -> RatingsServiceClient<tonic::transport::Channel> {
+) -> (
+    RatingsServiceClient<tonic::transport::Channel>,
+    support::Running,
+) {
     start_ratings_on(db, bus, authority, None).await
 }
 
-/// A ratings service; with `ladder` (a Redis key prefix) the leaderboard is in the local Redis.
+/// The same; with `ladder` (a Redis key prefix) the leaderboard is in the tests' Redis.
 async fn start_ratings_on(
     db: ttakji_platform::store::Database,
     bus: Bus,
     authority: std::net::SocketAddr,
     ladder: Option<String>,
-) -> RatingsServiceClient<tonic::transport::Channel> {
-    let (trigger, shutdown) = ttakji_platform::shutdown::channel();
-    std::mem::forget(trigger);
-    let app = ttakji_ratings::App::build(
-        ttakji_ratings::Config {
-            listen: "127.0.0.1:0".parse().expect("addr"),
-            metrics_listen: None,
-            authority_url: format!("http://{authority}"),
-            redis_url: ladder.as_ref().map(|_| support::REDIS_URL.to_owned()),
-            ladder_prefix: ladder.unwrap_or_else(|| ttakji_ratings::LADDER_PREFIX.to_owned()),
-            reconcile_every: Duration::from_millis(300),
-        },
-        db,
-        bus,
-        shutdown,
-    )
-    .await
-    .expect("ratings");
-    let addr = app.addr();
-    tokio::spawn(app.run_until_stopped());
-    RatingsServiceClient::connect(format!("http://{addr}"))
+) -> (
+    RatingsServiceClient<tonic::transport::Channel>,
+    support::Running,
+) {
+    let mut config = support::ratings_config(authority);
+    config.reconcile_every = Duration::from_millis(300);
+    if let Some(prefix) = ladder {
+        config.redis_url = Some(support::redis_url().to_owned());
+        config.ladder_prefix = prefix;
+    }
+    let service = support::start_ratings(config, db, bus).await;
+    let client = RatingsServiceClient::connect(format!("http://{}", service.addr))
         .await
-        .expect("ratings client")
+        .expect("ratings client");
+    (client, service)
 }
 
 async fn rating(
@@ -112,7 +109,7 @@ async fn a_ranked_win_moves_both_ratings_once_and_unranked_games_move_nothing() 
     let db = sqlite_memory().await;
     let bus = Bus::in_process();
     let service = embedded(db.clone(), bus.clone()).await;
-    let mut ratings = start_ratings(db, bus.clone(), service.authority).await;
+    let (mut ratings, _ratings) = start_ratings(db, bus.clone(), service.authority).await;
     let url = format!("http://{}", service.gateway);
     let (a, b) = (sign_in(&url, "ahn").await, sign_in(&url, "baek").await);
 
@@ -278,7 +275,7 @@ async fn games_finished_while_the_ratings_service_was_away_are_each_applied_once
             .expect("resign");
     }
     // The finished-game messages went out before this ratings service started.
-    let mut ratings = start_ratings(db, bus, service.authority).await;
+    let (mut ratings, _ratings) = start_ratings(db, bus, service.authority).await;
     let winner = eventually_rated(&mut ratings, &a.user_id, 3).await;
     // 1200 → 1220 → 1238 → 1254: K 40, and each game expects more of the
     // stronger player (E = 0.557, then 0.608).
@@ -291,11 +288,15 @@ async fn games_finished_while_the_ratings_service_was_away_are_each_applied_once
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_leaderboard_is_rebuilt_from_the_database_when_redis_loses_it() {
+    // As above, the embedded ratings service has a store of its own: were
+    // it to share this one, it could apply a game first, and the service
+    // below would then never put that player on its Redis leaderboard.
     let db = sqlite_memory().await;
     let bus = Bus::in_process();
-    let service = embedded(db.clone(), bus.clone()).await;
+    let service = embedded(sqlite_memory().await, bus.clone()).await;
     let prefix = format!("ttakji-test-ladder:{}:", uuid::Uuid::new_v4().simple());
-    let mut ratings = start_ratings_on(db, bus, service.authority, Some(prefix.clone())).await;
+    let (mut ratings, _ratings) =
+        start_ratings_on(db, bus, service.authority, Some(prefix.clone())).await;
     let url = format!("http://{}", service.gateway);
     let players = [
         sign_in(&url, "ahn").await,
@@ -332,7 +333,7 @@ async fn the_leaderboard_is_rebuilt_from_the_database_when_redis_loses_it() {
     let before = board(&mut ratings).await;
     assert_eq!(before.top.len(), 3);
     assert_eq!(before.top[0].user_id, players[0].user_id);
-    let client = redis::Client::open(support::REDIS_URL).expect("redis");
+    let client = redis::Client::open(support::redis_url()).expect("redis");
     let mut conn = client
         .get_multiplexed_async_connection()
         .await

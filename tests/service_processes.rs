@@ -7,7 +7,7 @@ mod support;
 use std::time::Duration;
 
 use support::{
-    REDIS_URL, TOKEN_KEYS, eventually, fresh_postgres, play_to_the_end, recount, scrape, sign_in,
+    TOKEN_KEYS, eventually, fresh_postgres, play_to_the_end, recount, redis_url, scrape, sign_in,
     spawn,
 };
 use ttakji_proto::v1 as pb;
@@ -22,7 +22,7 @@ fn authority_args(db: &str, listen: &str) -> Vec<String> {
         "--database-url",
         db,
         "--redis-url",
-        REDIS_URL,
+        redis_url(),
         "--ai-max-playouts",
         "150",
     ]
@@ -50,7 +50,7 @@ async fn gateway_and_authority_processes_over_redis_and_postgres_play_a_game_thr
         "--authority-url",
         &format!("http://{authority_addr}"),
         "--redis-url",
-        REDIS_URL,
+        redis_url(),
         "--token-keys",
         TOKEN_KEYS,
     ]);
@@ -188,7 +188,7 @@ async fn two_matchmakers_and_two_gateways_as_processes_match_everyone_once_and_a
             "--authority-url",
             &authority_url,
             "--redis-url",
-            REDIS_URL,
+            redis_url(),
             "--redis-namespace",
             &namespace,
             "--seconds-per-move",
@@ -212,7 +212,7 @@ async fn two_matchmakers_and_two_gateways_as_processes_match_everyone_once_and_a
                 "--matchmaker-url",
                 &format!("http://{}", m.addr),
                 "--redis-url",
-                REDIS_URL,
+                redis_url(),
                 "--token-keys",
                 TOKEN_KEYS,
             ])

@@ -1,6 +1,10 @@
 //! Test helpers shared by the end-to-end tests: services on port 0 in this
 //! process or as separate processes, a fresh Postgres database per test,
 //! signed-in clients, and waiting for asynchronous outcomes.
+//!
+//! Redis and PostgreSQL come from `ttakji-test-support`: the servers named
+//! by `TTAKJI_TEST_REDIS_URL` / `TTAKJI_TEST_DATABASE_URL`, or throwaway
+//! ones this test process starts on first use and stops when it ends.
 
 #![allow(dead_code)]
 
@@ -20,8 +24,11 @@ use ttakji_proto::v1::auth_service_client::AuthServiceClient;
 use ttakji_proto::v1::game_service_client::GameServiceClient;
 
 pub const TOKEN_KEYS: &str = "t1=test-secret-of-the-ttakji-suite";
-pub const REDIS_URL: &str = "redis://127.0.0.1:6379";
-pub const POSTGRES_ADMIN_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";
+
+/// The tests' Redis: `TTAKJI_TEST_REDIS_URL`, or one of this process.
+pub fn redis_url() -> &'static str {
+    ttakji_test_support::redis_url()
+}
 
 pub fn keys() -> TokenKeys {
     TokenKeys::parse(TOKEN_KEYS, Duration::from_secs(3600)).expect("test keys")
@@ -44,20 +51,49 @@ pub fn quick_ai() -> ttakji_authority::AiConfig {
     }
 }
 
-/// Gateway and authority in this process, on port 0, with the given store
-/// and bus. Stops when dropped.
+/// Every service in this process, on port 0, with the given store and bus.
+/// Stops when dropped.
 pub struct Embedded {
     pub gateway: SocketAddr,
     pub authority: SocketAddr,
     pub matchmaker: SocketAddr,
     pub ratings: SocketAddr,
+    _running: Running,
+}
+
+/// Services a test started in this process; dropping it stops them.
+pub struct Running {
+    /// The gRPC address of the service started (the first, of several).
+    pub addr: SocketAddr,
     trigger: ShutdownTrigger,
 }
 
-impl Drop for Embedded {
+impl Drop for Running {
     fn drop(&mut self) {
         self.trigger.trigger();
     }
+}
+
+/// The ratings service as tests want it: the leaderboard from the store,
+/// reconciling every minute, reaching the authority at `authority`.
+pub fn ratings_config(authority: SocketAddr) -> ttakji_ratings::Config {
+    ttakji_ratings::Config::new(
+        "127.0.0.1:0".parse().expect("address"),
+        format!("http://{authority}"),
+    )
+}
+
+/// A ratings service of its own beside the others (say, one that starts
+/// late); it stops when the handle drops.
+pub async fn start_ratings(config: ttakji_ratings::Config, db: Database, bus: Bus) -> Running {
+    init_logs();
+    let (trigger, shutdown) = shutdown::channel();
+    let app = ttakji_ratings::App::build(config, db, bus, shutdown.clone())
+        .await
+        .expect("ratings builds");
+    let addr = app.addr();
+    shutdown.spawn(app.run_until_stopped());
+    Running { addr, trigger }
 }
 
 /// The matchmaker as tests want it: pairing at once, the computer after
@@ -115,14 +151,7 @@ pub async fn embedded_full(
     .expect("matchmaker builds");
     let matchmaker_addr = matchmaker.addr();
     let ratings = ttakji_ratings::App::build(
-        ttakji_ratings::Config {
-            listen: local,
-            metrics_listen: None,
-            authority_url: format!("http://{authority_addr}"),
-            redis_url: None,
-            ladder_prefix: ttakji_ratings::LADDER_PREFIX.to_owned(),
-            reconcile_every: Duration::from_secs(60),
-        },
+        ratings_config(authority_addr),
         db.clone(),
         bus.clone(),
         shutdown.clone(),
@@ -148,16 +177,20 @@ pub async fn embedded_full(
     .await
     .expect("gateway builds");
     let gateway_addr = gateway.addr();
-    tokio::spawn(authority.run_until_stopped());
-    tokio::spawn(matchmaker.run_until_stopped());
-    tokio::spawn(ratings.run_until_stopped());
-    tokio::spawn(gateway.run_until_stopped());
+    let tasks = trigger.subscribe();
+    tasks.spawn(authority.run_until_stopped());
+    tasks.spawn(matchmaker.run_until_stopped());
+    tasks.spawn(ratings.run_until_stopped());
+    tasks.spawn(gateway.run_until_stopped());
     Embedded {
         gateway: gateway_addr,
         authority: authority_addr,
         matchmaker: matchmaker_addr,
         ratings: ratings_addr,
-        trigger,
+        _running: Running {
+            addr: gateway_addr,
+            trigger,
+        },
     }
 }
 
@@ -166,18 +199,21 @@ pub async fn sqlite_memory() -> Database {
     Database::connect("sqlite::memory:").await.expect("sqlite")
 }
 
-/// A fresh, migrated Postgres database on the local server; returns its URL.
+/// A fresh, empty Postgres database on the tests' server; returns its URL.
+/// The services migrate it when they connect.
 pub async fn fresh_postgres() -> String {
     use sqlx::Executor as _;
     let name = format!("ttakji_test_{}", uuid::Uuid::new_v4().simple());
-    let admin = sqlx::PgPool::connect(POSTGRES_ADMIN_URL)
+    let admin_url = ttakji_test_support::postgres_admin_url();
+    let admin = sqlx::PgPool::connect(admin_url)
         .await
-        .expect("the local Postgres (see DEPENDENCIES.md) is running");
+        .unwrap_or_else(|e| panic!("the tests' Postgres at {admin_url} answers: {e}"));
     admin
         .execute(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
         .await
         .expect("create database");
-    format!("postgres://postgres@127.0.0.1:5432/{name}")
+    admin.close().await;
+    ttakji_test_support::postgres_database_url(&name)
 }
 
 /// A signed-in player talking to a gateway.
@@ -400,14 +436,17 @@ pub fn recount(sgf: &str) -> (baduk::Score, String) {
     (game.score_preview(), result)
 }
 
-/// A `ttakji` subcommand as a child process; its first line on standard
-/// output names the address it listens on.
+/// A `ttakji` service as a child process, at the addresses its first line
+/// on standard output announced.
 pub struct Process {
     pub child: Child,
     /// Where it serves gRPC.
     pub addr: SocketAddr,
-    /// Every address its first line names, in order (gRPC, then metrics).
+    /// Every address it announced, in order (its gRPC listener, then the
+    /// others; `metrics` last).
     pub addrs: Vec<SocketAddr>,
+    /// The same, by listener name (`authority`, `metrics`, …).
+    pub listeners: Vec<(String, SocketAddr)>,
 }
 
 impl Drop for Process {
@@ -423,6 +462,27 @@ impl Process {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+
+    /// The address of the listener `name` announced.
+    pub fn listener(&self, name: &str) -> SocketAddr {
+        self.listeners
+            .iter()
+            .find_map(|(n, addr)| (n == name).then_some(*addr))
+            .unwrap_or_else(|| panic!("no {name} listener in {:?}", self.listeners))
+    }
+}
+
+/// The listeners a service's ready line names: `listening`, then
+/// `name=address` pairs (see the README's "The services").
+pub fn parse_ready_line(line: &str) -> Option<Vec<(String, SocketAddr)>> {
+    let pairs = line.trim_end().strip_prefix("listening ")?;
+    pairs
+        .split(' ')
+        .map(|pair| {
+            let (name, addr) = pair.split_once('=')?;
+            Some((name.to_owned(), addr.parse().ok()?))
+        })
+        .collect()
 }
 
 pub fn spawn(args: &[&str]) -> Process {
@@ -445,20 +505,16 @@ pub fn spawn(args: &[&str]) -> Process {
     BufReader::new(stdout)
         .read_line(&mut line)
         .expect("reads the first line");
-    let addrs: Vec<SocketAddr> = line
-        .split_whitespace()
-        .filter_map(|w| {
-            w.trim_start_matches("http://")
-                .trim_end_matches(',')
-                .trim_end_matches("/metrics")
-                .parse::<SocketAddr>()
-                .ok()
-        })
-        .collect();
-    let addr = *addrs
-        .first()
-        .unwrap_or_else(|| panic!("no address in {line:?} from ttakji {args:?}"));
-    Process { child, addr, addrs }
+    let listeners = parse_ready_line(&line)
+        .filter(|listeners| !listeners.is_empty())
+        .unwrap_or_else(|| panic!("no ready line but {line:?} from ttakji {args:?}"));
+    let addrs: Vec<SocketAddr> = listeners.iter().map(|(_, addr)| *addr).collect();
+    Process {
+        child,
+        addr: addrs[0],
+        addrs,
+        listeners,
+    }
 }
 
 /// An empty point among a few: the computer plays where it likes, so a

@@ -6,6 +6,7 @@
 
 pub mod auth;
 pub mod bus;
+pub mod config;
 pub mod grpc;
 pub mod metrics;
 pub mod shutdown;

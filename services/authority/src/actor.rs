@@ -30,11 +30,17 @@ use crate::{store, view};
 pub const IDLE: Duration = Duration::from_secs(600);
 
 /// How the computer seats search, for all games of this authority.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, clap::Args)]
 pub struct AiConfig {
     /// Caps each level's playouts per move (tests and small machines).
+    #[arg(
+        long = "ai-max-playouts",
+        env = "TTAKJI_AI_MAX_PLAYOUTS",
+        value_name = "PLAYOUTS"
+    )]
     pub max_playouts: Option<u32>,
     /// Fixes the seed so games repeat (tests).
+    #[arg(skip)]
     pub seed: Option<u64>,
 }
 

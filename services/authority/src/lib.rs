@@ -26,14 +26,30 @@ use ttakji_proto::v1::authority_service_server::AuthorityServiceServer;
 
 pub use actor::AiConfig;
 
-/// The authority's settings.
-#[derive(Debug, Clone)]
+/// The authority's settings: the flags and `TTAKJI_*` variables of
+/// `ttakji authority`, or [`Config::new`] in code and tests.
+#[derive(Debug, Clone, clap::Args)]
 pub struct Config {
     /// Where the gRPC server listens (port 0 picks one).
+    #[arg(long, env = "TTAKJI_LISTEN", default_value = "0.0.0.0:50052")]
     pub listen: SocketAddr,
     /// Where `/metrics` is served; `None` serves none.
+    #[arg(long, env = "TTAKJI_METRICS_LISTEN", default_value = "0.0.0.0:9091")]
     pub metrics_listen: Option<SocketAddr>,
+    #[command(flatten)]
     pub ai: AiConfig,
+}
+
+impl Config {
+    /// Settings for `listen`: no metrics, the computer at full strength.
+    #[must_use]
+    pub fn new(listen: SocketAddr) -> Config {
+        Config {
+            listen,
+            metrics_listen: None,
+            ai: AiConfig::default(),
+        }
+    }
 }
 
 /// A built authority, bound and ready to run.

@@ -45,25 +45,80 @@ use ttakji_proto::v1::ratings_service_client::RatingsServiceClient;
 /// few hundred bytes at most; anything larger is refused as INVALID_ARGUMENT.
 pub const MAX_REQUEST_BYTES: usize = 64 * 1024;
 
-/// The gateway's settings.
-#[derive(Debug, Clone)]
+/// How long an access token lives.
+pub const TOKEN_TTL: std::time::Duration = std::time::Duration::from_secs(30 * 24 * 3600);
+
+/// The gateway's settings: the flags and `TTAKJI_*` variables of
+/// `ttakji gateway`, or a struct literal in code and tests.
+#[derive(Debug, Clone, clap::Args)]
 pub struct Config {
     /// Where the public gRPC server listens (port 0 picks one).
+    #[arg(long, env = "TTAKJI_LISTEN", default_value = "0.0.0.0:50051")]
     pub listen: SocketAddr,
     /// Where `/metrics` is served; `None` serves none.
+    #[arg(long, env = "TTAKJI_METRICS_LISTEN", default_value = "0.0.0.0:9090")]
     pub metrics_listen: Option<SocketAddr>,
-    /// The game authority's gRPC address (`http://127.0.0.1:50052`).
+    /// The game authority's gRPC address.
+    #[arg(
+        long,
+        env = "TTAKJI_AUTHORITY_URL",
+        default_value = "http://127.0.0.1:50052"
+    )]
     pub authority_url: String,
-    /// The matchmaker's gRPC address (`http://127.0.0.1:50053`).
+    /// The matchmaker's gRPC address.
+    #[arg(
+        long,
+        env = "TTAKJI_MATCHMAKER_URL",
+        default_value = "http://127.0.0.1:50053"
+    )]
     pub matchmaker_url: String,
-    /// The ratings service's gRPC address (`http://127.0.0.1:50054`).
+    /// The ratings service's gRPC address.
+    #[arg(
+        long,
+        env = "TTAKJI_RATINGS_URL",
+        default_value = "http://127.0.0.1:50054"
+    )]
     pub ratings_url: String,
-    /// The keys that sign and verify access tokens.
+    /// Token keys as kid=secret[,kid=secret…]; every gateway of a
+    /// deployment needs the same list. The first key signs.
+    #[arg(long, env = "TTAKJI_TOKEN_KEYS", hide_env_values = true, value_parser = TokenKeysParser)]
     pub token_keys: TokenKeys,
-    /// Our OAuth client id at Google; `None` turns Google sign-in off.
+    /// Our OAuth client id at Google; without it Google sign-in is off.
+    #[arg(long, env = "TTAKJI_GOOGLE_CLIENT_ID")]
     pub google_client_id: Option<String>,
-    /// Where Google's keys are published.
+    /// Where Google publishes its signing keys.
+    #[arg(long, env = "TTAKJI_GOOGLE_JWKS_URL", default_value = google::GOOGLE_JWKS_URL)]
     pub google_jwks_url: String,
+}
+
+/// Reads token keys (`kid=secret[,kid=secret…]`) for tokens that live
+/// [`TOKEN_TTL`]. Unlike clap's own parsers it does not repeat the whole
+/// value in its error, which would print every secret.
+#[derive(Debug, Clone, Copy)]
+pub struct TokenKeysParser;
+
+impl clap::builder::TypedValueParser for TokenKeysParser {
+    type Value = TokenKeys;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<TokenKeys, clap::Error> {
+        let flag = arg.and_then(clap::Arg::get_long).unwrap_or("token-keys");
+        value
+            .to_str()
+            .ok_or_else(|| "not UTF-8".to_owned())
+            .and_then(|spec| TokenKeys::parse(spec, TOKEN_TTL))
+            .map_err(|e| {
+                clap::Error::raw(
+                    clap::error::ErrorKind::ValueValidation,
+                    format!("--{flag}: {e}\n"),
+                )
+                .with_cmd(cmd)
+            })
+    }
 }
 
 /// A built gateway, bound and ready to run.

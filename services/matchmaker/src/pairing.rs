@@ -10,22 +10,31 @@
 
 use std::time::Duration;
 
+use ttakji_platform::config::seconds;
+
 use crate::tickets::Ticket;
 
-/// The pairing settings of a matchmaker.
-#[derive(Debug, Clone)]
+/// The pairing settings of a matchmaker (flags and `TTAKJI_*` variables of
+/// the matchmaker's config; durations in seconds there).
+#[derive(Debug, Clone, clap::Args)]
 pub struct PairingRules {
     /// The rating gap allowed at once.
+    #[arg(long, env = "TTAKJI_BASE_GAP", default_value_t = 50)]
     pub base_gap: u32,
     /// Points added to the allowed gap per second of waiting.
+    #[arg(long, env = "TTAKJI_WIDEN_PER_SECOND", default_value_t = 25)]
     pub widen_per_second: u32,
     /// After this wait any gap is allowed.
+    #[arg(long, env = "TTAKJI_ANY_GAP_AFTER", default_value = "30", value_parser = seconds, value_name = "SECONDS")]
     pub any_gap_after: Duration,
     /// After this wait with nobody fitting, the computer plays.
+    #[arg(long, env = "TTAKJI_AI_AFTER", default_value = "10", value_parser = seconds, value_name = "SECONDS")]
     pub ai_after: Duration,
     /// A ticket whose player has not been heard from for this long is dropped.
+    #[arg(long, env = "TTAKJI_QUEUE_GRACE", default_value = "5", value_parser = seconds, value_name = "SECONDS")]
     pub grace: Duration,
     /// A ticket waiting longer than this expires.
+    #[arg(skip = Duration::from_secs(600))]
     pub ticket_ttl: Duration,
 }
 

@@ -35,18 +35,55 @@ use crate::store::{RankedGame, Side, Standing};
 /// between authorities, games committed out of order).
 const RECONCILE_MARGIN_MS: i64 = 10 * 60 * 1000;
 
-/// The ratings service's settings.
-#[derive(Debug, Clone)]
+/// The ratings service's settings: the flags and `TTAKJI_*` variables of
+/// `ttakji ratings`, or [`Config::new`] in code and tests.
+#[derive(Debug, Clone, clap::Args)]
 pub struct Config {
+    /// Where the gRPC server listens (port 0 picks one).
+    #[arg(long, env = "TTAKJI_LISTEN", default_value = "0.0.0.0:50054")]
     pub listen: SocketAddr,
+    /// Where `/metrics` is served; `None` serves none.
+    #[arg(long, env = "TTAKJI_METRICS_LISTEN", default_value = "0.0.0.0:9093")]
     pub metrics_listen: Option<SocketAddr>,
     /// The authority, for reconciliation.
+    #[arg(
+        long,
+        env = "TTAKJI_AUTHORITY_URL",
+        default_value = "http://127.0.0.1:50052"
+    )]
     pub authority_url: String,
-    /// Redis for the leaderboard; `None` serves it from the database.
+    /// Redis for the leaderboard; `None` serves it from the database. On
+    /// the command line it is required: finished games arrive there too.
+    #[arg(long, env = "TTAKJI_REDIS_URL", required = true)]
     pub redis_url: Option<String>,
     /// The prefix of the leaderboard's Redis keys (`ttakji:ladder:`).
+    #[arg(skip = LADDER_PREFIX.to_owned())]
     pub ladder_prefix: String,
+    /// Seconds between reconciliation passes (one at the least).
+    #[arg(long, env = "TTAKJI_RECONCILE_EVERY", default_value = "60", value_parser = reconcile_interval, value_name = "SECONDS")]
     pub reconcile_every: Duration,
+}
+
+impl Config {
+    /// Settings for `listen` and `authority_url`: the leaderboard from the
+    /// database, reconciling every minute, no metrics.
+    #[must_use]
+    pub fn new(listen: SocketAddr, authority_url: String) -> Config {
+        Config {
+            listen,
+            metrics_listen: None,
+            authority_url,
+            redis_url: None,
+            ladder_prefix: LADDER_PREFIX.to_owned(),
+            reconcile_every: Duration::from_secs(60),
+        }
+    }
+}
+
+/// A reconciliation interval from the command line: a pass more often than
+/// once a second would only load the authority.
+fn reconcile_interval(text: &str) -> Result<Duration, String> {
+    ttakji_platform::config::seconds(text).map(|every| every.max(Duration::from_secs(1)))
 }
 
 type AuthorityClient = AuthorityServiceClient<grpc::TracedChannel>;
@@ -424,6 +461,7 @@ impl RatingsService for Ratings {
 #[derive(Debug)]
 pub struct App {
     addr: SocketAddr,
+    metrics_addr: Option<SocketAddr>,
     server: GrpcServer,
     ratings: Ratings,
     bus: Bus,
@@ -444,7 +482,7 @@ impl App {
     ) -> anyhow::Result<App> {
         let server = GrpcServer::bind("ratings service", config.listen).await?;
         let addr = server.local_addr()?;
-        ttakji_platform::metrics::serve_if(
+        let metrics_addr = ttakji_platform::metrics::serve_if(
             config.metrics_listen,
             shutdown.clone(),
             "ratings service",
@@ -469,6 +507,7 @@ impl App {
         };
         Ok(App {
             addr,
+            metrics_addr,
             server,
             ratings,
             bus,
@@ -480,6 +519,12 @@ impl App {
     #[must_use]
     pub fn addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// The `/metrics` address, if served.
+    #[must_use]
+    pub fn metrics_addr(&self) -> Option<SocketAddr> {
+        self.metrics_addr
     }
 
     /// Serves, applies finished games and reconciles until shutdown.
