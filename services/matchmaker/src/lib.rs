@@ -11,11 +11,15 @@
 //! next lease holder finishes, never half a game.
 
 pub mod pairing;
-pub mod service;
 pub mod tickets;
 
+mod config;
+mod matchmaker;
+mod rounds;
+mod service;
+mod wire;
+
 use std::net::SocketAddr;
-use std::time::Duration;
 
 use ttakji_platform::bus::Bus;
 use ttakji_platform::grpc::{self, GrpcServer};
@@ -23,47 +27,10 @@ use ttakji_platform::shutdown::Shutdown;
 use ttakji_proto::v1::authority_service_client::AuthorityServiceClient;
 use ttakji_proto::v1::matchmaker_service_server::MatchmakerServiceServer;
 
+pub use config::Config;
+pub use matchmaker::{AuthorityClient, Matchmaker};
 pub use pairing::PairingRules;
-pub use tickets::Tickets;
-
-/// The matchmaker's settings.
-#[derive(Debug, Clone)]
-pub struct Config {
-    pub listen: SocketAddr,
-    pub metrics_listen: Option<SocketAddr>,
-    /// The authority's gRPC address.
-    pub authority_url: String,
-    pub rules: PairingRules,
-    /// Seconds per move of games between people (the online clock).
-    pub seconds_per_move: u32,
-    /// How long an unused challenge code works.
-    pub challenge_ttl: Duration,
-    /// A challenge's link is this followed by its code.
-    pub link_base: String,
-    /// How often the pairing loop runs.
-    pub tick: Duration,
-}
-
-impl Config {
-    /// Settings for `listen` and `authority_url` with the defaults of the
-    /// product: 30 s a move, codes for 10 minutes, pairing every 50 ms.
-    #[must_use]
-    pub fn new(listen: SocketAddr, authority_url: String) -> Config {
-        Config {
-            listen,
-            metrics_listen: None,
-            authority_url,
-            rules: PairingRules::default(),
-            seconds_per_move: 30,
-            challenge_ttl: Duration::from_secs(600),
-            link_base: "https://ttakji.app/c/".to_owned(),
-            tick: Duration::from_millis(50),
-        }
-    }
-}
-
-/// The authority client the matchmaker uses.
-pub type AuthorityClient = AuthorityServiceClient<grpc::TracedChannel>;
+pub use tickets::{QueueStore, Tickets};
 
 /// A built matchmaker, bound and ready to run.
 #[derive(Debug)]
@@ -71,7 +38,7 @@ pub struct App {
     addr: SocketAddr,
     metrics_addr: Option<SocketAddr>,
     server: GrpcServer,
-    matchmaker: service::Matchmaker,
+    matchmaker: Matchmaker,
     shutdown: Shutdown,
 }
 
@@ -96,7 +63,7 @@ impl App {
         .await?;
         let authority = grpc::client(&config.authority_url, "authority")?;
         let matchmaker =
-            service::Matchmaker::new(config, tickets, bus, AuthorityServiceClient::new(authority));
+            Matchmaker::new(config, tickets, bus, AuthorityServiceClient::new(authority));
         tracing::info!(%addr, "matchmaker ready");
         Ok(App {
             addr,
