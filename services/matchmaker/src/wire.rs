@@ -280,3 +280,153 @@ pub(crate) fn challenge_pb(c: &ChallengeRecord, link_base: &str) -> pb::Challeng
         expires_at_unix_ms: c.expires_ms,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use tonic::Code;
+
+    use super::*;
+    use crate::tickets::{Match, Opponent};
+
+    fn nine() -> PoolKey {
+        PoolKey {
+            board_size: 9,
+            ruleset: "ttakji".to_owned(),
+            ranked: false,
+        }
+    }
+
+    fn join(code: &str) -> Result<JoinChallenge, Status> {
+        JoinChallenge::try_from(pb::JoinChallengeRequest {
+            code: code.to_owned(),
+            user_id: "u1".to_owned(),
+            nickname: "ahn".to_owned(),
+        })
+    }
+
+    #[test]
+    fn an_empty_pool_is_the_casual_nine_by_nine_ttakji_pool() {
+        assert_eq!(pool_from(None).expect("pool"), nine());
+        let ranked = pool_from(Some(pb::Pool {
+            board_size: 19,
+            ruleset: "japanese".to_owned(),
+            ranked: true,
+        }))
+        .expect("pool");
+        assert_eq!(ranked.encode(), "19:japanese:r");
+    }
+
+    #[test]
+    fn a_board_or_ruleset_not_offered_is_refused() {
+        let board = pool_from(Some(pb::Pool {
+            board_size: 11,
+            ..pb::Pool::default()
+        }))
+        .expect_err("11x11");
+        assert_eq!(board.code(), Code::InvalidArgument);
+        assert_eq!(
+            board.message(),
+            "board size 11 is not offered: use 9, 13 or 19"
+        );
+        let rules = pool_from(Some(pb::Pool {
+            ruleset: "ing".to_owned(),
+            ..pb::Pool::default()
+        }))
+        .expect_err("ing");
+        assert_eq!(rules.code(), Code::InvalidArgument);
+    }
+
+    #[test]
+    fn a_newcomer_counts_as_1200_and_a_long_nickname_is_cut() {
+        let req = Enqueue::try_from(pb::EnqueueRequest {
+            user_id: "u1".to_owned(),
+            nickname: "가".repeat(50),
+            rating: 0,
+            pool: None,
+        })
+        .expect("enqueue");
+        assert_eq!(req.rating, 1200);
+        assert_eq!(req.nickname.chars().count(), 40);
+        let nobody = Enqueue::try_from(pb::EnqueueRequest::default()).expect_err("no user");
+        assert_eq!(nobody.code(), Code::InvalidArgument);
+        assert_eq!(nobody.message(), "user_id is empty");
+    }
+
+    #[test]
+    fn a_ticket_query_without_a_user_is_anyones() {
+        let query = TicketQuery::try_from(pb::GetTicketRequest {
+            ticket_id: "t1".to_owned(),
+            user_id: String::new(),
+        })
+        .expect("query");
+        assert_eq!(query.user_id, None);
+        assert_eq!(
+            query.not_yours().message(),
+            "there is no ticket t1 of yours"
+        );
+    }
+
+    #[test]
+    fn a_challenge_code_is_read_in_any_case_around_spaces() {
+        assert_eq!(join("  abc234 ").expect("code").code, "ABC234");
+        for wrong in ["ABC10O", "ABC23", "ABC2345"] {
+            let refused = join(wrong).expect_err(wrong);
+            assert_eq!(refused.code(), Code::InvalidArgument, "{wrong}");
+            assert_eq!(
+                refused.message(),
+                format!("{wrong:?} is not a challenge code")
+            );
+        }
+    }
+
+    #[test]
+    fn a_store_failure_asks_the_caller_to_try_again() {
+        let status = Status::from(StoreError::Contended {
+            user_id: "u1".to_owned(),
+            attempts: 8,
+        });
+        assert_eq!(status.code(), Code::Unavailable);
+        assert_eq!(status.message(), "the queue cannot be reached; try again");
+    }
+
+    #[test]
+    fn a_claimed_ticket_shows_no_game_until_it_is_matched() {
+        let mut t = Ticket::waiting("t1".into(), "u1".into(), "ahn".into(), 1200, nine(), 1_000);
+        let waiting = ticket_pb(
+            &t,
+            Place {
+                position: 2,
+                waiting: 5,
+            },
+            4_000,
+        );
+        assert_eq!(
+            (
+                waiting.state,
+                waiting.position,
+                waiting.waiting,
+                waiting.waited_ms
+            ),
+            (pb::TicketState::Waiting as i32, 2, 5, 3_000)
+        );
+        t.state = State::Pairing;
+        t.game_id = Some("g1".to_owned());
+        let pairing = ticket_pb(&t, Place::default(), 4_000);
+        assert_eq!((pairing.game_id.as_str(), pairing.opponent), ("", None));
+        t.state = State::Matched;
+        t.matched = Some(Match {
+            color: Color::Black,
+            opponent: Opponent {
+                user_id: String::new(),
+                nickname: "Easy AI".to_owned(),
+                level: Some(Level::Easy),
+            },
+        });
+        let matched = ticket_pb(&t, Place::default(), 4_000);
+        assert_eq!(matched.game_id, "g1");
+        assert_eq!(matched.color, pb::Color::Black as i32);
+        let opponent = matched.opponent.expect("opponent");
+        assert_eq!(opponent.nickname, "Easy AI");
+        assert_eq!(opponent.ai_level, pb::AiLevel::Easy as i32);
+    }
+}

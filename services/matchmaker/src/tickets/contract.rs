@@ -130,6 +130,14 @@ async fn queued(store: &Tickets, t: Ticket) -> Ticket {
     t
 }
 
+/// Claims tickets of the 9×9 pool; true when the claim won.
+async fn claim(store: &Tickets, ids: &[&str], game_id: &str, now_ms: i64) -> bool {
+    store
+        .claim(&pool(9), ids, game_id, now_ms)
+        .await
+        .expect("claim")
+}
+
 async fn state(store: &Tickets, id: &str) -> State {
     store.get(id).await.expect("get").expect("ticket").state
 }
@@ -186,12 +194,7 @@ async fn a_player_already_waiting_gets_their_first_ticket_back(store: Tickets) {
 
 async fn a_player_being_paired_gets_the_claimed_ticket_back(store: Tickets) {
     queued(&store, ticket("t1", "u1", 1_000)).await;
-    assert!(
-        store
-            .claim(&pool(9), &["t1"], "g1", 1_100)
-            .await
-            .expect("claim")
-    );
+    assert!(claim(&store, &["t1"], "g1", 1_100).await);
     let again = store
         .enqueue(&ticket("t2", "u1", 2_000))
         .await
@@ -203,12 +206,7 @@ async fn a_player_may_queue_again_once_cancelled_or_matched(store: Tickets) {
     queued(&store, ticket("t1", "u1", 1_000)).await;
     store.cancel("t1", Some("u1")).await.expect("cancel");
     let t2 = queued(&store, ticket("t2", "u1", 2_000)).await;
-    assert!(
-        store
-            .claim(&pool(9), &["t2"], "g1", 2_100)
-            .await
-            .expect("claim")
-    );
+    assert!(claim(&store, &["t2"], "g1", 2_100).await);
     store
         .finish(&t2, &told(Color::Black, "u9"))
         .await
@@ -304,12 +302,7 @@ async fn only_its_player_may_cancel_a_ticket(store: Tickets) {
 async fn a_claimed_or_matched_ticket_cannot_be_cancelled(store: Tickets) {
     let a = queued(&store, ticket("a", "u1", 1_000)).await;
     queued(&store, ticket("b", "u2", 1_000)).await;
-    assert!(
-        store
-            .claim(&pool(9), &["a", "b"], "g1", 1_100)
-            .await
-            .expect("claim")
-    );
+    assert!(claim(&store, &["a", "b"], "g1", 1_100).await);
     assert_eq!(
         store.cancel("a", Some("u1")).await.expect("cancel"),
         Some(State::Pairing)
@@ -335,34 +328,15 @@ async fn a_claim_takes_every_ticket_or_none(store: Tickets) {
     queued(&store, d).await;
     store.cancel("b", None).await.expect("cancel");
     let p = pool(9);
+    assert!(!claim(&store, &["a", "b"], "g1", 5_000).await);
     assert!(
-        !store
-            .claim(&p, &["a", "b"], "g1", 5_000)
-            .await
-            .expect("claim")
-    );
-    assert!(
-        !store
-            .claim(&p, &["a", "d"], "g1", 5_000)
-            .await
-            .expect("claim"),
+        !claim(&store, &["a", "d"], "g1", 5_000).await,
         "another pool"
     );
-    assert!(
-        !store
-            .claim(&p, &["a", "zz"], "g1", 5_000)
-            .await
-            .expect("claim"),
-        "unknown"
-    );
+    assert!(!claim(&store, &["a", "zz"], "g1", 5_000).await, "unknown");
     assert_eq!(state(&store, "a").await, State::Waiting);
     assert_eq!(waiting_ids(&store, &p).await, ["a", "c"]);
-    assert!(
-        store
-            .claim(&p, &["a", "c"], "g1", 5_000)
-            .await
-            .expect("claim")
-    );
+    assert!(claim(&store, &["a", "c"], "g1", 5_000).await);
     for id in ["a", "c"] {
         let t = store.get(id).await.expect("get").expect("ticket");
         assert_eq!(
@@ -371,10 +345,7 @@ async fn a_claim_takes_every_ticket_or_none(store: Tickets) {
         );
     }
     assert!(waiting_ids(&store, &p).await.is_empty());
-    assert!(
-        !store.claim(&p, &["a"], "g2", 5_001).await.expect("claim"),
-        "claimed once"
-    );
+    assert!(!claim(&store, &["a"], "g2", 5_001).await, "claimed once");
 }
 
 async fn two_claims_of_one_ticket_never_both_win(store: Tickets) {
@@ -398,12 +369,7 @@ async fn a_released_ticket_waits_again_in_its_old_place(store: Tickets) {
     queued(&store, ticket("b", "u2", 2_000)).await;
     queued(&store, ticket("c", "u3", 3_000)).await;
     let p = pool(9);
-    assert!(
-        store
-            .claim(&p, &["a", "b"], "g1", 4_000)
-            .await
-            .expect("claim")
-    );
+    assert!(claim(&store, &["a", "b"], "g1", 4_000).await);
     store.release(&p, &["a", "b", "c"]).await.expect("release");
     assert_eq!(waiting_ids(&store, &p).await, ["a", "b", "c"]);
     let back = store.get("a").await.expect("get").expect("ticket");
@@ -416,23 +382,13 @@ async fn a_released_ticket_waits_again_in_its_old_place(store: Tickets) {
             .expect("stale")
             .is_empty()
     );
-    assert!(
-        store
-            .claim(&p, &["a", "b"], "g2", 5_000)
-            .await
-            .expect("claimable again")
-    );
+    assert!(claim(&store, &["a", "b"], "g2", 5_000).await);
 }
 
 async fn a_finished_ticket_is_matched_with_what_its_player_is_told(store: Tickets) {
     let a = queued(&store, ticket("a", "u1", 1_000)).await;
     let b = queued(&store, ticket("b", "u2", 2_000)).await;
-    assert!(
-        store
-            .claim(&pool(9), &["a"], "g1", 3_000)
-            .await
-            .expect("claim")
-    );
+    assert!(claim(&store, &["a"], "g1", 3_000).await);
     let computer = Match {
         color: Color::White,
         opponent: Opponent {
@@ -459,12 +415,7 @@ async fn claims_left_unfinished_are_found_after_the_cutoff(store: Tickets) {
     let a = queued(&store, ticket("a", "u1", 1_000)).await;
     queued(&store, ticket("b", "u2", 1_000)).await;
     let p = pool(9);
-    assert!(
-        store
-            .claim(&p, &["a", "b"], "g1", 5_000)
-            .await
-            .expect("claim")
-    );
+    assert!(claim(&store, &["a", "b"], "g1", 5_000).await);
     let stale = |before| {
         let store = store.clone();
         let p = p.clone();
