@@ -229,3 +229,74 @@ impl Matchmaker {
         tracing::info!("match made");
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use ttakji_platform::bus::Bus;
+    use ttakji_proto::v1::authority_service_client::AuthorityServiceClient;
+
+    use super::*;
+    use crate::Config;
+    use crate::tickets::{State, Tickets};
+
+    /// A matchmaker whose authority never answers.
+    fn matchmaker(tickets: Tickets) -> Matchmaker {
+        let nowhere = "http://127.0.0.1:1";
+        let config = Config::new("127.0.0.1:0".parse().expect("addr"), nowhere.to_owned());
+        let channel = ttakji_platform::grpc::client(nowhere, "authority").expect("url");
+        Matchmaker::new(
+            config,
+            tickets,
+            Bus::in_process(),
+            AuthorityServiceClient::new(channel),
+        )
+    }
+
+    async fn queue(tickets: &Tickets, id: &str, since_ms: i64) {
+        let pool = PoolKey {
+            board_size: 9,
+            ruleset: "ttakji".to_owned(),
+            ranked: false,
+        };
+        let user = format!("u-{id}");
+        let t = Ticket::waiting(id.to_owned(), user.clone(), user, 1200, pool, since_ms);
+        tickets.enqueue(&t).await.expect("enqueue");
+    }
+
+    #[tokio::test]
+    async fn a_game_the_authority_cannot_make_puts_its_tickets_back_in_the_queue() {
+        let tickets = Tickets::memory();
+        let now = now_unix_ms();
+        queue(&tickets, "a", now - 20).await;
+        queue(&tickets, "b", now - 10).await;
+        matchmaker(tickets.clone())
+            .pair_round()
+            .await
+            .expect("round");
+        for id in ["a", "b"] {
+            let t = tickets.get(id).await.expect("get").expect("ticket");
+            assert_eq!(
+                (t.state, t.game_id, t.matched),
+                (State::Waiting, None, None)
+            );
+        }
+        let pool = tickets.pools().await.expect("pools").remove(0);
+        let waiting = tickets.waiting(&pool).await.expect("waiting");
+        let ids: Vec<&str> = waiting.iter().map(|t| t.id.as_str()).collect();
+        assert_eq!(ids, ["a", "b"], "in their old places");
+    }
+
+    #[tokio::test]
+    async fn a_player_not_heard_from_within_the_grace_is_dropped() {
+        let tickets = Tickets::memory();
+        let now = now_unix_ms();
+        let grace = millis(crate::PairingRules::default().grace);
+        queue(&tickets, "gone", now - grace - 1_000).await;
+        matchmaker(tickets.clone())
+            .pair_round()
+            .await
+            .expect("round");
+        let t = tickets.get("gone").await.expect("get").expect("ticket");
+        assert_eq!(t.state, State::Cancelled);
+    }
+}
