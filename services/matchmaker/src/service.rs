@@ -14,7 +14,7 @@ use ttakji_proto::v1::matchmaker_service_server::MatchmakerService;
 use crate::matchmaker::{Matchmaker, first_is_black, random_id};
 use crate::tickets::{ChallengeRecord, State, Take, Ticket};
 use crate::wire::{
-    CODE_ALPHABET, Enqueue, JoinChallenge, NewChallenge, RematchAgreement, TicketQuery,
+    CODE_ALPHABET, Enqueue, JoinChallenge, PlayerInPool, RematchAgreement, TicketQuery,
 };
 
 /// How many fresh codes a challenge tries before giving up.
@@ -68,13 +68,13 @@ impl MatchmakerService for Matchmaker {
         observe(
             "Enqueue",
             async {
-                let req = Enqueue::try_from(request.into_inner())?;
+                let Enqueue { player, rating } = Enqueue::try_from(request.into_inner())?;
                 let ticket = Ticket::waiting(
                     random_id(),
-                    req.user_id,
-                    req.nickname,
-                    req.rating,
-                    req.pool,
+                    player.user_id,
+                    player.nickname,
+                    rating,
+                    player.pool,
                     now_unix_ms(),
                 );
                 let id = self.tickets().enqueue(&ticket).await?;
@@ -158,14 +158,14 @@ impl MatchmakerService for Matchmaker {
         observe(
             "MakeChallenge",
             async {
-                let req = NewChallenge::try_from(request.into_inner())?;
+                let maker = PlayerInPool::try_from(request.into_inner())?;
                 let ttl = self.config().challenge_ttl;
                 for _ in 0..CODE_DRAWS {
                     let record = ChallengeRecord {
                         code: new_code(),
-                        maker_id: req.maker_id.clone(),
-                        maker_name: req.maker_name.clone(),
-                        pool: req.pool.clone(),
+                        maker_id: maker.user_id.clone(),
+                        maker_name: maker.nickname.clone(),
+                        pool: maker.pool.clone(),
                         expires_ms: now_unix_ms()
                             + i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX),
                         game_id: None,

@@ -73,29 +73,43 @@ fn pool_from(p: Option<pb::Pool>) -> Result<PoolKey, Status> {
     PoolKey::try_from(p.unwrap_or_default())
 }
 
+/// A player and the pool they ask for: someone queueing, or making a
+/// friend challenge.
+#[derive(Debug)]
+pub(crate) struct PlayerInPool {
+    pub user_id: String,
+    pub nickname: String,
+    pub pool: PoolKey,
+}
+
+impl PlayerInPool {
+    fn new(user_id: String, name: &str, pool: Option<pb::Pool>) -> Result<PlayerInPool, Status> {
+        Ok(PlayerInPool {
+            user_id: id(user_id, "user_id")?,
+            nickname: nickname(name),
+            pool: pool_from(pool)?,
+        })
+    }
+}
+
 /// A player asking for an opponent.
 #[derive(Debug)]
 pub(crate) struct Enqueue {
-    pub user_id: String,
-    pub nickname: String,
+    pub player: PlayerInPool,
     pub rating: u32,
-    pub pool: PoolKey,
 }
 
 impl TryFrom<pb::EnqueueRequest> for Enqueue {
     type Error = Status;
 
     fn try_from(req: pb::EnqueueRequest) -> Result<Enqueue, Status> {
-        let user_id = id(req.user_id, "user_id")?;
         Ok(Enqueue {
-            user_id,
-            nickname: nickname(&req.nickname),
+            player: PlayerInPool::new(req.user_id, &req.nickname, req.pool)?,
             rating: if req.rating == 0 {
                 NEWCOMER_RATING
             } else {
                 req.rating
             },
-            pool: pool_from(req.pool)?,
         })
     }
 }
@@ -138,24 +152,11 @@ impl TryFrom<pb::CancelTicketRequest> for TicketQuery {
     }
 }
 
-/// A player making a friend challenge.
-#[derive(Debug)]
-pub(crate) struct NewChallenge {
-    pub maker_id: String,
-    pub maker_name: String,
-    pub pool: PoolKey,
-}
-
-impl TryFrom<pb::MakeChallengeRequest> for NewChallenge {
+impl TryFrom<pb::MakeChallengeRequest> for PlayerInPool {
     type Error = Status;
 
-    fn try_from(req: pb::MakeChallengeRequest) -> Result<NewChallenge, Status> {
-        let maker_id = id(req.user_id, "user_id")?;
-        Ok(NewChallenge {
-            maker_id,
-            maker_name: nickname(&req.nickname),
-            pool: pool_from(req.pool)?,
-        })
+    fn try_from(req: pb::MakeChallengeRequest) -> Result<PlayerInPool, Status> {
+        PlayerInPool::new(req.user_id, &req.nickname, req.pool)
     }
 }
 
@@ -346,7 +347,7 @@ mod tests {
         })
         .expect("enqueue");
         assert_eq!(req.rating, 1200);
-        assert_eq!(req.nickname.chars().count(), 40);
+        assert_eq!(req.player.nickname.chars().count(), 40);
         let nobody = Enqueue::try_from(pb::EnqueueRequest::default()).expect_err("no user");
         assert_eq!(nobody.code(), Code::InvalidArgument);
         assert_eq!(nobody.message(), "user_id is empty");
