@@ -236,7 +236,7 @@ mod tests {
     use ttakji_proto::v1::authority_service_client::AuthorityServiceClient;
 
     use super::*;
-    use crate::Config;
+    use crate::config::Config;
     use crate::tickets::{State, Tickets};
 
     /// A matchmaker whose authority never answers.
@@ -290,7 +290,7 @@ mod tests {
     async fn a_player_not_heard_from_within_the_grace_is_dropped() {
         let tickets = Tickets::memory();
         let now = now_unix_ms();
-        let grace = millis(crate::PairingRules::default().grace);
+        let grace = millis(crate::pairing::PairingRules::default().grace);
         queue(&tickets, "gone", now - grace - 1_000).await;
         matchmaker(tickets.clone())
             .pair_round()

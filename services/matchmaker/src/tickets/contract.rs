@@ -1,66 +1,15 @@
-//! One suite for every store: each case states a promise of [`QueueStore`]
+//! One suite for every store: each case states a promise of [`super::QueueStore`]
 //! and runs against memory and against Redis on 127.0.0.1:6379 (a fresh
 //! namespace per test, its keys deleted afterwards, pass or fail).
 
-use std::future::Future;
 use std::time::Duration;
 
 use baduk::Color;
 use baduk_ai::Level;
 
-use super::{
-    ChallengeRecord, Match, Opponent, Place, PoolKey, RedisTickets, State, Take, Ticket, Tickets,
-};
-
-pub(super) const REDIS_URL: &str = "redis://127.0.0.1:6379";
-
-/// Runs `case` on a Redis store of its own, then deletes every key it wrote.
-pub(super) async fn on_redis<F, Fut>(case: F)
-where
-    F: FnOnce(RedisTickets) -> Fut,
-    Fut: Future<Output = ()> + Send + 'static,
-{
-    let namespace = format!("ttakji-test:mm:{}:", uuid::Uuid::new_v4().simple());
-    let store = RedisTickets::connect(REDIS_URL, &namespace)
-        .await
-        .expect("Redis on 127.0.0.1:6379");
-    let outcome = tokio::spawn(case(store)).await;
-    forget(&namespace).await;
-    if let Err(failed) = outcome {
-        std::panic::resume_unwind(failed.into_panic());
-    }
-}
-
-async fn forget(namespace: &str) {
-    let mut conn = ttakji_platform::bus::redis_client(REDIS_URL)
-        .expect("redis url")
-        .get_connection_manager()
-        .await
-        .expect("redis");
-    let mut cursor = 0_u64;
-    loop {
-        let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
-            .arg(cursor)
-            .arg("MATCH")
-            .arg(format!("{namespace}*"))
-            .arg("COUNT")
-            .arg(1000)
-            .query_async(&mut conn)
-            .await
-            .expect("scan");
-        if !keys.is_empty() {
-            let _: i64 = redis::cmd("DEL")
-                .arg(&keys)
-                .query_async(&mut conn)
-                .await
-                .expect("del");
-        }
-        if next == 0 {
-            break;
-        }
-        cursor = next;
-    }
-}
+use super::Tickets;
+use super::redis::testing::on_redis;
+use super::store::{ChallengeRecord, Match, Opponent, Place, PoolKey, State, Take, Ticket};
 
 macro_rules! contract {
     ($($case:ident),+ $(,)?) => {

@@ -8,7 +8,9 @@ use std::time::Duration;
 use tokio::sync::Mutex;
 use ttakji_platform::now_unix_ms;
 
-use super::{ChallengeRecord, Match, Place, PoolKey, QueueStore, State, StoreError, Take, Ticket};
+use super::store::{
+    ChallengeRecord, Match, Place, PoolKey, QueueStore, State, StoreError, Take, Ticket,
+};
 
 /// The store of the single-process mode. Nothing is ever expired but
 /// challenges: one process lives as long as its players' tickets.

@@ -5,6 +5,8 @@
 
 mod codec;
 mod keys;
+#[cfg(test)]
+pub(super) mod testing;
 
 use std::sync::LazyLock;
 use std::time::Duration;
@@ -14,7 +16,9 @@ use redis::aio::ConnectionManager;
 
 use self::codec::Fields;
 use self::keys::Keys;
-use super::{ChallengeRecord, Match, Place, PoolKey, QueueStore, State, StoreError, Take, Ticket};
+use super::store::{
+    ChallengeRecord, Match, Place, PoolKey, QueueStore, State, StoreError, Take, Ticket,
+};
 
 /// The key prefix of a deployment's matchmaking data.
 pub const DEFAULT_NAMESPACE: &str = "ttakji:mm:";
@@ -517,8 +521,8 @@ return redis.call('GET', KEYS[1])
 
 #[cfg(test)]
 mod tests {
+    use super::testing::on_redis;
     use super::*;
-    use crate::tickets::contract::on_redis;
 
     fn pool() -> PoolKey {
         PoolKey {

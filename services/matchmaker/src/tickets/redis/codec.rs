@@ -24,7 +24,7 @@ use std::collections::HashMap;
 use baduk::Color;
 use baduk_ai::Level;
 
-use crate::tickets::{ChallengeRecord, Match, Opponent, PoolKey, State, Ticket};
+use crate::tickets::store::{ChallengeRecord, Match, Opponent, PoolKey, State, Ticket};
 
 /// A hash as read with `HGETALL`.
 pub(super) type Fields = HashMap<String, String>;

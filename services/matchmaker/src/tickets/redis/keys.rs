@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use crate::tickets::PoolKey;
+use crate::tickets::store::PoolKey;
 
 /// The keys of one deployment's matchmaking data, all under its namespace.
 /// The names are part of the stored data: an instance of a newer version
