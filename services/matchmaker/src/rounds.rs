@@ -15,7 +15,7 @@ use ttakji_proto::v1 as pb;
 
 use crate::matchmaker::{Matchmaker, first_is_black, random_id};
 use crate::pairing::{Pairing, plan};
-use crate::tickets::{Match, Opponent, PoolKey, StoreError, Ticket};
+use crate::tickets::{Claim, Match, Opponent, PoolKey, StoreError, Ticket};
 use crate::wire::level_pb;
 
 /// How long a pool's pairing lease lasts without renewal.
@@ -88,7 +88,13 @@ impl Matchmaker {
             };
             let game_id = random_id();
             let ids: Vec<&str> = std::iter::once(a).chain(b).collect();
-            if !tickets.claim(pool, &ids, &game_id, now).await? {
+            let claim = Claim {
+                pool,
+                ids: &ids,
+                game_id: &game_id,
+                now_ms: now,
+            };
+            if !tickets.claim(claim).await? {
                 continue;
             }
             let first = by_id.get(a).map(|t| (*t).clone());

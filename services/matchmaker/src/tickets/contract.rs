@@ -9,7 +9,7 @@ use baduk_ai::Level;
 
 use super::Tickets;
 use super::redis::testing::on_redis;
-use super::store::{ChallengeRecord, Match, Opponent, Place, PoolKey, State, Take, Ticket};
+use super::store::{ChallengeRecord, Claim, Match, Opponent, Place, PoolKey, State, Take, Ticket};
 
 macro_rules! contract {
     ($($case:ident),+ $(,)?) => {
@@ -81,10 +81,14 @@ async fn queued(store: &Tickets, t: Ticket) -> Ticket {
 
 /// Claims tickets of the 9×9 pool; true when the claim won.
 async fn claim(store: &Tickets, ids: &[&str], game_id: &str, now_ms: i64) -> bool {
-    store
-        .claim(&pool(9), ids, game_id, now_ms)
-        .await
-        .expect("claim")
+    let pool = pool(9);
+    let claim = Claim {
+        pool: &pool,
+        ids,
+        game_id,
+        now_ms,
+    };
+    store.claim(claim).await.expect("claim")
 }
 
 async fn state(store: &Tickets, id: &str) -> State {
@@ -301,12 +305,11 @@ async fn two_claims_of_one_ticket_never_both_win(store: Tickets) {
     for id in ["a", "b", "c"] {
         queued(&store, ticket(id, &format!("u-{id}"), 1_000)).await;
     }
-    let p = pool(9);
     let (first, second) = tokio::join!(
-        store.claim(&p, &["a", "b"], "g1", 2_000),
-        store.claim(&p, &["b", "c"], "g2", 2_000),
+        claim(&store, &["a", "b"], "g1", 2_000),
+        claim(&store, &["b", "c"], "g2", 2_000),
     );
-    let wins = [first.expect("claim"), second.expect("claim")];
+    let wins = [first, second];
     assert_eq!(wins.iter().filter(|w| **w).count(), 1, "{wins:?}");
     let b = store.get("b").await.expect("get").expect("ticket");
     let winner = if wins[0] { "g1" } else { "g2" };

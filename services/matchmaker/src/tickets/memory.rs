@@ -9,7 +9,7 @@ use tokio::sync::Mutex;
 use ttakji_platform::now_unix_ms;
 
 use super::store::{
-    ChallengeRecord, Match, Place, PoolKey, QueueStore, State, StoreError, Take, Ticket,
+    ChallengeRecord, Claim, Match, Place, PoolKey, QueueStore, State, StoreError, Take, Ticket,
 };
 
 /// The store of the single-process mode. Nothing is ever expired but
@@ -147,13 +147,13 @@ impl QueueStore for Memory {
             .collect())
     }
 
-    async fn claim(
-        &self,
-        pool: &PoolKey,
-        ids: &[&str],
-        game_id: &str,
-        now_ms: i64,
-    ) -> Result<bool, StoreError> {
+    async fn claim(&self, claim: Claim<'_>) -> Result<bool, StoreError> {
+        let Claim {
+            pool,
+            ids,
+            game_id,
+            now_ms,
+        } = claim;
         let mut guard = self.inner.lock().await;
         let m = &mut *guard;
         let all_waiting = ids.iter().all(|id| {

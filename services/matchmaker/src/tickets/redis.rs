@@ -17,7 +17,7 @@ use redis::aio::ConnectionManager;
 use self::codec::Fields;
 use self::keys::Keys;
 use super::store::{
-    ChallengeRecord, Match, Place, PoolKey, QueueStore, State, StoreError, Take, Ticket,
+    ChallengeRecord, Claim, Match, Place, PoolKey, QueueStore, State, StoreError, Take, Ticket,
 };
 
 /// The key prefix of a deployment's matchmaking data.
@@ -248,13 +248,7 @@ return 'done'
             .collect())
     }
 
-    async fn claim(
-        &self,
-        pool: &PoolKey,
-        ids: &[&str],
-        game_id: &str,
-        now_ms: i64,
-    ) -> Result<bool, StoreError> {
+    async fn claim(&self, claim: Claim<'_>) -> Result<bool, StoreError> {
         // KEYS: the pool's queue, its claims, then each ticket.
         // ARGV: the pool, the game id, the time of the claim, then each
         // ticket's id (in the order of KEYS).
@@ -275,12 +269,12 @@ return 1
             )
         });
         let mut call = CLAIM.prepare_invoke();
-        call.key(self.keys.queue(pool))
-            .key(self.keys.claims(pool))
-            .arg(pool.encode())
-            .arg(game_id)
-            .arg(now_ms);
-        for id in ids {
+        call.key(self.keys.queue(claim.pool))
+            .key(self.keys.claims(claim.pool))
+            .arg(claim.pool.encode())
+            .arg(claim.game_id)
+            .arg(claim.now_ms);
+        for id in claim.ids {
             call.key(self.keys.ticket(id)).arg(*id);
         }
         let claimed: i64 = call.invoke_async(&mut self.conn()).await?;

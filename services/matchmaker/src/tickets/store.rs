@@ -135,6 +135,17 @@ pub struct Place {
     pub waiting: u32,
 }
 
+/// Waiting tickets of one pool, taken together for one game.
+#[derive(Debug, Clone, Copy)]
+pub struct Claim<'a> {
+    pub pool: &'a PoolKey,
+    pub ids: &'a [&'a str],
+    /// The id the game will have, chosen before the claim: a claim left
+    /// half done is finished with the same game.
+    pub game_id: &'a str,
+    pub now_ms: i64,
+}
+
 /// A friend challenge as stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChallengeRecord {
@@ -203,17 +214,10 @@ pub trait QueueStore: fmt::Debug + Send + Sync {
     /// The waiting tickets of a pool, longest-waiting first.
     async fn waiting(&self, pool: &PoolKey) -> Result<Vec<Ticket>, StoreError>;
 
-    /// Claims waiting tickets of `pool` for the game `game_id` at `now_ms`:
-    /// all of them or none (false when any is not waiting in `pool`). A
-    /// claim is found by [`QueueStore::stale_claims`] until it is finished
-    /// or released.
-    async fn claim(
-        &self,
-        pool: &PoolKey,
-        ids: &[&str],
-        game_id: &str,
-        now_ms: i64,
-    ) -> Result<bool, StoreError>;
+    /// Claims every ticket of `claim` or none: false when any is not
+    /// waiting in the claim's pool. A claim is found by
+    /// [`QueueStore::stale_claims`] until it is finished or released.
+    async fn claim(&self, claim: Claim<'_>) -> Result<bool, StoreError>;
 
     /// Puts claimed tickets of `pool` back in its queue, in their old
     /// places (their game could not be made). Tickets not claimed are left
