@@ -11,11 +11,15 @@
 //! next lease holder finishes, never half a game.
 
 pub mod pairing;
-pub mod service;
 pub mod tickets;
 
+mod config;
+mod matchmaker;
+mod rounds;
+mod service;
+mod wire;
+
 use std::net::SocketAddr;
-use std::time::Duration;
 
 use ttakji_platform::bus::Bus;
 use ttakji_platform::grpc::{self, GrpcServer};
@@ -23,68 +27,10 @@ use ttakji_platform::shutdown::Shutdown;
 use ttakji_proto::v1::authority_service_client::AuthorityServiceClient;
 use ttakji_proto::v1::matchmaker_service_server::MatchmakerServiceServer;
 
+pub use config::{Config, LINK_BASE, SECONDS_PER_MOVE};
+pub use matchmaker::{AuthorityClient, Matchmaker};
 pub use pairing::PairingRules;
-pub use tickets::Tickets;
-
-/// The seconds per move of games between people, unless told otherwise.
-pub const SECONDS_PER_MOVE: u32 = 30;
-
-/// Where a challenge's link points, unless told otherwise.
-pub const LINK_BASE: &str = "https://ttakji.app/c/";
-
-/// The matchmaker's settings: the flags and `TTAKJI_*` variables of
-/// `ttakji matchmaker`, or [`Config::new`] in code and tests.
-#[derive(Debug, Clone, clap::Args)]
-pub struct Config {
-    /// Where the gRPC server listens (port 0 picks one).
-    #[arg(long, env = "TTAKJI_LISTEN", default_value = "0.0.0.0:50053")]
-    pub listen: SocketAddr,
-    /// Where `/metrics` is served; `None` serves none.
-    #[arg(long, env = "TTAKJI_METRICS_LISTEN", default_value = "0.0.0.0:9092")]
-    pub metrics_listen: Option<SocketAddr>,
-    /// The authority's gRPC address.
-    #[arg(
-        long,
-        env = "TTAKJI_AUTHORITY_URL",
-        default_value = "http://127.0.0.1:50052"
-    )]
-    pub authority_url: String,
-    #[command(flatten)]
-    pub rules: PairingRules,
-    /// Seconds per move of games between people (the online clock).
-    #[arg(long, env = "TTAKJI_SECONDS_PER_MOVE", default_value_t = SECONDS_PER_MOVE)]
-    pub seconds_per_move: u32,
-    /// How long an unused challenge code works.
-    #[arg(skip = Duration::from_secs(600))]
-    pub challenge_ttl: Duration,
-    /// A challenge's link is this followed by its code.
-    #[arg(long, env = "TTAKJI_LINK_BASE", default_value = LINK_BASE)]
-    pub link_base: String,
-    /// How often the pairing loop runs.
-    #[arg(skip = Duration::from_millis(50))]
-    pub tick: Duration,
-}
-
-impl Config {
-    /// Settings for `listen` and `authority_url` with the defaults of the
-    /// product: 30 s a move, codes for 10 minutes, pairing every 50 ms.
-    #[must_use]
-    pub fn new(listen: SocketAddr, authority_url: String) -> Config {
-        Config {
-            listen,
-            metrics_listen: None,
-            authority_url,
-            rules: PairingRules::default(),
-            seconds_per_move: SECONDS_PER_MOVE,
-            challenge_ttl: Duration::from_secs(600),
-            link_base: LINK_BASE.to_owned(),
-            tick: Duration::from_millis(50),
-        }
-    }
-}
-
-/// The authority client the matchmaker uses.
-pub type AuthorityClient = AuthorityServiceClient<grpc::TracedChannel>;
+pub use tickets::{QueueStore, Tickets};
 
 /// A built matchmaker, bound and ready to run.
 #[derive(Debug)]
@@ -92,7 +38,7 @@ pub struct App {
     addr: SocketAddr,
     metrics_addr: Option<SocketAddr>,
     server: GrpcServer,
-    matchmaker: service::Matchmaker,
+    matchmaker: Matchmaker,
     shutdown: Shutdown,
 }
 
@@ -117,7 +63,7 @@ impl App {
         .await?;
         let authority = grpc::client(&config.authority_url, "authority")?;
         let matchmaker =
-            service::Matchmaker::new(config, tickets, bus, AuthorityServiceClient::new(authority));
+            Matchmaker::new(config, tickets, bus, AuthorityServiceClient::new(authority));
         tracing::info!(%addr, "matchmaker ready");
         Ok(App {
             addr,

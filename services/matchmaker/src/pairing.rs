@@ -157,29 +157,22 @@ pub fn plan(tickets: &[Ticket], now_ms: i64, rules: &PairingRules) -> Vec<Pairin
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tickets::{PoolKey, State};
+    use crate::tickets::PoolKey;
 
     fn ticket(id: &str, rating: u32, enqueued_ms: i64) -> Ticket {
-        Ticket {
-            id: id.to_owned(),
-            user_id: format!("u-{id}"),
-            nickname: id.to_owned(),
+        let pool = PoolKey {
+            board_size: 9,
+            ruleset: "ttakji".to_owned(),
+            ranked: false,
+        };
+        Ticket::waiting(
+            id.to_owned(),
+            format!("u-{id}"),
+            id.to_owned(),
             rating,
-            pool: PoolKey {
-                board_size: 9,
-                ruleset: "ttakji".to_owned(),
-                ranked: false,
-            },
+            pool,
             enqueued_ms,
-            seen_ms: enqueued_ms,
-            state: State::Waiting,
-            game_id: String::new(),
-            color: String::new(),
-            opponent_user: String::new(),
-            opponent_name: String::new(),
-            opponent_ai: String::new(),
-            claimed_ms: 0,
-        }
+        )
     }
 
     #[test]
