@@ -10,9 +10,6 @@ use ttakji_test_support::{
     DATABASE_URL_VAR, REDIS_URL_VAR, postgres_admin_url, postgres_database_url, redis_url,
 };
 
-/// Set in a copy of this test binary that starts servers for a test to kill.
-const CHILD_VAR: &str = "TTAKJI_TEST_SUPPORT_CHILD";
-
 /// `host:port` of a `scheme://[user@]host:port/…` URL.
 fn host_port(url: &str) -> String {
     let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
@@ -52,30 +49,9 @@ fn postgres_listens_and_names_databases_on_the_same_server() {
     assert!(db.contains("/ttakji_t1"), "{db}");
 }
 
-/// Run only as the child of the next test: starts both servers, says
-/// where, and waits to be killed.
-#[test]
-#[ignore = "started by throwaway_servers_stop_when_the_process_that_started_them_is_killed"]
-fn start_servers_and_wait_to_be_killed() {
-    if std::env::var_os(CHILD_VAR).is_none() {
-        return;
-    }
-    println!("servers {} {}", redis_url(), postgres_admin_url());
-    std::thread::sleep(Duration::from_secs(120));
-}
-
 #[test]
 fn throwaway_servers_stop_when_the_process_that_started_them_is_killed() {
-    let mut child = Command::new(std::env::current_exe().expect("this test binary"))
-        .args([
-            "--exact",
-            "start_servers_and_wait_to_be_killed",
-            "--ignored",
-            "--nocapture",
-            "--test-threads",
-            "1",
-        ])
-        .env(CHILD_VAR, "1")
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hold-test-servers"))
         .env_remove(REDIS_URL_VAR)
         .env_remove(DATABASE_URL_VAR)
         .stdout(Stdio::piped())
@@ -86,11 +62,7 @@ fn throwaway_servers_stop_when_the_process_that_started_them_is_killed() {
     let line = BufReader::new(stdout)
         .lines()
         .map_while(Result::ok)
-        .find_map(|line| {
-            // The harness may have written the test's name on the same line.
-            let at = line.find("servers ")?;
-            Some(line[at..].to_owned())
-        })
+        .find(|line| line.starts_with("servers "))
         .expect("the child names its servers");
     let urls: Vec<&str> = line.split_whitespace().skip(1).collect();
     let [redis, postgres] = urls[..] else {
