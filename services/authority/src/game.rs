@@ -64,7 +64,9 @@ pub struct Finished {
 #[derive(Debug, Clone)]
 pub struct OnlineGame {
     meta: GameMeta,
-    game: Game,
+    /// Boxed: the board is kilobytes, and a step copies the game once (as a
+    /// rollback copy did before) rather than again each time it is moved.
+    game: Box<Game>,
     captured: Captures,
     /// The last event's sequence number.
     seq: u64,
@@ -88,7 +90,7 @@ impl OnlineGame {
             .then(|| meta.created_at + i64::from(meta.seconds_per_move) * 1000);
         let at = meta.created_at;
         let game = OnlineGame {
-            game: Game::new(meta.rules),
+            game: Box::new(Game::new(meta.rules)),
             meta,
             captured: Captures::default(),
             seq: 1,
