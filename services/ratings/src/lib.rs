@@ -190,7 +190,7 @@ impl Ratings {
         if *cursor == 0 {
             *cursor = store::latest_applied(&self.db)
                 .await
-                .map_err(|e| Status::unavailable(e.to_string()))?;
+                .map_err(store_status)?;
         }
         let mut since = (*cursor - RECONCILE_MARGIN_MS).max(0);
         let mut applied = 0;
@@ -232,7 +232,7 @@ impl Ratings {
     async fn standings(&self, board_size: i64) -> Result<Vec<Standing>, Status> {
         store::ladder(&self.db, board_size)
             .await
-            .map_err(|e| Status::unavailable(e.to_string()))
+            .map_err(store_status)
     }
 
     /// The ladder's user ids from `start` to `stop` (ranks − 1), best first.
@@ -285,7 +285,7 @@ impl Ratings {
                 for (i, id) in ids.iter().enumerate() {
                     if let Some(s) = store::standing(&self.db, id, board_size)
                         .await
-                        .map_err(|e| Status::unavailable(e.to_string()))?
+                        .map_err(store_status)?
                     {
                         out.push((u32::try_from(start + i + 1).unwrap_or(u32::MAX), s));
                     }
@@ -316,6 +316,11 @@ impl Ratings {
             }
         }
     }
+}
+
+/// The ratings tables could not be read or written: try again.
+fn store_status(e: sqlx::Error) -> Status {
+    Status::unavailable(e.to_string())
 }
 
 fn redis_status(e: redis::RedisError) -> Status {
@@ -356,7 +361,7 @@ impl RatingsService for Ratings {
                 let size = board_size(req.board_size)?;
                 let standing = store::standing(&self.db, &req.user_id, size)
                     .await
-                    .map_err(|e| Status::unavailable(e.to_string()))?;
+                    .map_err(store_status)?;
                 let entry = match standing {
                     Some(s) => {
                         let rank = self.rank_of(size, &req.user_id).await?.map_or(0, |r| r + 1);
@@ -437,7 +442,7 @@ impl RatingsService for Ratings {
                 };
                 let changes = store::history(&self.db, &req.user_id, size, limit)
                     .await
-                    .map_err(|e| Status::unavailable(e.to_string()))?
+                    .map_err(store_status)?
                     .into_iter()
                     .map(|c| pb::RatingChange {
                         game_id: c.game_id,
