@@ -100,6 +100,12 @@ fn storage_error(e: &sqlx::Error) -> Status {
     Status::unavailable("the game could not be stored; nothing was changed, try again")
 }
 
+fn fenced_error(game_id: &str) -> Status {
+    Status::unavailable(format!(
+        "game {game_id} was taken over by another authority; nothing was changed, try again"
+    ))
+}
+
 /// An event ready to publish.
 struct Outgoing {
     finished: bool,
@@ -109,6 +115,10 @@ struct Outgoing {
 /// One live game's actor.
 pub struct Actor {
     state: OnlineGame,
+    /// The epoch this actor holds the game at; every write names it.
+    epoch: u64,
+    /// Set when a write found the game taken over: the actor stops at once.
+    fenced: bool,
     /// The computer's player while it is not thinking.
     ai_player: Option<Box<MctsPlayer>>,
     thinking: bool,
@@ -132,6 +142,7 @@ impl Actor {
     #[must_use]
     pub fn new(
         state: OnlineGame,
+        epoch: u64,
         ai_config: &AiConfig,
         db: Database,
         bus: Bus,
@@ -148,6 +159,8 @@ impl Actor {
         });
         Actor {
             state,
+            epoch,
+            fenced: false,
             ai_player,
             thinking: false,
             db,
@@ -175,6 +188,9 @@ impl Actor {
                 () = shutdown.wait() => break,
                 () = ttakji_platform::sleep_until_unix_ms(deadline.unwrap_or(i64::MAX)), if deadline.is_some() => {
                     self.time_out().await;
+                    if self.fenced {
+                        break;
+                    }
                     continue;
                 }
                 command = inbox.recv() => command,
@@ -185,6 +201,12 @@ impl Actor {
             };
             let Some(command) = command else { break };
             self.handle(command).await;
+            if self.fenced {
+                // Another authority holds the game now: drop it here. A
+                // later request takes it over again from the store.
+                tracing::warn!(game_id = %self.state.meta().id, epoch = self.epoch, "game taken over elsewhere; dropped here");
+                break;
+            }
         }
         if self.state.is_playing() {
             metrics::gauge!("ttakji_live_games").decrement(1.0);
@@ -315,7 +337,18 @@ impl Actor {
         &mut self,
         step: Result<Step, Refusal>,
     ) -> Result<(Option<usize>, Vec<Outgoing>), Status> {
-        let step = step.map_err(Status::from)?;
+        let step = match step {
+            Ok(step) => step,
+            Err(refusal) => {
+                // A game taken over elsewhere may have moved on since this
+                // actor last wrote: refuse only what the store still says.
+                if self.taken_over().await {
+                    self.fenced = true;
+                    return Err(fenced_error(&self.state.meta().id));
+                }
+                return Err(Status::from(refusal));
+            }
+        };
         let events = view::step_events(&self.state, &step);
         let stored: Vec<StoredEvent> = events
             .iter()
@@ -325,9 +358,15 @@ impl Actor {
             })
             .collect();
         if let Some(write) = step.write() {
-            store::apply(&self.db, &self.state.meta().id, write, &stored, step.at())
-                .await
-                .map_err(|e| storage_error(&e))?;
+            let id = &self.state.meta().id;
+            match store::apply(&self.db, id, self.epoch, write, &stored, step.at()).await {
+                Ok(()) => {}
+                Err(store::WriteError::Storage(e)) => return Err(storage_error(&e)),
+                Err(store::WriteError::Fenced) => {
+                    self.fenced = true;
+                    return Err(fenced_error(id));
+                }
+            }
         }
         if step.is_action() {
             metrics::counter!("ttakji_moves_accepted_total").increment(1);
@@ -348,6 +387,15 @@ impl Actor {
         Ok((played, outgoing))
     }
 
+    /// Whether another authority has taken the game over since this actor
+    /// loaded it. A store that cannot be read says nothing either way.
+    async fn taken_over(&self) -> bool {
+        match store::epoch(&self.db, &self.state.meta().id).await {
+            Ok(Some(epoch)) => epoch != self.epoch,
+            Ok(None) | Err(_) => false,
+        }
+    }
+
     /// The side to move ran out of time: it loses, whatever the board says.
     async fn time_out(&mut self) {
         let Some(step) = self.state.time_out(now_unix_ms()) else {
@@ -357,6 +405,7 @@ impl Actor {
         tracing::info!(game_id = %self.state.meta().id, %loser, "time ran out");
         match self.take(Ok(step)).await {
             Ok((_, events)) => self.publish(events).await,
+            Err(_) if self.fenced => {}
             Err(status) => {
                 tracing::error!(game_id = %self.state.meta().id, %status, "timeout not stored; retrying");
                 tokio::time::sleep(Duration::from_secs(1)).await;
@@ -365,7 +414,7 @@ impl Actor {
     }
 
     fn think_if_computer_to_move(&mut self) {
-        if self.thinking || self.state.computer_to_move().is_none() {
+        if self.thinking || self.fenced || self.state.computer_to_move().is_none() {
             return;
         }
         let Some(mut player) = self.ai_player.take() else {

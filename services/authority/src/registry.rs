@@ -110,7 +110,7 @@ impl Registry {
             // already: then that actor is the game's one writer.
             if actors.get(&id).is_none_or(mpsc::Sender::is_closed) {
                 metrics::gauge!("ttakji_live_games").increment(1.0);
-                let tx = self.start(state);
+                let tx = self.start(state, store::FIRST_EPOCH);
                 actors.insert(id.clone(), tx);
             }
         }
@@ -127,10 +127,11 @@ impl Registry {
     }
 
     /// Starts the actor of a game; returns its mailbox.
-    fn start(&self, state: OnlineGame) -> mpsc::Sender<Command> {
+    fn start(&self, state: OnlineGame, epoch: u64) -> mpsc::Sender<Command> {
         let (tx, rx) = mpsc::channel(MAILBOX);
         let actor = Actor::new(
             state,
+            epoch,
             &self.inner.ai,
             self.inner.db.clone(),
             self.inner.bus.clone(),
@@ -149,6 +150,12 @@ impl Registry {
         {
             return Ok(tx.clone());
         }
+        // Take the game over first, then read it: a writer of the epoch
+        // before is fenced off from here, so what is read is final.
+        let epoch = store::take_over(&self.inner.db, game_id)
+            .await
+            .map_err(|e| Status::unavailable(format!("cannot read game {game_id}: {e}")))?
+            .ok_or_else(|| Status::not_found(format!("there is no game {game_id}")))?;
         let (stored, moves) = store::load_game(&self.inner.db, game_id)
             .await
             .map_err(|e| match e {
@@ -162,8 +169,13 @@ impl Registry {
         if state.is_playing() {
             metrics::gauge!("ttakji_live_games").increment(1.0);
         }
-        tracing::info!(game_id, moves = state.game().move_number(), "game loaded");
-        let tx = self.start(state);
+        tracing::info!(
+            game_id,
+            epoch,
+            moves = state.game().move_number(),
+            "game loaded"
+        );
+        let tx = self.start(state, epoch);
         actors.insert(game_id.to_owned(), tx.clone());
         Ok(tx)
     }

@@ -82,15 +82,69 @@ fn number_column(number: usize) -> i64 {
     i64::try_from(number).unwrap_or(i64::MAX)
 }
 
-/// Writes one accepted action and its events in one transaction.
+/// Why an action was not written.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    #[error(transparent)]
+    Storage(#[from] sqlx::Error),
+    /// Another authority took the game over: its epoch is newer.
+    #[error("the game was taken over by another authority")]
+    Fenced,
+}
+
+/// The epoch a game's creator holds.
+pub const FIRST_EPOCH: u64 = 1;
+
+/// Takes a game over: raises its epoch, so that writes of the epoch before
+/// fail from now on. Returns the new epoch, or `None` if there is no such
+/// game. Read the game after this, not before: what the earlier owner
+/// wrote up to here is then in the store.
+#[tracing::instrument(skip(db))]
+pub async fn take_over(db: &Database, game_id: &str) -> sqlx::Result<Option<u64>> {
+    on_pool!(db, |pool| {
+        sqlx::query("UPDATE games SET epoch = epoch + 1 WHERE id = $1 RETURNING epoch")
+            .bind(game_id)
+            .fetch_optional(pool)
+            .await?
+            .map(|r| r.try_get::<i64, _>("epoch"))
+            .transpose()
+            .map(|e| e.map(|e| u64::try_from(e).unwrap_or(0)))
+    })
+}
+
+/// The epoch a game is held at now, or `None` if there is no such game.
+#[tracing::instrument(skip(db))]
+pub async fn epoch(db: &Database, game_id: &str) -> sqlx::Result<Option<u64>> {
+    on_pool!(db, |pool| {
+        sqlx::query("SELECT epoch FROM games WHERE id = $1")
+            .bind(game_id)
+            .fetch_optional(pool)
+            .await?
+            .map(|r| r.try_get::<i64, _>("epoch"))
+            .transpose()
+            .map(|e| e.map(|e| u64::try_from(e).unwrap_or(0)))
+    })
+}
+
+fn epoch_column(epoch: u64) -> i64 {
+    i64::try_from(epoch).unwrap_or(i64::MAX)
+}
+
+/// Writes one accepted action and its events in one transaction, if the
+/// writer still holds the game at `epoch`.
+///
+/// # Errors
+/// [`WriteError::Fenced`] when another authority took the game over; then
+/// nothing was written.
 #[tracing::instrument(skip(db, write, events))]
 pub async fn apply(
     db: &Database,
     game_id: &str,
+    epoch: u64,
     write: &Write,
     events: &[StoredEvent],
     now: i64,
-) -> sqlx::Result<()> {
+) -> Result<(), WriteError> {
     let draw_offered_by = write.draw_offered_by.map(codec::color_text);
     let finish = write.finish.as_ref().map(|f| {
         let dead = f
@@ -106,8 +160,28 @@ pub async fn apply(
             dead,
         )
     });
+    let epoch = epoch_column(epoch);
     on_pool!(db, |pool| {
+        async {
         let mut tx = pool.begin().await?;
+        // First, and only for the epoch this writer holds: the row's lock
+        // orders this write against a takeover, and a writer that lost the
+        // game writes nothing.
+        let fenced = sqlx::query(
+            "UPDATE games SET deadline_at = $2, draw_offered_by = $3 WHERE id = $1 AND epoch = $4",
+        )
+        .bind(game_id)
+        .bind(write.deadline_at)
+        .bind(draw_offered_by)
+        .bind(epoch)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected()
+            == 0;
+        if fenced {
+            tx.rollback().await?;
+            return Err(WriteError::Fenced);
+        }
         if let Some(after) = write.truncate_after {
             sqlx::query("DELETE FROM moves WHERE game_id = $1 AND number > $2")
                 .bind(game_id)
@@ -125,12 +199,6 @@ pub async fn apply(
                 .execute(&mut *tx)
                 .await?;
         }
-        sqlx::query("UPDATE games SET deadline_at = $2, draw_offered_by = $3 WHERE id = $1")
-            .bind(game_id)
-            .bind(write.deadline_at)
-            .bind(draw_offered_by)
-            .execute(&mut *tx)
-            .await?;
         if let Some((f, reason, result, dead)) = &finish {
             sqlx::query(
                 "UPDATE games SET status = 'finished', end_reason = $2, result = $3, black_points = $4, \
@@ -156,7 +224,10 @@ pub async fn apply(
                 .execute(&mut *tx)
                 .await?;
         }
-        tx.commit().await
+        tx.commit().await?;
+        Ok(())
+    }
+    .await
     })
 }
 
@@ -388,4 +459,81 @@ pub async fn finished_since(
         .map(|r| r.try_get::<String, _>("id"))
         .collect()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use baduk::{Color, Point, Rules};
+
+    use super::{FIRST_EPOCH, WriteError};
+    use crate::records::{GameMeta, Seat, StoredEvent, StoredMove, Write};
+
+    fn seat(id: &str) -> Seat {
+        Seat {
+            user_id: Some(id.to_owned()),
+            name: id.to_owned(),
+            ai: None,
+        }
+    }
+
+    fn a_move(number: usize) -> Write {
+        Write {
+            insert_move: Some(StoredMove {
+                number,
+                color: if number % 2 == 1 {
+                    Color::Black
+                } else {
+                    Color::White
+                },
+                point: Some(Point::new(u8::try_from(number).unwrap_or(0), 0)),
+            }),
+            ..Write::default()
+        }
+    }
+
+    fn event(seq: u64) -> StoredEvent {
+        StoredEvent {
+            seq,
+            payload: vec![1, 2, 3],
+        }
+    }
+
+    #[tokio::test]
+    async fn a_write_from_the_epoch_before_a_takeover_changes_nothing() {
+        let db = ttakji_platform::store::Database::connect("sqlite::memory:")
+            .await
+            .expect("sqlite");
+        let meta = GameMeta {
+            id: "g1".to_owned(),
+            rules: Rules::ttakji(),
+            black: seat("b"),
+            white: seat("w"),
+            seconds_per_move: 30,
+            created_at: 1,
+            ranked: false,
+        };
+        super::insert_game(&db, &meta, Some(30_001), &event(1))
+            .await
+            .expect("stored");
+        super::apply(&db, "g1", FIRST_EPOCH, &a_move(1), &[event(2)], 2)
+            .await
+            .expect("the creator holds the game");
+
+        let taken = super::take_over(&db, "g1").await.expect("read");
+        assert_eq!(taken, Some(FIRST_EPOCH + 1));
+        assert_eq!(super::epoch(&db, "g1").await.expect("read"), taken);
+        let stale = super::apply(&db, "g1", FIRST_EPOCH, &a_move(2), &[event(3)], 3).await;
+        assert!(matches!(stale, Err(WriteError::Fenced)), "{stale:?}");
+        let (game, moves) = super::load_game(&db, "g1")
+            .await
+            .expect("read")
+            .expect("the game");
+        assert_eq!(moves.len(), 1, "the fenced move was not stored");
+        assert_eq!(game.last_seq, 2, "nor its event");
+
+        super::apply(&db, "g1", FIRST_EPOCH + 1, &a_move(2), &[event(3)], 3)
+            .await
+            .expect("the new owner writes");
+        assert_eq!(super::take_over(&db, "nope").await.expect("read"), None);
+    }
 }

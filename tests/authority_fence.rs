@@ -1,0 +1,166 @@
+//! Two authorities on one database: whichever took a game over last is its
+//! one writer. The other's writes are fenced off by the game's epoch, so it
+//! answers UNAVAILABLE and drops the game instead of refusing turns from a
+//! stale copy or storing a second history; asked again, it takes the game
+//! over from the store.
+
+mod support;
+
+use std::time::Duration;
+
+use tonic::Code;
+use tonic::transport::Channel;
+use ttakji_platform::bus::Bus;
+use ttakji_platform::shutdown::{self, ShutdownTrigger};
+use ttakji_platform::store::Database;
+use ttakji_proto::v1 as pb;
+use ttakji_proto::v1::authority_service_client::AuthorityServiceClient;
+
+type Client = AuthorityServiceClient<Channel>;
+
+/// An authority on `db`, stopped when its trigger is dropped.
+async fn authority(db: &str) -> (Client, ShutdownTrigger) {
+    support::init_logs();
+    let (trigger, shutdown) = shutdown::channel();
+    let db = Database::connect(db).await.expect("the test database");
+    let app = ttakji_authority::App::build(
+        ttakji_authority::Config::new("127.0.0.1:0".parse().expect("address")),
+        db,
+        Bus::in_process(),
+        shutdown.clone(),
+    )
+    .await
+    .expect("authority builds");
+    let url = format!("http://{}", app.addr());
+    shutdown.spawn(app.run_until_stopped());
+    let client = AuthorityServiceClient::connect(url)
+        .await
+        .expect("authority answers");
+    (client, trigger)
+}
+
+async fn create(client: &mut Client, seconds_per_move: u32) -> String {
+    let seat = |id: &str| pb::Seat {
+        user_id: id.to_owned(),
+        nickname: id.to_owned(),
+        ai_level: 0,
+    };
+    client
+        .create_game(pb::CreateGameRequest {
+            board_size: 9,
+            ruleset: String::new(),
+            black: Some(seat("b")),
+            white: Some(seat("w")),
+            seconds_per_move,
+            game_id: String::new(),
+            ranked: false,
+        })
+        .await
+        .expect("created")
+        .into_inner()
+        .game
+        .expect("snapshot")
+        .game_id
+}
+
+async fn play(
+    client: &mut Client,
+    game_id: &str,
+    user: &str,
+    number: u32,
+) -> Result<u32, tonic::Status> {
+    client
+        .submit_action(pb::SubmitActionRequest {
+            game_id: game_id.to_owned(),
+            user_id: user.to_owned(),
+            move_number: number,
+            action: Some(pb::submit_action_request::Action::Place(pb::Point {
+                column: number % 9,
+                row: number / 9,
+            })),
+        })
+        .await
+        .map(|r| r.into_inner().game.map_or(0, |g| g.move_count))
+}
+
+async fn load(client: &mut Client, game_id: &str) -> pb::GameSnapshot {
+    client
+        .load_game(pb::LoadGameRequest {
+            game_id: game_id.to_owned(),
+            user_id: String::new(),
+            include_score_preview: false,
+        })
+        .await
+        .expect("loads")
+        .into_inner()
+        .game
+        .expect("snapshot")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn turns_sent_to_two_authorities_make_one_history() {
+    let db = support::fresh_postgres().await;
+    let (mut a, _stop_a) = authority(&db).await;
+    let (mut b, _stop_b) = authority(&db).await;
+    let id = create(&mut a, 30).await;
+
+    assert_eq!(play(&mut a, &id, "b", 1).await.expect("move 1 at A"), 1);
+    // B takes the game over from the store and carries on.
+    assert_eq!(play(&mut b, &id, "w", 2).await.expect("move 2 at B"), 2);
+    // A's copy is stale: it neither refuses the turn nor stores it.
+    let stale = play(&mut a, &id, "b", 3)
+        .await
+        .expect_err("A lost the game");
+    assert_eq!(stale.code(), Code::Unavailable, "{stale:?}");
+    assert!(
+        stale.message().contains("taken over"),
+        "{}",
+        stale.message()
+    );
+    // Asked again, A takes the game back with both moves.
+    assert_eq!(play(&mut a, &id, "b", 3).await.expect("move 3 at A"), 3);
+    let stale = play(&mut b, &id, "w", 4)
+        .await
+        .expect_err("B lost the game");
+    assert_eq!(stale.code(), Code::Unavailable, "{stale:?}");
+    assert_eq!(play(&mut b, &id, "w", 4).await.expect("move 4 at B"), 4);
+
+    let game = load(&mut b, &id).await;
+    assert_eq!(game.move_count, 4);
+    let numbers: Vec<u32> = b
+        .list_events(pb::ListEventsRequest {
+            game_id: id.clone(),
+            after_seq: 0,
+            limit: 0,
+        })
+        .await
+        .expect("events")
+        .into_inner()
+        .events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            Some(pb::game_event::Kind::MovePlayed(m)) => m.r#move.as_ref().map(|m| m.number),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(numbers, [1, 2, 3, 4], "one history, each move once");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stale_authority_s_clock_does_not_end_the_game_a_second_time() {
+    let db = support::fresh_postgres().await;
+    let (mut a, _stop_a) = authority(&db).await;
+    let (mut b, _stop_b) = authority(&db).await;
+    let id = create(&mut a, 1).await;
+    // B takes the game over; A's copy keeps its own timer.
+    assert_eq!(play(&mut b, &id, "b", 1).await.expect("move 1 at B"), 1);
+    tokio::time::sleep(Duration::from_millis(1800)).await;
+    let over = load(&mut b, &id).await;
+    let result = over.result.expect("White ran out of time");
+    assert_eq!(result.text, "B+T");
+    // A's timer fired too, on the epoch before: its write was fenced off
+    // and it dropped the game, so asking it now reads the stored end.
+    let from_a = load(&mut a, &id).await;
+    assert_eq!(from_a.result.map(|r| r.text).as_deref(), Some("B+T"));
+    assert_eq!(from_a.event_seq, over.event_seq, "the end is stored once");
+}
