@@ -96,20 +96,27 @@ pub enum WriteError {
 pub const FIRST_EPOCH: u64 = 1;
 
 /// Takes a game over: raises its epoch, so that writes of the epoch before
-/// fail from now on. Returns the new epoch, or `None` if there is no such
-/// game. Read the game after this, not before: what the earlier owner
-/// wrote up to here is then in the store.
+/// fail from now on. Returns the epoch to write with, or `None` if there is
+/// no such game. Read the game after this, not before: what the earlier
+/// owner wrote up to here is then in the store. A finished game is never
+/// written again, so reading it takes nothing over and writes nothing.
 #[tracing::instrument(skip(db))]
 pub async fn take_over(db: &Database, game_id: &str) -> sqlx::Result<Option<u64>> {
-    on_pool!(db, |pool| {
-        sqlx::query("UPDATE games SET epoch = epoch + 1 WHERE id = $1 RETURNING epoch")
-            .bind(game_id)
-            .fetch_optional(pool)
-            .await?
-            .map(|r| r.try_get::<i64, _>("epoch"))
-            .transpose()
-            .map(|e| e.map(|e| u64::try_from(e).unwrap_or(0)))
-    })
+    let raised = on_pool!(db, |pool| {
+        sqlx::query(
+            "UPDATE games SET epoch = epoch + 1 WHERE id = $1 AND status = 'playing' RETURNING epoch",
+        )
+        .bind(game_id)
+        .fetch_optional(pool)
+        .await?
+        .map(|r| r.try_get::<i64, _>("epoch"))
+        .transpose()
+        .map(|e| e.map(|e| u64::try_from(e).unwrap_or(0)))
+    })?;
+    match raised {
+        Some(epoch) => Ok(Some(epoch)),
+        None => epoch(db, game_id).await,
+    }
 }
 
 /// The epoch a game is held at now, or `None` if there is no such game.
@@ -535,5 +542,46 @@ mod tests {
             .await
             .expect("the new owner writes");
         assert_eq!(super::take_over(&db, "nope").await.expect("read"), None);
+    }
+
+    #[tokio::test]
+    async fn reading_a_finished_game_takes_nothing_over() {
+        let db = ttakji_platform::store::Database::connect("sqlite::memory:")
+            .await
+            .expect("sqlite");
+        let meta = GameMeta {
+            id: "g2".to_owned(),
+            rules: Rules::ttakji(),
+            black: seat("b"),
+            white: seat("w"),
+            seconds_per_move: 0,
+            created_at: 1,
+            ranked: false,
+        };
+        super::insert_game(&db, &meta, None, &event(1))
+            .await
+            .expect("stored");
+        let resigned = Write {
+            finish: Some(crate::records::Finish {
+                reason: baduk::EndReason::Resignation {
+                    winner: Color::White,
+                },
+                result: baduk::GameResult::Resignation {
+                    winner: Color::White,
+                },
+                points: None,
+                dead_stones: Vec::new(),
+                sgf: String::new(),
+            }),
+            ..Write::default()
+        };
+        super::apply(&db, "g2", FIRST_EPOCH, &resigned, &[event(2)], 2)
+            .await
+            .expect("the end is stored");
+        assert_eq!(
+            super::take_over(&db, "g2").await.expect("read"),
+            Some(FIRST_EPOCH),
+            "the epoch stays where the last writer left it"
+        );
     }
 }
