@@ -106,6 +106,28 @@ pub fn oversized_is_invalid_argument<B>(mut response: http::Response<B>) -> http
     response
 }
 
+/// Rewrites UNKNOWN as UNAVAILABLE. Our handlers never answer UNKNOWN;
+/// tonic does, when the connection to a service behind this one broke
+/// ("transport error", an h2 error), and such a call is worth retrying.
+/// A client that retries only on UNAVAILABLE, as gRPC's own retry policy
+/// advises, would otherwise give up.
+pub fn unknown_is_unavailable<B>(mut response: http::Response<B>) -> http::Response<B> {
+    let unknown = http::HeaderValue::from_static("2");
+    if response.headers().get("grpc-status") == Some(&unknown) {
+        metrics::counter!("grpc_unknown_rewritten_total").increment(1);
+        response
+            .headers_mut()
+            .insert("grpc-status", http::HeaderValue::from_static("14"));
+    }
+    response
+}
+
+/// The status codes a client of ours may rely on: see
+/// [`oversized_is_invalid_argument`] and [`unknown_is_unavailable`].
+pub fn answered_codes<B>(response: http::Response<B>) -> http::Response<B> {
+    unknown_is_unavailable(oversized_is_invalid_argument(response))
+}
+
 /// The connections a gRPC server accepts on `listener`, with Nagle's
 /// algorithm off: small frames (a move, an event on a stream) go out at
 /// once instead of waiting up to 40 ms for the peer's delayed ACK.
@@ -151,8 +173,9 @@ pub fn client(url: &str, service: &str) -> anyhow::Result<TracedChannel> {
 /// is bound first (so the address is known before it runs), then every
 /// added service is reported SERVING to gRPC health checking, reflection is
 /// served beside them, each request gets a span joined to the caller's
-/// trace, oversized requests are INVALID_ARGUMENT, and the server stops on
-/// the shutdown signal.
+/// trace, oversized requests are INVALID_ARGUMENT, a broken connection to a
+/// service behind is UNAVAILABLE ([`answered_codes`]), and the server stops
+/// on the shutdown signal.
 #[derive(Debug)]
 pub struct GrpcServer {
     name: &'static str,
@@ -226,7 +249,7 @@ impl GrpcServer {
         tonic::transport::Server::builder()
             .trace_fn(server_span)
             .layer(tower::util::MapResponseLayer::new(
-                oversized_is_invalid_argument::<tonic::body::Body>,
+                answered_codes::<tonic::body::Body>,
             ))
             .add_routes(routes.routes())
             .serve_with_incoming_shutdown(incoming(self.listener), async move {
@@ -234,5 +257,47 @@ impl GrpcServer {
             })
             .await
             .map_err(|e| anyhow::anyhow!("the {}'s gRPC server: {e}", self.name))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    fn answered(status: &'static str) -> Option<String> {
+        let mut response = http::Response::new(());
+        response
+            .headers_mut()
+            .insert("grpc-status", http::HeaderValue::from_static(status));
+        super::answered_codes(response)
+            .headers()
+            .get("grpc-status")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+    }
+
+    #[test]
+    fn a_broken_connection_behind_is_worth_a_retry() {
+        assert_eq!(
+            answered("2").as_deref(),
+            Some("14"),
+            "UNKNOWN → UNAVAILABLE"
+        );
+    }
+
+    #[test]
+    fn an_oversized_request_is_a_malformed_one() {
+        assert_eq!(
+            answered("11").as_deref(),
+            Some("3"),
+            "OUT_OF_RANGE → INVALID_ARGUMENT"
+        );
+    }
+
+    #[test]
+    fn every_other_answer_is_left_as_it_is() {
+        for code in ["0", "3", "5", "9", "14", "16"] {
+            assert_eq!(answered(code).as_deref(), Some(code));
+        }
+        let bare = super::answered_codes(http::Response::new(()));
+        assert!(bare.headers().get("grpc-status").is_none());
     }
 }
