@@ -100,10 +100,13 @@ fn storage_error(e: &sqlx::Error) -> Status {
     Status::unavailable("the game could not be stored; nothing was changed, try again")
 }
 
-fn fenced_error(game_id: &str) -> Status {
-    Status::unavailable(format!(
-        "game {game_id} was taken over by another authority; nothing was changed, try again"
-    ))
+/// Why a step was not taken.
+enum NotTaken {
+    /// Answered to the caller as this status.
+    Refused(Status),
+    /// The game is another authority's now: the request goes unanswered
+    /// here, and the registry asks the game afresh from the store.
+    Fenced,
 }
 
 /// An event ready to publish.
@@ -218,6 +221,12 @@ impl Actor {
         // fired, finds the game already lost on time.
         if self.state.out_of_time(now_unix_ms()) {
             self.time_out().await;
+            if self.fenced {
+                // The game is another authority's now: leave the command
+                // unanswered, and the registry asks the game afresh.
+                drop(command);
+                return;
+            }
         }
         match command {
             Command::Snapshot { preview, reply } => {
@@ -314,7 +323,7 @@ impl Actor {
     /// then publishes the step's events.
     async fn answer<T>(
         &mut self,
-        result: Result<(Option<usize>, Vec<Outgoing>), Status>,
+        result: Result<(Option<usize>, Vec<Outgoing>), NotTaken>,
         reply: Reply<T>,
         span: tracing::Span,
         reply_of: impl FnOnce(&OnlineGame, Option<usize>) -> T,
@@ -324,9 +333,10 @@ impl Actor {
                 let _ = reply.send(Ok(reply_of(&self.state, played)));
                 self.publish(events).instrument(span).await;
             }
-            Err(status) => {
+            Err(NotTaken::Refused(status)) => {
                 let _ = reply.send(Err(status));
             }
+            Err(NotTaken::Fenced) => drop(reply),
         }
     }
 
@@ -336,7 +346,7 @@ impl Actor {
     async fn take(
         &mut self,
         step: Result<Step, Refusal>,
-    ) -> Result<(Option<usize>, Vec<Outgoing>), Status> {
+    ) -> Result<(Option<usize>, Vec<Outgoing>), NotTaken> {
         let step = match step {
             Ok(step) => step,
             Err(refusal) => {
@@ -344,9 +354,9 @@ impl Actor {
                 // actor last wrote: refuse only what the store still says.
                 if self.taken_over().await {
                     self.fenced = true;
-                    return Err(fenced_error(&self.state.meta().id));
+                    return Err(NotTaken::Fenced);
                 }
-                return Err(Status::from(refusal));
+                return Err(NotTaken::Refused(Status::from(refusal)));
             }
         };
         let events = view::step_events(&self.state, &step);
@@ -361,10 +371,12 @@ impl Actor {
             let id = &self.state.meta().id;
             match store::apply(&self.db, id, self.epoch, write, &stored, step.at()).await {
                 Ok(()) => {}
-                Err(store::WriteError::Storage(e)) => return Err(storage_error(&e)),
+                Err(store::WriteError::Storage(e)) => {
+                    return Err(NotTaken::Refused(storage_error(&e)));
+                }
                 Err(store::WriteError::Fenced) => {
                     self.fenced = true;
-                    return Err(fenced_error(id));
+                    return Err(NotTaken::Fenced);
                 }
             }
         }
@@ -405,8 +417,8 @@ impl Actor {
         tracing::info!(game_id = %self.state.meta().id, %loser, "time ran out");
         match self.take(Ok(step)).await {
             Ok((_, events)) => self.publish(events).await,
-            Err(_) if self.fenced => {}
-            Err(status) => {
+            Err(NotTaken::Fenced) => {}
+            Err(NotTaken::Refused(status)) => {
                 tracing::error!(game_id = %self.state.meta().id, %status, "timeout not stored; retrying");
                 tokio::time::sleep(Duration::from_secs(1)).await;
             }
@@ -461,7 +473,10 @@ impl Actor {
         tracing::info!(%game_id, ?decision, think_ms = think.as_millis(), "computer moves");
         match self.take(Ok(step)).await {
             Ok((_, events)) => self.publish(events).await,
-            Err(status) => tracing::error!(%game_id, %status, "computer's move not stored"),
+            Err(NotTaken::Fenced) => {}
+            Err(NotTaken::Refused(status)) => {
+                tracing::error!(%game_id, %status, "computer's move not stored");
+            }
         }
     }
 

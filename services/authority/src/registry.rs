@@ -220,25 +220,23 @@ impl Registry {
     pub async fn ask<T>(
         &self,
         game_id: &str,
-        make: impl FnOnce(tokio::sync::oneshot::Sender<T>) -> Command,
+        make: impl Fn(tokio::sync::oneshot::Sender<T>) -> Command,
     ) -> Result<T, Status> {
-        let (reply, answer) = tokio::sync::oneshot::channel();
-        let mut command = make(reply);
-        // An actor that has just unloaded itself (idle) refuses the command;
-        // it is loaded again and asked once more.
-        for _ in 0..2 {
+        // An actor that has just unloaded itself (idle), or found the game
+        // taken over elsewhere, stops without taking the command: the game
+        // is loaded again and asked once more.
+        for _ in 0..3 {
+            let (reply, answer) = tokio::sync::oneshot::channel();
             let tx = self.mailbox(game_id).await?;
-            match tx.send(command).await {
-                Ok(()) => {
-                    return answer.await.map_err(|_| {
-                        Status::internal(format!("game {game_id} stopped before answering"))
-                    });
-                }
-                Err(mpsc::error::SendError(back)) => command = back,
+            if tx.send(make(reply)).await.is_err() {
+                continue;
+            }
+            if let Ok(answer) = answer.await {
+                return Ok(answer);
             }
         }
         Err(Status::unavailable(format!(
-            "game {game_id} is shutting down; try again"
+            "game {game_id} is moving between authorities or shutting down; try again"
         )))
     }
 }
