@@ -505,13 +505,13 @@ mod tests {
         }
     }
 
-    #[tokio::test]
-    async fn a_write_from_the_epoch_before_a_takeover_changes_nothing() {
+    /// A store holding one new game between `b` and `w`, by its creator.
+    async fn store_with(id: &str) -> ttakji_platform::store::Database {
         let db = ttakji_platform::store::Database::connect("sqlite::memory:")
             .await
             .expect("sqlite");
         let meta = GameMeta {
-            id: "g1".to_owned(),
+            id: id.to_owned(),
             rules: Rules::ttakji(),
             black: seat("b"),
             white: seat("w"),
@@ -522,6 +522,12 @@ mod tests {
         super::insert_game(&db, &meta, Some(30_001), &event(1))
             .await
             .expect("stored");
+        db
+    }
+
+    #[tokio::test]
+    async fn a_write_from_the_epoch_before_a_takeover_changes_nothing() {
+        let db = store_with("g1").await;
         super::apply(&db, "g1", FIRST_EPOCH, &a_move(1), &[event(2)], 2)
             .await
             .expect("the creator holds the game");
@@ -546,21 +552,7 @@ mod tests {
 
     #[tokio::test]
     async fn reading_a_finished_game_takes_nothing_over() {
-        let db = ttakji_platform::store::Database::connect("sqlite::memory:")
-            .await
-            .expect("sqlite");
-        let meta = GameMeta {
-            id: "g2".to_owned(),
-            rules: Rules::ttakji(),
-            black: seat("b"),
-            white: seat("w"),
-            seconds_per_move: 0,
-            created_at: 1,
-            ranked: false,
-        };
-        super::insert_game(&db, &meta, None, &event(1))
-            .await
-            .expect("stored");
+        let db = store_with("g2").await;
         let resigned = Write {
             finish: Some(crate::records::Finish {
                 reason: baduk::EndReason::Resignation {
