@@ -24,6 +24,10 @@ fn corrupt(game_id: &str, what: &str) -> Status {
     ))
 }
 
+/// How long a request waits for an actor that stopped without answering it
+/// to be gone before the game is looked up again.
+const STOPPING: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// Commands a game's mailbox holds before senders wait.
 const MAILBOX: usize = 64;
 
@@ -234,6 +238,9 @@ impl Registry {
             if let Ok(answer) = answer.await {
                 return Ok(answer);
             }
+            // The actor left the command unanswered and is stopping: wait
+            // until it has gone, so the next look loads the game afresh.
+            let _ = tokio::time::timeout(STOPPING, tx.closed()).await;
         }
         Err(Status::unavailable(format!(
             "game {game_id} is moving between authorities or shutting down; try again"
