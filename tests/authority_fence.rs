@@ -19,23 +19,30 @@ type Client = AuthorityServiceClient<Channel>;
 
 /// An authority on `db`, stopped when its trigger is dropped.
 async fn authority(db: &str) -> (Client, ShutdownTrigger) {
+    let (client, trigger, _) = authority_with_metrics(db, None).await;
+    (client, trigger)
+}
+
+/// An authority on `db` that serves `/metrics` on `metrics` if given.
+async fn authority_with_metrics(
+    db: &str,
+    metrics: Option<std::net::SocketAddr>,
+) -> (Client, ShutdownTrigger, Option<std::net::SocketAddr>) {
     support::init_logs();
     let (trigger, shutdown) = shutdown::channel();
     let db = Database::connect(db).await.expect("the test database");
-    let app = ttakji_authority::App::build(
-        ttakji_authority::Config::new("127.0.0.1:0".parse().expect("address")),
-        db,
-        Bus::in_process(),
-        shutdown.clone(),
-    )
-    .await
-    .expect("authority builds");
+    let mut config = ttakji_authority::Config::new("127.0.0.1:0".parse().expect("address"));
+    config.metrics_listen = metrics;
+    let app = ttakji_authority::App::build(config, db, Bus::in_process(), shutdown.clone())
+        .await
+        .expect("authority builds");
     let url = format!("http://{}", app.addr());
+    let metrics = app.metrics_addr();
     shutdown.spawn(app.run_until_stopped());
     let client = AuthorityServiceClient::connect(url)
         .await
         .expect("authority answers");
-    (client, trigger)
+    (client, trigger, metrics)
 }
 
 async fn create(client: &mut Client, seconds_per_move: u32) -> String {
@@ -99,7 +106,8 @@ async fn load(client: &mut Client, game_id: &str) -> pb::GameSnapshot {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn turns_sent_to_two_authorities_make_one_history() {
     let db = support::fresh_postgres().await;
-    let (mut a, _stop_a) = authority(&db).await;
+    let local = "127.0.0.1:0".parse().ok();
+    let (mut a, _stop_a, metrics) = authority_with_metrics(&db, local).await;
     let (mut b, _stop_b) = authority(&db).await;
     let id = create(&mut a, 30).await;
 
@@ -133,6 +141,16 @@ async fn turns_sent_to_two_authorities_make_one_history() {
         })
         .collect();
     assert_eq!(numbers, [1, 2, 3, 4], "one history, each move once");
+
+    // Operators see each switch: a takeover, and an action a stale copy
+    // did not take.
+    let page = support::scrape(metrics.expect("metrics served")).await;
+    for counter in ["ttakji_game_takeovers_total", "ttakji_fenced_actions_total"] {
+        let value = page
+            .lines()
+            .find_map(|l| l.strip_prefix(counter)?.trim().parse::<f64>().ok());
+        assert!(value.is_some_and(|v| v >= 2.0), "{counter} in {page}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

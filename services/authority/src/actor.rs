@@ -353,8 +353,7 @@ impl Actor {
                 // A game taken over elsewhere may have moved on since this
                 // actor last wrote: refuse only what the store still says.
                 if self.taken_over().await {
-                    self.fenced = true;
-                    return Err(NotTaken::Fenced);
+                    return Err(self.fence());
                 }
                 return Err(NotTaken::Refused(Status::from(refusal)));
             }
@@ -374,10 +373,7 @@ impl Actor {
                 Err(store::WriteError::Storage(e)) => {
                     return Err(NotTaken::Refused(storage_error(&e)));
                 }
-                Err(store::WriteError::Fenced) => {
-                    self.fenced = true;
-                    return Err(NotTaken::Fenced);
-                }
+                Err(store::WriteError::Fenced) => return Err(self.fence()),
             }
         }
         if step.is_action() {
@@ -406,6 +402,13 @@ impl Actor {
             Ok(Some(epoch)) => epoch != self.epoch,
             Ok(None) | Err(_) => false,
         }
+    }
+
+    /// This actor's copy of the game is stale: it stops at once.
+    fn fence(&mut self) -> NotTaken {
+        metrics::counter!("ttakji_fenced_actions_total").increment(1);
+        self.fenced = true;
+        NotTaken::Fenced
     }
 
     /// The side to move ran out of time: it loses, whatever the board says.

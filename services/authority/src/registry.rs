@@ -172,6 +172,9 @@ impl Registry {
         let state = OnlineGame::restore(stored, &moves).map_err(|what| corrupt(game_id, &what))?;
         if state.is_playing() {
             metrics::gauge!("ttakji_live_games").increment(1.0);
+            if epoch > store::FIRST_EPOCH {
+                metrics::counter!("ttakji_game_takeovers_total").increment(1);
+            }
         }
         tracing::info!(
             game_id,
