@@ -238,6 +238,14 @@ pub async fn apply(
     })
 }
 
+/// A nullable column read with `read`: `None` stays `None`.
+fn optional<T>(
+    text: Option<&str>,
+    read: fn(&str) -> Result<T, codec::Unreadable>,
+) -> Result<Option<T>, String> {
+    text.map(read).transpose().map_err(|e| e.to_string())
+}
+
 /// The columns of a game's row, as read.
 struct GameColumns {
     id: String,
@@ -273,11 +281,7 @@ impl GameColumns {
             Ok::<_, String>(Seat {
                 user_id,
                 name,
-                ai: level
-                    .as_deref()
-                    .map(codec::level)
-                    .transpose()
-                    .map_err(|e| e.to_string())?,
+                ai: optional(level.as_deref(), codec::level)?,
             })
         });
         Ok(StoredGame {
@@ -290,19 +294,9 @@ impl GameColumns {
                 created_at: self.created_at,
                 ranked: self.ranked,
             },
-            end_reason: self
-                .end_reason
-                .as_deref()
-                .map(codec::end_reason)
-                .transpose()
-                .map_err(|e| e.to_string())?,
+            end_reason: optional(self.end_reason.as_deref(), codec::end_reason)?,
             deadline_at: self.deadline_at,
-            draw_offered_by: self
-                .draw_offered_by
-                .as_deref()
-                .map(codec::color)
-                .transpose()
-                .map_err(|e| e.to_string())?,
+            draw_offered_by: optional(self.draw_offered_by.as_deref(), codec::color)?,
             finished_at: self.finished_at,
             last_seq: u64::try_from(last_seq).unwrap_or(0),
         })
