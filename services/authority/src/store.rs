@@ -102,19 +102,16 @@ pub const FIRST_EPOCH: u64 = 1;
 /// written again, so reading it takes nothing over and writes nothing.
 #[tracing::instrument(skip(db))]
 pub async fn take_over(db: &Database, game_id: &str) -> sqlx::Result<Option<u64>> {
-    let raised = on_pool!(db, |pool| {
-        sqlx::query(
+    let raised: Option<i64> = on_pool!(db, |pool| {
+        sqlx::query_scalar(
             "UPDATE games SET epoch = epoch + 1 WHERE id = $1 AND status = 'playing' RETURNING epoch",
         )
         .bind(game_id)
         .fetch_optional(pool)
-        .await?
-        .map(|r| r.try_get::<i64, _>("epoch"))
-        .transpose()
-        .map(|e| e.map(|e| u64::try_from(e).unwrap_or(0)))
+        .await
     })?;
     match raised {
-        Some(epoch) => Ok(Some(epoch)),
+        Some(raised) => Ok(Some(epoch_value(raised))),
         None => epoch(db, game_id).await,
     }
 }
@@ -122,15 +119,17 @@ pub async fn take_over(db: &Database, game_id: &str) -> sqlx::Result<Option<u64>
 /// The epoch a game is held at now, or `None` if there is no such game.
 #[tracing::instrument(skip(db))]
 pub async fn epoch(db: &Database, game_id: &str) -> sqlx::Result<Option<u64>> {
-    on_pool!(db, |pool| {
-        sqlx::query("SELECT epoch FROM games WHERE id = $1")
+    let held: Option<i64> = on_pool!(db, |pool| {
+        sqlx::query_scalar("SELECT epoch FROM games WHERE id = $1")
             .bind(game_id)
             .fetch_optional(pool)
-            .await?
-            .map(|r| r.try_get::<i64, _>("epoch"))
-            .transpose()
-            .map(|e| e.map(|e| u64::try_from(e).unwrap_or(0)))
-    })
+            .await
+    })?;
+    Ok(held.map(epoch_value))
+}
+
+fn epoch_value(column: i64) -> u64 {
+    u64::try_from(column).unwrap_or(0)
 }
 
 fn epoch_column(epoch: u64) -> i64 {
