@@ -53,11 +53,7 @@ async fn run() -> anyhow::Result<()> {
     let namespace = format!("ttakji-bench:{}:", uuid::Uuid::new_v4().simple());
     let local = "127.0.0.1:0".parse()?;
     let authority = ttakji_authority::App::build(
-        ttakji_authority::Config {
-            listen: local,
-            metrics_listen: None,
-            ai: ttakji_authority::AiConfig::default(),
-        },
+        ttakji_authority::Config::new(local),
         db.clone(),
         bus.clone(),
         stop.clone(),

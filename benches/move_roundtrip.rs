@@ -91,11 +91,7 @@ async fn run() -> anyhow::Result<()> {
     println!("store {}, bus {:?}", db.kind(), bus);
     let local = "127.0.0.1:0".parse()?;
     let authority = ttakji_authority::App::build(
-        ttakji_authority::Config {
-            listen: local,
-            metrics_listen: None,
-            ai: ttakji_authority::AiConfig::default(),
-        },
+        ttakji_authority::Config::new(local),
         db.clone(),
         bus.clone(),
         stop.clone(),

@@ -163,7 +163,7 @@ pub struct AuthorityArgs {
     /// postgres://… (or sqlite://FILE for a single machine).
     #[arg(long, env = "TTAKJI_DATABASE_URL")]
     pub database_url: String,
-    /// Redis, where game events are published.
+    /// Redis, where game events are published and instances share games.
     #[arg(long, env = "TTAKJI_REDIS_URL")]
     pub redis_url: String,
     #[command(flatten)]
@@ -432,7 +432,9 @@ pub fn authority(args: &AuthorityArgs) -> anyhow::Result<()> {
     run_service(&args.telemetry, "ttakji-authority", |shutdown| async move {
         let db = Database::connect(&args.database_url).await?;
         let bus = bus(Some(&args.redis_url), shutdown.clone()).await?;
-        let app = ttakji_authority::App::build(args.config.clone(), db, bus, shutdown).await?;
+        let mut config = args.config.clone();
+        config.redis_url = Some(args.redis_url.clone());
+        let app = ttakji_authority::App::build(config, db, bus, shutdown).await?;
         announce("authority", app.addr(), app.metrics_addr());
         app.run_until_stopped().await
     })

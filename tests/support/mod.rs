@@ -130,9 +130,8 @@ pub async fn embedded_full(
     let local = "127.0.0.1:0".parse().expect("address");
     let authority = ttakji_authority::App::build(
         ttakji_authority::Config {
-            listen: local,
-            metrics_listen: None,
             ai: quick_ai(),
+            ..ttakji_authority::Config::new(local)
         },
         db.clone(),
         bus.clone(),

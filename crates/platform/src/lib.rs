@@ -5,6 +5,7 @@
 //! to one another only through the generated gRPC clients and the bus.
 
 pub mod auth;
+pub mod authorities;
 pub mod bus;
 pub mod config;
 pub mod grpc;

@@ -93,6 +93,8 @@ pub enum Command {
         player: Box<MctsPlayer>,
         think: Duration,
     },
+    /// The game is no longer served here: stop after what came before.
+    Release,
 }
 
 fn storage_error(e: &sqlx::Error) -> Status {
@@ -203,6 +205,9 @@ impl Actor {
                 }
             };
             let Some(command) = command else { break };
+            if matches!(command, Command::Release) {
+                break;
+            }
             self.handle(command).await;
             if self.fenced {
                 // Another authority holds the game now: drop it here. A
@@ -229,6 +234,8 @@ impl Actor {
             }
         }
         match command {
+            // Stops the loop before it gets here.
+            Command::Release => {}
             Command::Snapshot { preview, reply } => {
                 let _ = reply.send(view::snapshot(&self.state, preview));
             }

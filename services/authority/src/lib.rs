@@ -10,6 +10,7 @@ pub mod actor;
 pub mod codec;
 pub mod convert;
 pub mod game;
+pub mod ownership;
 pub mod records;
 pub mod registry;
 pub mod service;
@@ -36,19 +37,44 @@ pub struct Config {
     /// Where `/metrics` is served; `None` serves none.
     #[arg(long, env = "TTAKJI_METRICS_LISTEN", default_value = "0.0.0.0:9091")]
     pub metrics_listen: Option<SocketAddr>,
+    /// The URL other services and authorities reach this instance at;
+    /// by default `http://` and the listening address (127.0.0.1 for an
+    /// unspecified one), which serves only one machine.
+    #[arg(long, env = "TTAKJI_ADVERTISE_URL")]
+    pub advertise_url: Option<String>,
+    /// Redis, where game events are published and instances lease shards
+    /// of games from each other. Without it this instance owns every game
+    /// and events stay in the process.
+    #[arg(skip)]
+    pub redis_url: Option<String>,
+    #[command(flatten)]
+    pub leases: ownership::LeaseConfig,
     #[command(flatten)]
     pub ai: AiConfig,
 }
 
 impl Config {
-    /// Settings for `listen`: no metrics, the computer at full strength.
+    /// Settings for `listen`: no metrics, the computer at full strength,
+    /// the only instance.
     #[must_use]
     pub fn new(listen: SocketAddr) -> Config {
         Config {
             listen,
             metrics_listen: None,
+            advertise_url: None,
+            redis_url: None,
+            leases: ownership::LeaseConfig::default(),
             ai: AiConfig::default(),
         }
+    }
+}
+
+/// `http://` and `addr`, with 127.0.0.1 for an unspecified address.
+fn default_url(addr: SocketAddr) -> String {
+    if addr.ip().is_unspecified() {
+        format!("http://127.0.0.1:{}", addr.port())
+    } else {
+        format!("http://{addr}")
     }
 }
 
@@ -63,10 +89,14 @@ pub struct App {
 }
 
 impl App {
-    /// Binds the listeners and resumes every game still being played.
+    /// Binds the listeners and takes up games: every game still being
+    /// played when this is the only instance, or, with Redis, the games of
+    /// the shards it takes (a keeper renews its leases until shutdown,
+    /// then hands them over).
     ///
     /// # Errors
-    /// When an address cannot be bound or the store cannot be read.
+    /// When an address cannot be bound, or the store or Redis cannot be
+    /// reached.
     pub async fn build(
         config: Config,
         db: Database,
@@ -81,12 +111,44 @@ impl App {
             "authority",
         )
         .await?;
-        let registry = registry::Registry::new(db, bus, config.ai, shutdown.clone());
-        let resumed = registry
-            .resume_playing()
-            .await
-            .map_err(|s| anyhow::anyhow!("{}", s.message()))?;
-        tracing::info!(%addr, ?metrics_addr, resumed, "authority ready");
+        let me = config
+            .advertise_url
+            .clone()
+            .unwrap_or_else(|| default_url(addr));
+        let leases = match &config.redis_url {
+            Some(url) => Some(
+                ownership::Leases::connect(url, &me, config.leases.clone())
+                    .await
+                    .map_err(|e| {
+                        anyhow::anyhow!(
+                            "connecting the shard leases to {}: {e}",
+                            ttakji_platform::store::redact(url)
+                        )
+                    })?,
+            ),
+            None => None,
+        };
+        let owned = if leases.is_some() {
+            ownership::Ownership::shared(me.clone())
+        } else {
+            ownership::Ownership::single(me.clone())
+        };
+        let registry = registry::Registry::new(db, bus, config.ai, shutdown.clone(), owned.clone());
+        if let Some(leases) = leases {
+            tracing::info!(%addr, url = %me, member = leases.member(), "authority ready; taking shards");
+            shutdown.spawn(ownership::keeper::keep(
+                leases,
+                owned,
+                registry.clone(),
+                shutdown.clone(),
+            ));
+        } else {
+            let resumed = registry
+                .resume_playing()
+                .await
+                .map_err(|s| anyhow::anyhow!("{}", s.message()))?;
+            tracing::info!(%addr, ?metrics_addr, resumed, "authority ready");
+        }
         Ok(App {
             addr,
             metrics_addr,
@@ -113,9 +175,7 @@ impl App {
     /// # Errors
     /// When the server fails.
     pub async fn run_until_stopped(self) -> anyhow::Result<()> {
-        let service = service::Authority {
-            registry: self.registry,
-        };
+        let service = service::Authority::new(self.registry);
         self.server
             .add_service(AuthorityServiceServer::new(service))
             .serve(self.shutdown)

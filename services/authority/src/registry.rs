@@ -13,6 +13,7 @@ use ttakji_proto::v1 as pb;
 
 use crate::actor::{Actor, AiConfig, Command};
 use crate::game::OnlineGame;
+use crate::ownership::{Ownership, Placement};
 use crate::records::{GameMeta, StoredEvent};
 use crate::{store, view};
 
@@ -43,21 +44,102 @@ struct Inner {
     bus: Bus,
     ai: AiConfig,
     shutdown: Shutdown,
+    ownership: Ownership,
     actors: Mutex<HashMap<String, mpsc::Sender<Command>>>,
+}
+
+/// How long letting a game go waits for its actor to finish what it is
+/// doing (a store write) and stop.
+const LETTING_GO: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The answer for a game being played that this instance does not serve.
+fn not_here(game_id: &str) -> Status {
+    ttakji_platform::authorities::unavailable(
+        format!("game {game_id} is moving between authorities; try again"),
+        std::time::Duration::from_millis(100),
+    )
 }
 
 impl Registry {
     #[must_use]
-    pub fn new(db: Database, bus: Bus, ai: AiConfig, shutdown: Shutdown) -> Registry {
+    pub fn new(
+        db: Database,
+        bus: Bus,
+        ai: AiConfig,
+        shutdown: Shutdown,
+        ownership: Ownership,
+    ) -> Registry {
         Registry {
             inner: Arc::new(Inner {
                 db,
                 bus,
                 ai,
                 shutdown,
+                ownership,
                 actors: Mutex::new(HashMap::new()),
             }),
         }
+    }
+
+    /// What this instance owns.
+    #[must_use]
+    pub fn ownership(&self) -> &Ownership {
+        &self.inner.ownership
+    }
+
+    /// Takes up every game still being played in `shards`, just taken
+    /// over: their clocks run again (with the time they had no owner given
+    /// back) and computer seats to move start thinking. Returns how many
+    /// were loaded.
+    pub async fn take_up(&self, shards: &[u32]) -> usize {
+        let ids = match store::playing_games(&self.inner.db).await {
+            Ok(ids) => ids,
+            Err(e) => {
+                // Each game is still loaded on its first request.
+                tracing::error!(error = %e, "cannot list the games of shards taken over");
+                return 0;
+            }
+        };
+        let mut loaded = 0;
+        for id in ids
+            .iter()
+            .filter(|id| shards.contains(&ttakji_platform::authorities::shard_of(id)))
+        {
+            match self.mailbox(id).await {
+                Ok(_) => loaded += 1,
+                Err(status) => tracing::warn!(game_id = %id, %status, "game not taken up"),
+            }
+        }
+        loaded
+    }
+
+    /// Stops the actors of every game in `shards` (each after what it is
+    /// doing) and forgets them: the shards are no longer served here.
+    pub async fn let_go(&self, shards: &[u32]) {
+        let leaving: Vec<mpsc::Sender<Command>> = {
+            let mut actors = self.inner.actors.lock().await;
+            let ids: Vec<String> = actors
+                .keys()
+                .filter(|id| shards.contains(&ttakji_platform::authorities::shard_of(id)))
+                .cloned()
+                .collect();
+            ids.iter().filter_map(|id| actors.remove(id)).collect()
+        };
+        let stopped = async {
+            for tx in &leaving {
+                let _ = tx.send(Command::Release).await;
+            }
+            for tx in &leaving {
+                tx.closed().await;
+            }
+        };
+        if tokio::time::timeout(LETTING_GO, stopped).await.is_err() {
+            tracing::warn!(
+                games = leaving.len(),
+                "games let go did not all stop in time"
+            );
+        }
+        tracing::debug!(games = leaving.len(), "games let go");
     }
 
     /// Takes up every game still being played (after a restart): computer
@@ -79,6 +161,12 @@ impl Registry {
 
     /// Creates a game: stored first, then its actor starts.
     pub async fn create(&self, meta: GameMeta) -> Result<pb::GameSnapshot, Status> {
+        if !matches!(
+            self.inner.ownership.placement(&meta.id),
+            Placement::Here { .. }
+        ) {
+            return Err(not_here(&meta.id));
+        }
         let (state, started) = OnlineGame::new(meta);
         let event = view::event(&state, &started);
         let payload = prost::Message::encode_to_vec(&event);
@@ -146,7 +234,9 @@ impl Registry {
         tx
     }
 
-    /// The mailbox of a game's actor, loading the game if it is not live here.
+    /// The mailbox of a game's actor, loading the game if it is not live
+    /// here. A game being played is loaded only where it is served; a
+    /// finished one anywhere (it is never written again).
     pub async fn mailbox(&self, game_id: &str) -> Result<mpsc::Sender<Command>, Status> {
         let mut actors = self.inner.actors.lock().await;
         if let Some(tx) = actors.get(game_id)
@@ -154,12 +244,20 @@ impl Registry {
         {
             return Ok(tx.clone());
         }
-        // Take the game over first, then read it: a writer of the epoch
-        // before is fenced off from here, so what is read is final.
-        let epoch = store::take_over(&self.inner.db, game_id)
-            .await
-            .map_err(|e| Status::unavailable(format!("cannot read game {game_id}: {e}")))?
-            .ok_or_else(|| Status::not_found(format!("there is no game {game_id}")))?;
+        let placement = self.inner.ownership.placement(game_id);
+        let epoch = match placement {
+            // Take the game over first, then read it: a writer of the
+            // epoch before is fenced off from here, so what is read is
+            // final. The time its shard had no owner goes back on its clock.
+            Placement::Here { give_back_ms } => {
+                store::take_over(&self.inner.db, game_id, give_back_ms).await
+            }
+            Placement::Elsewhere(_) | Placement::Nobody => {
+                store::epoch(&self.inner.db, game_id).await
+            }
+        }
+        .map_err(|e| Status::unavailable(format!("cannot read game {game_id}: {e}")))?
+        .ok_or_else(|| Status::not_found(format!("there is no game {game_id}")))?;
         let (stored, moves) = store::load_game(&self.inner.db, game_id)
             .await
             .map_err(|e| match e {
@@ -171,6 +269,9 @@ impl Registry {
             .ok_or_else(|| Status::not_found(format!("there is no game {game_id}")))?;
         let state = OnlineGame::restore(stored, &moves).map_err(|what| corrupt(game_id, &what))?;
         if state.is_playing() {
+            if !matches!(placement, Placement::Here { .. }) {
+                return Err(not_here(game_id));
+            }
             metrics::gauge!("ttakji_live_games").increment(1.0);
             if epoch > store::FIRST_EPOCH {
                 metrics::counter!("ttakji_game_takeovers_total").increment(1);

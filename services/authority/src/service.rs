@@ -10,13 +10,95 @@ use ttakji_proto::v1::authority_service_server::AuthorityService;
 use crate::actor::Command;
 use crate::convert;
 use crate::game::Requested;
+use crate::ownership::Placement;
 use crate::records::{GameMeta, Seat};
 use crate::registry::Registry;
+use ttakji_platform::authorities::{
+    Authorities, AuthorityClient, FORWARDED_HEADER, OWNER_HEADER, is_retryable, unavailable,
+};
 
 /// The AuthorityService implementation.
 #[derive(Debug, Clone)]
 pub struct Authority {
-    pub registry: Registry,
+    registry: Registry,
+    /// The other instances, for calls about games they own.
+    peers: Authorities,
+}
+
+/// Where a call about a game is answered.
+enum Route {
+    /// Here; `owner` when this instance serves the game (a finished game
+    /// is read anywhere).
+    Here { owner: bool },
+    /// At the owner, once.
+    There(AuthorityClient),
+}
+
+/// `message` as a call forwarded from an authority.
+fn forwarded<T>(message: T) -> Request<T> {
+    let mut request = Request::new(message);
+    request.metadata_mut().insert(
+        FORWARDED_HEADER,
+        tonic::metadata::MetadataValue::from_static("1"),
+    );
+    request
+}
+
+/// The owner's answer to a forwarded call, as this instance's answer: the
+/// message and the owner's name, or a refusal. An owner that could not be
+/// reached is UNAVAILABLE with a retry hint (never tonic's UNKNOWN).
+fn relayed<T>(answer: Result<Response<T>, Status>) -> Result<Response<T>, Status> {
+    match answer {
+        Ok(response) => {
+            let owner = response.metadata().get(OWNER_HEADER).cloned();
+            let mut relayed = Response::new(response.into_inner());
+            if let Some(owner) = owner {
+                relayed.metadata_mut().insert(OWNER_HEADER, owner);
+            }
+            Ok(relayed)
+        }
+        Err(status) if is_retryable(&status) => Err(unavailable(
+            format!(
+                "the game's authority could not be reached ({}); try again",
+                status.message()
+            ),
+            std::time::Duration::from_millis(100),
+        )),
+        Err(status) => Err(status),
+    }
+}
+
+impl Authority {
+    #[must_use]
+    pub fn new(registry: Registry) -> Authority {
+        Authority {
+            registry,
+            peers: Authorities::peers(),
+        }
+    }
+
+    /// Where a call about `game_id` is answered: at the owner when another
+    /// instance serves it and the call was not forwarded already; here
+    /// otherwise (a game being played that is not served here is then
+    /// refused as UNAVAILABLE, to be asked again).
+    fn route<T>(&self, request: &Request<T>, game_id: &str) -> Result<Route, Status> {
+        match self.registry.ownership().placement(game_id) {
+            Placement::Here { .. } => Ok(Route::Here { owner: true }),
+            Placement::Elsewhere(url) if request.metadata().get(FORWARDED_HEADER).is_none() => {
+                Ok(Route::There(self.peers.client(&url)?))
+            }
+            Placement::Elsewhere(_) | Placement::Nobody => Ok(Route::Here { owner: false }),
+        }
+    }
+
+    /// An answer from here, naming this instance when it owns the game.
+    fn answer<T>(&self, message: T, owner: bool) -> Response<T> {
+        let mut response = Response::new(message);
+        if owner && let Ok(me) = self.registry.ownership().me().parse() {
+            response.metadata_mut().insert(OWNER_HEADER, me);
+        }
+        response
+    }
 }
 
 /// The longest name a seat may carry.
@@ -73,6 +155,19 @@ impl AuthorityService for Authority {
         observe(
             "CreateGame",
             async {
+                let given = request.get_ref().game_id.clone();
+                let owner = if given.is_empty() {
+                    true
+                } else {
+                    match self.route(&request, &given)? {
+                        Route::There(mut peer) => {
+                            return relayed(
+                                peer.create_game(forwarded(request.into_inner())).await,
+                            );
+                        }
+                        Route::Here { owner } => owner,
+                    }
+                };
                 let req = request.into_inner();
                 let size = convert::board_size(req.board_size)?;
                 let ruleset = if req.ruleset.is_empty() {
@@ -93,7 +188,12 @@ impl AuthorityService for Authority {
                 }
                 let meta = GameMeta {
                     id: if req.game_id.is_empty() {
-                        uuid::Uuid::new_v4().simple().to_string()
+                        self.registry.ownership().new_local_id().ok_or_else(|| {
+                            unavailable(
+                                "this authority serves no games right now; try again",
+                                std::time::Duration::from_millis(100),
+                            )
+                        })?
                     } else if req.game_id.len() == 32
                         && req
                             .game_id
@@ -115,7 +215,7 @@ impl AuthorityService for Authority {
                 };
                 tracing::info!(game_id = %meta.id, "game created");
                 let game = self.registry.create(meta).await?;
-                Ok(Response::new(pb::CreateGameResponse { game: Some(game) }))
+                Ok(self.answer(pb::CreateGameResponse { game: Some(game) }, owner))
             }
             .await,
         )
@@ -129,6 +229,12 @@ impl AuthorityService for Authority {
         observe(
             "LoadGame",
             async {
+                let owner = match self.route(&request, &request.get_ref().game_id)? {
+                    Route::There(mut peer) => {
+                        return relayed(peer.load_game(forwarded(request.into_inner())).await);
+                    }
+                    Route::Here { owner } => owner,
+                };
                 let req = request.into_inner();
                 let id = convert::game_id(&req.game_id)?;
                 let preview = req.include_score_preview;
@@ -136,7 +242,7 @@ impl AuthorityService for Authority {
                     .registry
                     .ask(id, |reply| Command::Snapshot { preview, reply })
                     .await?;
-                Ok(Response::new(pb::LoadGameResponse { game: Some(game) }))
+                Ok(self.answer(pb::LoadGameResponse { game: Some(game) }, owner))
             }
             .await,
         )
@@ -150,6 +256,12 @@ impl AuthorityService for Authority {
         observe(
             "SubmitAction",
             async {
+                let owner = match self.route(&request, &request.get_ref().game_id)? {
+                    Route::There(mut peer) => {
+                        return relayed(peer.submit_action(forwarded(request.into_inner())).await);
+                    }
+                    Route::Here { owner } => owner,
+                };
                 let req = request.into_inner();
                 let id = convert::game_id(&req.game_id)?.to_owned();
                 if req.user_id.is_empty() {
@@ -176,10 +288,13 @@ impl AuthorityService for Authority {
                         reply,
                     })
                     .await??;
-                Ok(Response::new(pb::SubmitActionResponse {
-                    r#move: mv,
-                    game: Some(game),
-                }))
+                Ok(self.answer(
+                    pb::SubmitActionResponse {
+                        r#move: mv,
+                        game: Some(game),
+                    },
+                    owner,
+                ))
             }
             .await,
         )
@@ -193,6 +308,12 @@ impl AuthorityService for Authority {
         observe(
             "TakeBack",
             async {
+                let owner = match self.route(&request, &request.get_ref().game_id)? {
+                    Route::There(mut peer) => {
+                        return relayed(peer.take_back(forwarded(request.into_inner())).await);
+                    }
+                    Route::Here { owner } => owner,
+                };
                 let req = request.into_inner();
                 let id = convert::game_id(&req.game_id)?.to_owned();
                 let game = self
@@ -204,7 +325,7 @@ impl AuthorityService for Authority {
                         reply,
                     })
                     .await??;
-                Ok(Response::new(pb::TakeBackResponse { game: Some(game) }))
+                Ok(self.answer(pb::TakeBackResponse { game: Some(game) }, owner))
             }
             .await,
         )
@@ -218,14 +339,18 @@ impl AuthorityService for Authority {
         observe(
             "PreviewScore",
             async {
+                let owner = match self.route(&request, &request.get_ref().game_id)? {
+                    Route::There(mut peer) => {
+                        return relayed(peer.preview_score(forwarded(request.into_inner())).await);
+                    }
+                    Route::Here { owner } => owner,
+                };
                 let id = convert::game_id(&request.get_ref().game_id)?;
                 let count = self
                     .registry
                     .ask(id, |reply| Command::Preview { reply })
                     .await?;
-                Ok(Response::new(pb::PreviewScoreResponse {
-                    count: Some(count),
-                }))
+                Ok(self.answer(pb::PreviewScoreResponse { count: Some(count) }, owner))
             }
             .await,
         )
@@ -239,12 +364,18 @@ impl AuthorityService for Authority {
         observe(
             "ExportRecord",
             async {
+                let owner = match self.route(&request, &request.get_ref().game_id)? {
+                    Route::There(mut peer) => {
+                        return relayed(peer.export_record(forwarded(request.into_inner())).await);
+                    }
+                    Route::Here { owner } => owner,
+                };
                 let id = convert::game_id(&request.get_ref().game_id)?;
                 let sgf = self
                     .registry
                     .ask(id, |reply| Command::Export { reply })
                     .await?;
-                Ok(Response::new(pb::ExportRecordResponse { sgf }))
+                Ok(self.answer(pb::ExportRecordResponse { sgf }, owner))
             }
             .await,
         )
@@ -258,6 +389,12 @@ impl AuthorityService for Authority {
         observe(
             "ListEvents",
             async {
+                let owner = match self.route(&request, &request.get_ref().game_id)? {
+                    Route::There(mut peer) => {
+                        return relayed(peer.list_events(forwarded(request.into_inner())).await);
+                    }
+                    Route::Here { owner } => owner,
+                };
                 let req = request.into_inner();
                 let id = convert::game_id(&req.game_id)?;
                 // Make sure the game exists (NOT_FOUND otherwise).
@@ -266,7 +403,7 @@ impl AuthorityService for Authority {
                     .registry
                     .events_after(id, req.after_seq, req.limit)
                     .await?;
-                Ok(Response::new(pb::ListEventsResponse { events }))
+                Ok(self.answer(pb::ListEventsResponse { events }, owner))
             }
             .await,
         )
@@ -280,6 +417,12 @@ impl AuthorityService for Authority {
         observe(
             "OfferDraw",
             async {
+                let owner = match self.route(&request, &request.get_ref().game_id)? {
+                    Route::There(mut peer) => {
+                        return relayed(peer.propose_draw(forwarded(request.into_inner())).await);
+                    }
+                    Route::Here { owner } => owner,
+                };
                 let req = request.into_inner();
                 let id = convert::game_id(&req.game_id)?.to_owned();
                 let game = self
@@ -290,7 +433,7 @@ impl AuthorityService for Authority {
                         reply,
                     })
                     .await??;
-                Ok(Response::new(pb::ProposeDrawResponse { game: Some(game) }))
+                Ok(self.answer(pb::ProposeDrawResponse { game: Some(game) }, owner))
             }
             .await,
         )
@@ -304,6 +447,14 @@ impl AuthorityService for Authority {
         observe(
             "AnswerDraw",
             async {
+                let owner = match self.route(&request, &request.get_ref().game_id)? {
+                    Route::There(mut peer) => {
+                        return relayed(
+                            peer.respond_to_draw(forwarded(request.into_inner())).await,
+                        );
+                    }
+                    Route::Here { owner } => owner,
+                };
                 let req = request.into_inner();
                 let id = convert::game_id(&req.game_id)?.to_owned();
                 let game = self
@@ -315,9 +466,7 @@ impl AuthorityService for Authority {
                         reply,
                     })
                     .await??;
-                Ok(Response::new(pb::RespondToDrawResponse {
-                    game: Some(game),
-                }))
+                Ok(self.answer(pb::RespondToDrawResponse { game: Some(game) }, owner))
             }
             .await,
         )

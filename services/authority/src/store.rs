@@ -100,13 +100,22 @@ pub const FIRST_EPOCH: u64 = 1;
 /// no such game. Read the game after this, not before: what the earlier
 /// owner wrote up to here is then in the store. A finished game is never
 /// written again, so reading it takes nothing over and writes nothing.
+///
+/// `give_back_ms` moves the clock's deadline later, in the same write: the
+/// time the game had no owner is not the player's to lose.
 #[tracing::instrument(skip(db))]
-pub async fn take_over(db: &Database, game_id: &str) -> sqlx::Result<Option<u64>> {
+pub async fn take_over(
+    db: &Database,
+    game_id: &str,
+    give_back_ms: i64,
+) -> sqlx::Result<Option<u64>> {
     let raised: Option<i64> = on_pool!(db, |pool| {
         sqlx::query_scalar(
-            "UPDATE games SET epoch = epoch + 1 WHERE id = $1 AND status = 'playing' RETURNING epoch",
+            "UPDATE games SET epoch = epoch + 1, deadline_at = deadline_at + $2 \
+             WHERE id = $1 AND status = 'playing' RETURNING epoch",
         )
         .bind(game_id)
+        .bind(give_back_ms)
         .fetch_optional(pool)
         .await
     })?;
@@ -525,7 +534,7 @@ mod tests {
             .await
             .expect("the creator holds the game");
 
-        let taken = super::take_over(&db, "g1").await.expect("read");
+        let taken = super::take_over(&db, "g1", 0).await.expect("read");
         assert_eq!(taken, Some(FIRST_EPOCH + 1));
         assert_eq!(super::epoch(&db, "g1").await.expect("read"), taken);
         let stale = super::apply(&db, "g1", FIRST_EPOCH, &a_move(2), &[event(3)], 3).await;
@@ -540,7 +549,7 @@ mod tests {
         super::apply(&db, "g1", FIRST_EPOCH + 1, &a_move(2), &[event(3)], 3)
             .await
             .expect("the new owner writes");
-        assert_eq!(super::take_over(&db, "nope").await.expect("read"), None);
+        assert_eq!(super::take_over(&db, "nope", 0).await.expect("read"), None);
     }
 
     #[tokio::test]
@@ -564,9 +573,26 @@ mod tests {
             .await
             .expect("the end is stored");
         assert_eq!(
-            super::take_over(&db, "g2").await.expect("read"),
+            super::take_over(&db, "g2", 0).await.expect("read"),
             Some(FIRST_EPOCH),
             "the epoch stays where the last writer left it"
         );
+    }
+
+    #[tokio::test]
+    async fn a_takeover_gives_the_unowned_time_back_to_the_clock_once() {
+        let db = store_with("g3").await;
+        super::take_over(&db, "g3", 1_500).await.expect("read");
+        let (game, _) = super::load_game(&db, "g3")
+            .await
+            .expect("read")
+            .expect("game");
+        assert_eq!(game.deadline_at, Some(31_501));
+        super::take_over(&db, "g3", 0).await.expect("read");
+        let (game, _) = super::load_game(&db, "g3")
+            .await
+            .expect("read")
+            .expect("game");
+        assert_eq!(game.deadline_at, Some(31_501), "given back once, not again");
     }
 }

@@ -23,13 +23,16 @@ impl Gateway {
         action: Action,
     ) -> Result<pb::SubmitActionResponse, Status> {
         Ok(self
-            .authority()
-            .submit_action(pb::SubmitActionRequest {
-                game_id: game_id.into_string(),
-                user_id: me.user_id,
-                move_number,
-                action: Some(action),
-            })
+            .authority
+            .ask(
+                pb::SubmitActionRequest {
+                    game_id: game_id.into_string(),
+                    user_id: me.user_id,
+                    move_number,
+                    action: Some(action),
+                },
+                |mut c, r| async move { c.submit_action(r).await },
+            )
             .await?
             .into_inner())
     }
@@ -72,16 +75,21 @@ impl GameService for Gateway {
         let terms = AiGame::try_from(request.into_inner())?;
         let (black, white) = ai_game_seats(me, &terms);
         let created = self
-            .authority()
-            .create_game(pb::CreateGameRequest {
-                board_size: terms.board_size,
-                ruleset: String::new(),
-                black: Some(black),
-                white: Some(white),
-                seconds_per_move: 0,
-                game_id: String::new(),
-                ranked: false,
-            })
+            .authority
+            .ask(
+                pb::CreateGameRequest {
+                    board_size: terms.board_size,
+                    ruleset: String::new(),
+                    black: Some(black),
+                    white: Some(white),
+                    seconds_per_move: 0,
+                    // Chosen here, so a retried call makes one game, at the
+                    // authority that owns its shard.
+                    game_id: uuid::Uuid::new_v4().simple().to_string(),
+                    ranked: false,
+                },
+                |mut c, r| async move { c.create_game(r).await },
+            )
             .await?
             .into_inner();
         Ok(Response::new(pb::StartAiGameResponse {
@@ -97,12 +105,15 @@ impl GameService for Gateway {
         let me = Caller::of(&request)?;
         let req = request.into_inner();
         let loaded = self
-            .authority()
-            .load_game(pb::LoadGameRequest {
-                game_id: GameId::parse(&req.game_id)?.into_string(),
-                user_id: me.user_id,
-                include_score_preview: req.include_score_preview,
-            })
+            .authority
+            .ask(
+                pb::LoadGameRequest {
+                    game_id: GameId::parse(&req.game_id)?.into_string(),
+                    user_id: me.user_id,
+                    include_score_preview: req.include_score_preview,
+                },
+                |mut c, r| async move { c.load_game(r).await },
+            )
             .await?
             .into_inner();
         Ok(Response::new(pb::GetGameResponse { game: loaded.game }))
@@ -161,12 +172,15 @@ impl GameService for Gateway {
         let me = Caller::of(&request)?;
         let req = request.into_inner();
         let done = self
-            .authority()
-            .take_back(pb::TakeBackRequest {
-                game_id: GameId::parse(&req.game_id)?.into_string(),
-                user_id: me.user_id,
-                move_count: req.move_count,
-            })
+            .authority
+            .ask(
+                pb::TakeBackRequest {
+                    game_id: GameId::parse(&req.game_id)?.into_string(),
+                    user_id: me.user_id,
+                    move_count: req.move_count,
+                },
+                |mut c, r| async move { c.take_back(r).await },
+            )
             .await?
             .into_inner();
         Ok(Response::new(pb::UndoMoveResponse { game: done.game }))
@@ -180,8 +194,10 @@ impl GameService for Gateway {
         Caller::of(&request)?;
         let game_id = GameId::parse(&request.get_ref().game_id)?.into_string();
         let count = self
-            .authority()
-            .preview_score(pb::PreviewScoreRequest { game_id })
+            .authority
+            .ask(pb::PreviewScoreRequest { game_id }, |mut c, r| async move {
+                c.preview_score(r).await
+            })
             .await?
             .into_inner()
             .count;
@@ -196,8 +212,10 @@ impl GameService for Gateway {
         Caller::of(&request)?;
         let game_id = GameId::parse(&request.get_ref().game_id)?.into_string();
         let sgf = self
-            .authority()
-            .export_record(pb::ExportRecordRequest { game_id })
+            .authority
+            .ask(pb::ExportRecordRequest { game_id }, |mut c, r| async move {
+                c.export_record(r).await
+            })
             .await?
             .into_inner()
             .sgf;
@@ -212,11 +230,14 @@ impl GameService for Gateway {
         let me = Caller::of(&request)?;
         let game_id = GameId::parse(&request.get_ref().game_id)?.into_string();
         let done = self
-            .authority()
-            .propose_draw(pb::ProposeDrawRequest {
-                game_id,
-                user_id: me.user_id,
-            })
+            .authority
+            .ask(
+                pb::ProposeDrawRequest {
+                    game_id,
+                    user_id: me.user_id,
+                },
+                |mut c, r| async move { c.propose_draw(r).await },
+            )
             .await?
             .into_inner();
         Ok(Response::new(pb::OfferDrawResponse { game: done.game }))
@@ -230,12 +251,15 @@ impl GameService for Gateway {
         let me = Caller::of(&request)?;
         let req = request.into_inner();
         let done = self
-            .authority()
-            .respond_to_draw(pb::RespondToDrawRequest {
-                game_id: GameId::parse(&req.game_id)?.into_string(),
-                user_id: me.user_id,
-                accept: req.accept,
-            })
+            .authority
+            .ask(
+                pb::RespondToDrawRequest {
+                    game_id: GameId::parse(&req.game_id)?.into_string(),
+                    user_id: me.user_id,
+                    accept: req.accept,
+                },
+                |mut c, r| async move { c.respond_to_draw(r).await },
+            )
             .await?
             .into_inner();
         Ok(Response::new(pb::AnswerDrawResponse { game: done.game }))

@@ -25,7 +25,7 @@ pub mod streams;
 pub mod validate;
 pub mod watch;
 
-pub use state::{AuthorityClient, MatchmakerClient, RatingsClient};
+pub use state::{MatchmakerClient, RatingsClient};
 
 use std::net::SocketAddr;
 
@@ -34,7 +34,6 @@ use ttakji_platform::bus::Bus;
 use ttakji_platform::grpc::{self, GrpcServer};
 use ttakji_platform::shutdown::Shutdown;
 use ttakji_proto::v1::auth_service_server::AuthServiceServer;
-use ttakji_proto::v1::authority_service_client::AuthorityServiceClient;
 use ttakji_proto::v1::game_service_server::GameServiceServer;
 use ttakji_proto::v1::ladder_service_server::LadderServiceServer;
 use ttakji_proto::v1::match_service_server::MatchServiceServer;
@@ -58,7 +57,9 @@ pub struct Config {
     /// Where `/metrics` is served; `None` serves none.
     #[arg(long, env = "TTAKJI_METRICS_LISTEN", default_value = "0.0.0.0:9090")]
     pub metrics_listen: Option<SocketAddr>,
-    /// The game authority's gRPC address.
+    /// The game authorities' gRPC addresses: one URL or several separated
+    /// by commas; a host name stands for every address it resolves to (a
+    /// Kubernetes headless Service).
     #[arg(
         long,
         env = "TTAKJI_AUTHORITY_URL",
@@ -148,8 +149,7 @@ impl App {
         let metrics_addr =
             ttakji_platform::metrics::serve_if(config.metrics_listen, shutdown.clone(), "gateway")
                 .await?;
-        let authority =
-            AuthorityServiceClient::new(grpc::client(&config.authority_url, "authority")?);
+        let authority = ttakji_platform::authorities::Authorities::new(&config.authority_url)?;
         let matchmaker =
             MatchmakerServiceClient::new(grpc::client(&config.matchmaker_url, "matchmaker")?);
         let ratings =

@@ -10,15 +10,12 @@ use ttakji_platform::bus::{Bus, Subscription, user_channel};
 use ttakji_platform::shutdown::Shutdown;
 use ttakji_platform::store::Database;
 
+use ttakji_platform::authorities::Authorities;
 use ttakji_platform::grpc::TracedChannel;
-use ttakji_proto::v1::authority_service_client::AuthorityServiceClient;
 use ttakji_proto::v1::matchmaker_service_client::MatchmakerServiceClient;
 use ttakji_proto::v1::ratings_service_client::RatingsServiceClient;
 
 use crate::google::GoogleVerifier;
-
-/// The authority client every game handler uses.
-pub type AuthorityClient = AuthorityServiceClient<TracedChannel>;
 
 /// The matchmaker client the queue handlers use.
 pub type MatchmakerClient = MatchmakerServiceClient<TracedChannel>;
@@ -33,7 +30,8 @@ pub struct Gateway {
     pub google: Option<Arc<GoogleVerifier>>,
     /// The accounts store.
     pub db: Database,
-    pub authority: AuthorityClient,
+    /// The authority instances, each game's call sent to its owner.
+    pub authority: Authorities,
     pub matchmaker: MatchmakerClient,
     pub ratings: RatingsClient,
     /// Sign and verify access tokens.
@@ -45,11 +43,6 @@ pub struct Gateway {
 }
 
 impl Gateway {
-    /// A client of the authority for one call.
-    pub(crate) fn authority(&self) -> AuthorityClient {
-        self.authority.clone()
-    }
-
     /// A client of the matchmaker for one call.
     pub(crate) fn matchmaker(&self) -> MatchmakerClient {
         self.matchmaker.clone()

@@ -94,12 +94,15 @@ pub async fn watch(
         .await
         .map_err(|e| Status::unavailable(format!("cannot follow game {game_id}: {e}")))?;
     let game = gateway
-        .authority()
-        .load_game(pb::LoadGameRequest {
-            game_id: game_id.clone(),
-            user_id: viewer.clone(),
-            include_score_preview: false,
-        })
+        .authority
+        .ask(
+            pb::LoadGameRequest {
+                game_id: game_id.clone(),
+                user_id: viewer.clone(),
+                include_score_preview: false,
+            },
+            |mut c, r| async move { c.load_game(r).await },
+        )
         .await?
         .into_inner()
         .game
@@ -294,12 +297,15 @@ impl Watcher {
     async fn stored_after(&self, after: u64) -> Result<Vec<pb::GameEvent>, Status> {
         Ok(self
             .gateway
-            .authority()
-            .list_events(pb::ListEventsRequest {
-                game_id: self.game_id.clone(),
-                after_seq: after,
-                limit: 0,
-            })
+            .authority
+            .ask(
+                pb::ListEventsRequest {
+                    game_id: self.game_id.clone(),
+                    after_seq: after,
+                    limit: 0,
+                },
+                |mut c, r| async move { c.list_events(r).await },
+            )
             .await?
             .into_inner()
             .events)

@@ -22,7 +22,8 @@ pub struct Config {
     /// Where `/metrics` is served; `None` serves none.
     #[arg(long, env = "TTAKJI_METRICS_LISTEN", default_value = "0.0.0.0:9092")]
     pub metrics_listen: Option<SocketAddr>,
-    /// The authority's gRPC address.
+    /// The game authorities' gRPC addresses: one URL or several separated
+    /// by commas; a host name stands for every address it resolves to.
     #[arg(
         long,
         env = "TTAKJI_AUTHORITY_URL",

@@ -22,13 +22,12 @@ mod wire;
 use std::net::SocketAddr;
 
 use ttakji_platform::bus::Bus;
-use ttakji_platform::grpc::{self, GrpcServer};
+use ttakji_platform::grpc::GrpcServer;
 use ttakji_platform::shutdown::Shutdown;
-use ttakji_proto::v1::authority_service_client::AuthorityServiceClient;
 use ttakji_proto::v1::matchmaker_service_server::MatchmakerServiceServer;
 
 pub use config::{Config, LINK_BASE, SECONDS_PER_MOVE};
-pub use matchmaker::{AuthorityClient, Matchmaker};
+pub use matchmaker::Matchmaker;
 pub use pairing::PairingRules;
 pub use tickets::{QueueStore, Tickets};
 
@@ -61,9 +60,8 @@ impl App {
             "matchmaker",
         )
         .await?;
-        let authority = grpc::client(&config.authority_url, "authority")?;
-        let matchmaker =
-            Matchmaker::new(config, tickets, bus, AuthorityServiceClient::new(authority));
+        let authority = ttakji_platform::authorities::Authorities::new(&config.authority_url)?;
+        let matchmaker = Matchmaker::new(config, tickets, bus, authority);
         tracing::info!(%addr, "matchmaker ready");
         Ok(App {
             addr,

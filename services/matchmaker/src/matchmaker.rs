@@ -5,18 +5,14 @@
 use std::sync::Arc;
 
 use tonic::Status;
+use ttakji_platform::authorities::Authorities;
 use ttakji_platform::bus::{Bus, user_channel};
-use ttakji_platform::grpc;
 use ttakji_platform::now_unix_ms;
 use ttakji_proto::v1 as pb;
-use ttakji_proto::v1::authority_service_client::AuthorityServiceClient;
 
 use crate::config::Config;
 use crate::tickets::{ChallengeRecord, Place, State, StoreError, Ticket, Tickets};
 use crate::wire;
-
-/// The authority client the matchmaker uses.
-pub type AuthorityClient = AuthorityServiceClient<grpc::TracedChannel>;
 
 /// The matchmaker's handlers and pairing loop, over one store.
 #[derive(Debug, Clone)]
@@ -29,7 +25,7 @@ struct Inner {
     config: Config,
     tickets: Tickets,
     bus: Bus,
-    authority: AuthorityClient,
+    authority: Authorities,
     /// This instance's name in leases.
     instance: String,
 }
@@ -47,12 +43,7 @@ pub(crate) fn first_is_black(game_id: &str) -> bool {
 
 impl Matchmaker {
     #[must_use]
-    pub fn new(
-        config: Config,
-        tickets: Tickets,
-        bus: Bus,
-        authority: AuthorityClient,
-    ) -> Matchmaker {
+    pub fn new(config: Config, tickets: Tickets, bus: Bus, authority: Authorities) -> Matchmaker {
         Matchmaker {
             inner: Arc::new(Inner {
                 config,
@@ -72,8 +63,9 @@ impl Matchmaker {
         &self.inner.tickets
     }
 
-    pub(crate) fn authority(&self) -> AuthorityClient {
-        self.inner.authority.clone()
+    /// The authority instances, each game's call sent to its owner.
+    pub(crate) fn authority(&self) -> &Authorities {
+        &self.inner.authority
     }
 
     /// This instance's name in pairing leases.
@@ -114,7 +106,7 @@ impl Matchmaker {
         request: pb::CreateGameRequest,
     ) -> Result<pb::GameSnapshot, Status> {
         self.authority()
-            .create_game(request)
+            .ask(request, |mut c, r| async move { c.create_game(r).await })
             .await?
             .into_inner()
             .game

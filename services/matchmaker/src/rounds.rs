@@ -238,8 +238,8 @@ impl Matchmaker {
 
 #[cfg(test)]
 mod tests {
+    use ttakji_platform::authorities::Authorities;
     use ttakji_platform::bus::Bus;
-    use ttakji_proto::v1::authority_service_client::AuthorityServiceClient;
 
     use super::*;
     use crate::config::Config;
@@ -249,13 +249,10 @@ mod tests {
     fn matchmaker(tickets: Tickets) -> Matchmaker {
         let nowhere = "http://127.0.0.1:1";
         let config = Config::new("127.0.0.1:0".parse().expect("addr"), nowhere.to_owned());
-        let channel = ttakji_platform::grpc::client(nowhere, "authority").expect("url");
-        Matchmaker::new(
-            config,
-            tickets,
-            Bus::in_process(),
-            AuthorityServiceClient::new(channel),
-        )
+        let authority = Authorities::new(nowhere)
+            .expect("url")
+            .with_budget(std::time::Duration::from_millis(200));
+        Matchmaker::new(config, tickets, Bus::in_process(), authority)
     }
 
     async fn queue(tickets: &Tickets, id: &str, since_ms: i64) {

@@ -292,11 +292,14 @@ impl MatchmakerService for Matchmaker {
                 let req = RematchAgreement::try_from(request.into_inner())?;
                 let old = self
                     .authority()
-                    .load_game(pb::LoadGameRequest {
-                        game_id: req.game_id.clone(),
-                        user_id: req.user_id.clone(),
-                        include_score_preview: false,
-                    })
+                    .ask(
+                        pb::LoadGameRequest {
+                            game_id: req.game_id.clone(),
+                            user_id: req.user_id.clone(),
+                            include_score_preview: false,
+                        },
+                        |mut c, r| async move { c.load_game(r).await },
+                    )
                     .await?
                     .into_inner()
                     .game

@@ -21,11 +21,10 @@ use anyhow::Context as _;
 use prost::Message as _;
 use tonic::{Request, Response, Status};
 use ttakji_platform::bus::{self, Bus, Delivery};
-use ttakji_platform::grpc::{self, GrpcServer, observe};
+use ttakji_platform::grpc::{GrpcServer, observe};
 use ttakji_platform::shutdown::Shutdown;
 use ttakji_platform::store::Database;
 use ttakji_proto::v1 as pb;
-use ttakji_proto::v1::authority_service_client::AuthorityServiceClient;
 use ttakji_proto::v1::ratings_service_server::{RatingsService, RatingsServiceServer};
 
 use crate::elo::Outcome;
@@ -45,7 +44,8 @@ pub struct Config {
     /// Where `/metrics` is served; `None` serves none.
     #[arg(long, env = "TTAKJI_METRICS_LISTEN", default_value = "0.0.0.0:9093")]
     pub metrics_listen: Option<SocketAddr>,
-    /// The authority, for reconciliation.
+    /// The game authorities, for reconciliation: one URL or several
+    /// separated by commas; a host name stands for every address.
     #[arg(
         long,
         env = "TTAKJI_AUTHORITY_URL",
@@ -86,8 +86,6 @@ fn reconcile_interval(text: &str) -> Result<Duration, String> {
     ttakji_platform::config::seconds(text).map(|every| every.max(Duration::from_secs(1)))
 }
 
-type AuthorityClient = AuthorityServiceClient<grpc::TracedChannel>;
-
 /// Where the leaderboard is read from.
 #[derive(Clone)]
 enum Ladder {
@@ -104,7 +102,7 @@ pub const LADDER_PREFIX: &str = "ttakji:ladder:";
 pub struct Ratings {
     db: Database,
     ladder: Ladder,
-    authority: AuthorityClient,
+    authority: ttakji_platform::authorities::Authorities,
     cursor: Arc<tokio::sync::Mutex<i64>>,
 }
 
@@ -197,12 +195,14 @@ impl Ratings {
         loop {
             let games = self
                 .authority
-                .clone()
-                .list_finished_games(pb::ListFinishedGamesRequest {
-                    finished_since_unix_ms: since,
-                    ranked_only: true,
-                    limit: 500,
-                })
+                .ask(
+                    pb::ListFinishedGamesRequest {
+                        finished_since_unix_ms: since,
+                        ranked_only: true,
+                        limit: 500,
+                    },
+                    |mut c, r| async move { c.list_finished_games(r).await },
+                )
                 .await?
                 .into_inner()
                 .games;
@@ -503,11 +503,10 @@ impl App {
             ),
             None => Ladder::Database,
         };
-        let authority = grpc::client(&config.authority_url, "authority")?;
         let ratings = Ratings {
             db,
             ladder,
-            authority: AuthorityServiceClient::new(authority),
+            authority: ttakji_platform::authorities::Authorities::new(&config.authority_url)?,
             cursor: Arc::new(tokio::sync::Mutex::new(0)),
         };
         Ok(App {

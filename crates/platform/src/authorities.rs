@@ -1,0 +1,475 @@
+//! Finding the authority that owns a game, for its callers (the gateway,
+//! the matchmaker, the ratings service) and for authorities forwarding to
+//! each other.
+//!
+//! Games hash into [`SHARDS`] shards by id ([`shard_of`]); each shard is
+//! owned by one authority instance at a time (the authority's ownership
+//! module keeps the leases). A caller sends a game's call to the instance
+//! it last saw answer for the game's shard, or to any configured instance;
+//! an instance that does not own the game forwards the call to the owner
+//! once, so a caller with a stale guess still gets its answer. Every answer
+//! about a game names its owner in the [`OWNER_HEADER`] metadata, so the
+//! next call goes straight there.
+//!
+//! While a game has no owner (its instance died and the lease has not run
+//! out yet, or it is being handed over) calls are answered UNAVAILABLE;
+//! [`Authorities::call`] retries those, and transport failures, with a
+//! short back-off until [`RETRY_BUDGET`] is spent, so a failover that
+//! completes in time shows as a slower call. Every retried call is safe to
+//! repeat: a move names its number and a repeated one gets the first
+//! answer, a game is created under the id its caller chose.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use tonic::{Code, Status};
+use ttakji_proto::v1::authority_service_client::AuthorityServiceClient;
+
+use crate::grpc::{self, TracedChannel};
+
+/// The number of shards games hash into. Fixed: changing it moves games
+/// between shards, so every authority of a deployment must agree on it.
+pub const SHARDS: u32 = 64;
+
+/// Response metadata naming the URL of the instance that owns the game.
+pub const OWNER_HEADER: &str = "ttakji-owner";
+
+/// Request metadata an authority sets on a call it forwards: the receiver
+/// answers it or refuses it, never forwards it again.
+pub const FORWARDED_HEADER: &str = "ttakji-forwarded";
+
+/// Metadata on an UNAVAILABLE answer: how long to wait before trying again.
+pub const RETRY_AFTER_HEADER: &str = "ttakji-retry-after-ms";
+
+/// How long [`Authorities::call`] keeps trying before it answers UNAVAILABLE.
+pub const RETRY_BUDGET: Duration = Duration::from_secs(10);
+
+/// The first wait between tries; it doubles up to [`MAX_BACKOFF`].
+const FIRST_BACKOFF: Duration = Duration::from_millis(25);
+const MAX_BACKOFF: Duration = Duration::from_millis(400);
+
+/// How often configured host names are looked up again.
+const RESOLVE_EVERY: Duration = Duration::from_secs(10);
+
+/// An authority client over a traced channel.
+pub type AuthorityClient = AuthorityServiceClient<TracedChannel>;
+
+/// The shard of a game: FNV-1a of its id, modulo [`SHARDS`]. Stable across
+/// versions and machines (no random seed).
+#[must_use]
+pub fn shard_of(game_id: &str) -> u32 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in game_id.bytes() {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    u32::try_from(hash % u64::from(SHARDS)).unwrap_or(0)
+}
+
+/// UNAVAILABLE with a retry hint.
+#[must_use]
+pub fn unavailable(message: impl Into<String>, retry_after: Duration) -> Status {
+    let mut status = Status::unavailable(message);
+    if let Ok(value) = retry_after.as_millis().to_string().parse() {
+        status.metadata_mut().insert(RETRY_AFTER_HEADER, value);
+    }
+    status
+}
+
+/// Whether a failed call may be sent again, here or elsewhere: the
+/// instance was unreachable, went away mid-call (tonic says UNKNOWN for a
+/// broken HTTP/2 connection; our servers never answer UNKNOWN themselves)
+/// or said the game has no owner right now.
+#[must_use]
+pub fn is_retryable(status: &Status) -> bool {
+    matches!(status.code(), Code::Unavailable | Code::Unknown)
+}
+
+/// A request to the authority, and the game it is about.
+pub trait AboutGame {
+    /// The game's id; `None` for a call about no one game (or a new game
+    /// whose id the authority is to choose).
+    fn game_id(&self) -> Option<&str>;
+}
+
+macro_rules! about_game {
+    ($($request:ident),*) => {$(
+        impl AboutGame for ttakji_proto::v1::$request {
+            fn game_id(&self) -> Option<&str> {
+                Some(self.game_id.as_str()).filter(|id| !id.is_empty())
+            }
+        }
+    )*};
+}
+
+about_game!(
+    CreateGameRequest,
+    LoadGameRequest,
+    SubmitActionRequest,
+    TakeBackRequest,
+    PreviewScoreRequest,
+    ExportRecordRequest,
+    ListEventsRequest,
+    ProposeDrawRequest,
+    RespondToDrawRequest
+);
+
+impl AboutGame for ttakji_proto::v1::ListFinishedGamesRequest {
+    fn game_id(&self) -> Option<&str> {
+        None
+    }
+}
+
+/// The authority instances a caller knows, and which one owns which shard.
+#[derive(Debug, Clone)]
+pub struct Authorities {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    /// The URLs as configured; host names are looked up to every address.
+    configured: Vec<String>,
+    state: Mutex<State>,
+    next: AtomicUsize,
+    budget: Duration,
+}
+
+#[derive(Debug)]
+struct State {
+    /// Every instance address the configured URLs resolve to.
+    endpoints: Vec<String>,
+    resolved_at: Option<Instant>,
+    /// The owner last seen answering for each shard.
+    owners: HashMap<u32, String>,
+    channels: HashMap<String, TracedChannel>,
+}
+
+impl Authorities {
+    /// Callers of the authorities at `urls`: one URL or several separated
+    /// by commas; a host name may resolve to several instances (a
+    /// Kubernetes headless Service), and each address is one instance.
+    ///
+    /// # Errors
+    /// When a URL is not valid.
+    pub fn new(urls: &str) -> anyhow::Result<Authorities> {
+        let configured: Vec<String> = urls
+            .split(',')
+            .map(str::trim)
+            .filter(|u| !u.is_empty())
+            .map(str::to_owned)
+            .collect();
+        if configured.is_empty() {
+            anyhow::bail!("no authority URL given");
+        }
+        for url in &configured {
+            url.parse::<http::Uri>()
+                .ok()
+                .filter(|u| u.host().is_some())
+                .ok_or_else(|| anyhow::anyhow!("the authority URL {url:?} is not valid"))?;
+        }
+        Ok(Authorities::with(configured, RETRY_BUDGET))
+    }
+
+    /// Clients of instances named only by the owners they report (an
+    /// authority forwarding to its peers).
+    #[must_use]
+    pub fn peers() -> Authorities {
+        Authorities::with(Vec::new(), RETRY_BUDGET)
+    }
+
+    fn with(configured: Vec<String>, budget: Duration) -> Authorities {
+        Authorities {
+            inner: Arc::new(Inner {
+                configured,
+                state: Mutex::new(State {
+                    endpoints: Vec::new(),
+                    resolved_at: None,
+                    owners: HashMap::new(),
+                    channels: HashMap::new(),
+                }),
+                next: AtomicUsize::new(0),
+                budget,
+            }),
+        }
+    }
+
+    /// The same instances, giving up after `budget` instead.
+    #[must_use]
+    pub fn with_budget(&self, budget: Duration) -> Authorities {
+        Authorities::with(self.inner.configured.clone(), budget)
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.inner
+            .state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A client of the instance at `url` (one connection per instance).
+    ///
+    /// # Errors
+    /// When the URL is not valid.
+    pub fn client(&self, url: &str) -> Result<AuthorityClient, Status> {
+        let mut state = self.state();
+        if let Some(channel) = state.channels.get(url) {
+            return Ok(AuthorityServiceClient::new(channel.clone()));
+        }
+        let channel = grpc::client(url, "authority")
+            .map_err(|e| Status::internal(format!("authority address: {e}")))?;
+        state.channels.insert(url.to_owned(), channel.clone());
+        Ok(AuthorityServiceClient::new(channel))
+    }
+
+    /// Looks the configured host names up again when due.
+    async fn resolve_if_due(&self) {
+        {
+            let state = self.state();
+            if state
+                .resolved_at
+                .is_some_and(|at| at.elapsed() < RESOLVE_EVERY)
+                && !state.endpoints.is_empty()
+            {
+                return;
+            }
+        }
+        let mut endpoints = Vec::new();
+        for url in &self.inner.configured {
+            endpoints.extend(resolve(url).await);
+        }
+        endpoints.dedup();
+        let mut state = self.state();
+        state.endpoints = endpoints;
+        state.resolved_at = Some(Instant::now());
+    }
+
+    /// Where to send a call about `shard` next.
+    fn target(&self, shard: Option<u32>) -> Option<String> {
+        let state = self.state();
+        if let Some(owner) = shard.and_then(|s| state.owners.get(&s)) {
+            return Some(owner.clone());
+        }
+        if state.endpoints.is_empty() {
+            return None;
+        }
+        let i = self.inner.next.fetch_add(1, Ordering::Relaxed) % state.endpoints.len();
+        Some(state.endpoints[i].clone())
+    }
+
+    fn learn(&self, shard: Option<u32>, metadata: &tonic::metadata::MetadataMap) {
+        let (Some(shard), Some(owner)) = (
+            shard,
+            metadata.get(OWNER_HEADER).and_then(|v| v.to_str().ok()),
+        ) else {
+            return;
+        };
+        let mut state = self.state();
+        if state.owners.get(&shard).map(String::as_str) != Some(owner) {
+            state.owners.insert(shard, owner.to_owned());
+        }
+    }
+
+    fn forget(&self, shard: Option<u32>, url: &str) {
+        let mut state = self.state();
+        if let Some(shard) = shard
+            && state.owners.get(&shard).is_some_and(|o| o == url)
+        {
+            state.owners.remove(&shard);
+        }
+    }
+
+    /// Sends `request` with `send` to the owner of the game it is about,
+    /// as [`Authorities::call`] does: `authorities.ask(request, |mut c, r|
+    /// async move { c.load_game(r).await })`.
+    ///
+    /// # Errors
+    /// As [`Authorities::call`].
+    pub async fn ask<R, T, F, Fut>(&self, request: R, send: F) -> Result<tonic::Response<T>, Status>
+    where
+        R: AboutGame + Clone,
+        F: Fn(AuthorityClient, R) -> Fut,
+        Fut: Future<Output = Result<tonic::Response<T>, Status>>,
+    {
+        self.call(request.game_id(), |client| send(client, request.clone()))
+            .await
+    }
+
+    /// Sends a call about `game_id` (or about no game) to its owner,
+    /// retrying while the game has no reachable owner, until the budget is
+    /// spent; then UNAVAILABLE with a retry hint. Other refusals are the
+    /// authority's answer and are returned as they are.
+    ///
+    /// # Errors
+    /// The authority's refusal, or UNAVAILABLE when no owner answered in
+    /// time.
+    pub async fn call<T, F, Fut>(
+        &self,
+        game_id: Option<&str>,
+        send: F,
+    ) -> Result<tonic::Response<T>, Status>
+    where
+        F: Fn(AuthorityClient) -> Fut,
+        Fut: Future<Output = Result<tonic::Response<T>, Status>>,
+    {
+        let shard = game_id.map(shard_of);
+        let give_up = Instant::now() + self.inner.budget;
+        let mut backoff = FIRST_BACKOFF;
+        let mut tries = 0u32;
+        loop {
+            self.resolve_if_due().await;
+            let last = match self.target(shard) {
+                Some(url) => {
+                    let outcome = match self.client(&url) {
+                        Ok(client) => send(client).await,
+                        Err(status) => return Err(status),
+                    };
+                    match outcome {
+                        Ok(response) => {
+                            self.learn(shard, response.metadata());
+                            if tries > 0 {
+                                metrics::counter!("ttakji_authority_retries_total", "outcome" => "answered")
+                                    .increment(1);
+                            }
+                            return Ok(response);
+                        }
+                        Err(status) if is_retryable(&status) => {
+                            self.forget(shard, &url);
+                            status
+                        }
+                        Err(status) => return Err(status),
+                    }
+                }
+                None => Status::unavailable("no authority address resolves"),
+            };
+            tries += 1;
+            let wait = retry_after(&last).unwrap_or(backoff).min(MAX_BACKOFF);
+            if Instant::now() + wait >= give_up {
+                tracing::warn!(tries, code = ?last.code(), message = last.message(), "authority not reachable; giving up");
+                metrics::counter!("ttakji_authority_retries_total", "outcome" => "gave_up")
+                    .increment(1);
+                return Err(unavailable(
+                    format!(
+                        "the game's authority did not answer in time ({}); try again",
+                        last.message()
+                    ),
+                    Duration::from_secs(1),
+                ));
+            }
+            tracing::debug!(tries, code = ?last.code(), message = last.message(), "authority call retried");
+            tokio::time::sleep(wait).await;
+            backoff = (backoff * 2).min(MAX_BACKOFF);
+        }
+    }
+}
+
+fn retry_after(status: &Status) -> Option<Duration> {
+    status
+        .metadata()
+        .get(RETRY_AFTER_HEADER)?
+        .to_str()
+        .ok()?
+        .parse()
+        .ok()
+        .map(Duration::from_millis)
+}
+
+/// The instance URLs `url` stands for: one per address its host resolves
+/// to, or `url` itself when it names an address or cannot be looked up
+/// (the connection then reports the failure).
+async fn resolve(url: &str) -> Vec<String> {
+    let Ok(uri) = url.parse::<http::Uri>() else {
+        return vec![url.to_owned()];
+    };
+    let Some(host) = uri.host() else {
+        return vec![url.to_owned()];
+    };
+    if host.parse::<std::net::IpAddr>().is_ok() || host.starts_with('[') {
+        return vec![url.to_owned()];
+    }
+    let scheme = uri.scheme_str().unwrap_or("http");
+    let port = uri
+        .port_u16()
+        .unwrap_or(if scheme == "https" { 443 } else { 80 });
+    match tokio::net::lookup_host((host, port)).await {
+        Ok(addrs) => {
+            let mut urls: Vec<String> = addrs.map(|a| format!("{scheme}://{a}")).collect();
+            urls.sort();
+            urls.dedup();
+            if urls.is_empty() {
+                vec![url.to_owned()]
+            } else {
+                urls
+            }
+        }
+        Err(e) => {
+            tracing::warn!(url, error = %e, "authority host name not resolved");
+            vec![url.to_owned()]
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shards_are_stable_and_spread() {
+        // Fixed values: a change here moves every stored game's shard.
+        assert_eq!(shard_of(""), (0xcbf2_9ce4_8422_2325_u64 % 64) as u32);
+        let mut counts = [0u32; SHARDS as usize];
+        for i in 0..6400 {
+            counts[shard_of(&format!("{i:032x}")) as usize] += 1;
+        }
+        let (min, max) = (
+            counts.iter().copied().min().unwrap_or(0),
+            counts.iter().copied().max().unwrap_or(0),
+        );
+        assert!(min > 60 && max < 140, "uneven shards: {min}..{max}");
+    }
+
+    #[test]
+    fn urls_are_checked_and_split() {
+        assert!(Authorities::new("").is_err());
+        assert!(Authorities::new("not a url").is_err());
+        let a = Authorities::new("http://a:1, http://b:2").expect("valid");
+        assert_eq!(a.inner.configured, ["http://a:1", "http://b:2"]);
+    }
+
+    #[tokio::test]
+    async fn a_name_resolves_to_every_address_and_an_address_to_itself() {
+        assert_eq!(resolve("http://127.0.0.1:5").await, ["http://127.0.0.1:5"]);
+        let local = resolve("http://localhost:7").await;
+        assert!(
+            local
+                .iter()
+                .any(|u| u == "http://127.0.0.1:7" || u == "http://[::1]:7"),
+            "{local:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn an_unreachable_authority_is_unavailable_with_a_hint_after_the_budget() {
+        // A port nothing listens on: every try is refused at once.
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("port");
+        let addr = listener.local_addr().expect("addr");
+        drop(listener);
+        let authorities = Authorities::new(&format!("http://{addr}"))
+            .expect("valid")
+            .with_budget(Duration::from_millis(300));
+        let err = authorities
+            .call(Some("g"), |mut c| async move {
+                c.export_record(ttakji_proto::v1::ExportRecordRequest {
+                    game_id: "g".into(),
+                })
+                .await
+            })
+            .await
+            .expect_err("nothing listens");
+        assert_eq!(err.code(), Code::Unavailable, "{err:?}");
+        assert!(err.metadata().get(RETRY_AFTER_HEADER).is_some());
+    }
+}
