@@ -1,11 +1,13 @@
 //! Every call of the public API as it comes in, before tonic reads the
 //! request: one span per call (`call`, with the method and the caller's
-//! `user_id`), the token check, and the count of refused calls,
+//! `user_id`), the token check, the time to each answer,
+//! `ttakji_call_seconds{method}`, and the count of refused calls,
 //! `grpc_errors_total{method, code}`, whoever refused them (the token
 //! check, tonic reading the request, the handler).
 
 use std::convert::Infallible;
 use std::task::{Context, Poll};
+use std::time::Instant;
 
 use futures_util::future::BoxFuture;
 use tonic::body::Body;
@@ -20,6 +22,9 @@ use crate::auth::{self, Caller};
 /// spanned; unless the method is open ([`crate::api::OPEN`]) it is refused
 /// as UNAUTHENTICATED without a valid token, and with one the [`Caller`]
 /// goes in the request's extensions for the handler.
+///
+/// Every call is timed from its arrival to its answer's headers, refused
+/// or not (for a stream, that is until it opens, not until it ends).
 ///
 /// A call is refused when its answer starts with a status other than OK
 /// (an error sent later on an open stream is not a refusal), and each
@@ -80,6 +85,7 @@ where
         let Some(method) = crate::api::method(S::NAME, path) else {
             return Box::pin(ready.call(request));
         };
+        let started = Instant::now();
         let span = tracing::info_span!(
             "call",
             method,
@@ -100,6 +106,8 @@ where
                     Ok(()) => ready.call(request).await?,
                     Err(status) => status.into_http(),
                 };
+                metrics::histogram!("ttakji_call_seconds", "method" => method)
+                    .record(started.elapsed().as_secs_f64());
                 if let Some(status) = tonic::Status::from_header_map(response.headers())
                     && !matches!(status.code(), tonic::Code::Ok | tonic::Code::OutOfRange)
                 {
@@ -238,6 +246,14 @@ mod tests {
         fn refusals_counted(&self) -> usize {
             self.page.matches("grpc_errors_total{").count()
         }
+
+        /// How many calls of `method` were timed, as the page says.
+        fn timed(&self, method: &str) -> Option<&str> {
+            let count = format!("ttakji_call_seconds_count{{method=\"{method}\"}} ");
+            self.page
+                .lines()
+                .find_map(|line| line.strip_prefix(count.as_str()))
+        }
     }
 
     /// Makes a call to each path (with `token`, if any) through a public
@@ -325,6 +341,14 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn every_call_is_timed_by_its_method_whether_refused_or_answered() {
+        let refused = calls::<false>(&[PLAY, PLAY], None, None).await;
+        assert_eq!(refused.timed("PlayMove"), Some("2"), "{}", refused.page);
+        let answered = calls::<false>(&[PLAY], Some(&jins_token()), None).await;
+        assert_eq!(answered.timed("PlayMove"), Some("1"), "{}", answered.page);
+    }
+
+    #[tokio::test]
     async fn signing_in_needs_no_token_but_renaming_does() {
         let sign_in = calls::<true>(&["/ttakji.v1.AuthService/SignInGuest"], None, None).await;
         assert_eq!(sign_in.answered, [Code::Ok]);
@@ -342,6 +366,11 @@ mod tests {
         assert_eq!(outcome.answered, [Code::Unimplemented]);
         assert_eq!(outcome.reached, [None]);
         assert_eq!(outcome.refusals_counted(), 0, "{}", outcome.page);
+        assert!(
+            !outcome.page.contains("ttakji_call_seconds"),
+            "{}",
+            outcome.page
+        );
         assert!(outcome.spans.is_empty(), "{:?}", outcome.spans);
     }
 
