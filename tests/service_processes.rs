@@ -13,8 +13,13 @@ use support::{
 use ttakji_proto::v1 as pb;
 
 fn authority_args(db: &str, listen: &str) -> Vec<String> {
+    // Authorities on one Redis share games only within a namespace: one
+    // per database, as one per deployment.
+    let namespace = db.rsplit('/').next().unwrap_or(db);
     [
         "authority",
+        "--redis-namespace",
+        namespace,
         "--listen",
         listen,
         "--metrics-listen",

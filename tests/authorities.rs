@@ -1,0 +1,603 @@
+//! Several authority processes on one PostgreSQL and one Redis, each game
+//! owned by one of them: calls reach the owner through any instance, an
+//! owner killed or paused hands its games on within seconds with nothing
+//! lost, and a rolling restart of every authority fails no call.
+
+mod support;
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use support::{Player, Process, TOKEN_KEYS, fresh_postgres, redis_url, scrape, sign_in, spawn};
+use tonic::transport::Channel;
+use ttakji_platform::authorities::{Authorities, FORWARDED_HEADER, OWNER_HEADER};
+use ttakji_proto::v1 as pb;
+use ttakji_proto::v1::authority_service_client::AuthorityServiceClient;
+
+/// The lease the tests' authorities hold shards with.
+const LEASE_MS: u64 = 1000;
+
+/// A port free right now, for a process that must come back on it.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
+}
+
+/// Authorities sharing one database and one Redis namespace.
+struct Cluster {
+    db: String,
+    namespace: String,
+    ports: Vec<u16>,
+    running: Vec<Option<Process>>,
+}
+
+impl Cluster {
+    async fn start(n: usize) -> Cluster {
+        let db = fresh_postgres().await;
+        let namespace = format!("test-{}", uuid::Uuid::new_v4().simple());
+        let ports: Vec<u16> = (0..n).map(|_| free_port()).collect();
+        let mut cluster = Cluster {
+            db,
+            namespace,
+            ports,
+            running: Vec::new(),
+        };
+        for i in 0..n {
+            let p = cluster.spawn(i);
+            cluster.running.push(Some(p));
+        }
+        cluster
+    }
+
+    fn spawn(&self, i: usize) -> Process {
+        let listen = format!("127.0.0.1:{}", self.ports[i]);
+        let lease = LEASE_MS.to_string();
+        spawn(&[
+            "authority",
+            "--listen",
+            &listen,
+            "--metrics-listen",
+            "127.0.0.1:0",
+            "--database-url",
+            &self.db,
+            "--redis-url",
+            redis_url(),
+            "--redis-namespace",
+            &self.namespace,
+            "--lease-ms",
+            &lease,
+            "--ai-max-playouts",
+            "50",
+        ])
+    }
+
+    fn url(&self, i: usize) -> String {
+        format!("http://127.0.0.1:{}", self.ports[i])
+    }
+
+    fn urls(&self) -> String {
+        (0..self.ports.len())
+            .map(|i| self.url(i))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    fn process(&self, i: usize) -> &Process {
+        self.running[i].as_ref().expect("running")
+    }
+
+    /// A router that tries instance `i` first (a fresh one each call, so
+    /// the call goes through `i` and not straight to the owner).
+    fn through(&self, i: usize) -> Authorities {
+        Authorities::new(&self.url(i)).expect("url")
+    }
+
+    /// A gateway in front of every authority.
+    fn gateway(&self) -> Process {
+        spawn(&[
+            "gateway",
+            "--database-url",
+            &self.db,
+            "--listen",
+            "127.0.0.1:0",
+            "--metrics-listen",
+            "127.0.0.1:0",
+            "--authority-url",
+            &self.urls(),
+            "--redis-url",
+            redis_url(),
+            "--token-keys",
+            TOKEN_KEYS,
+        ])
+    }
+
+    /// Creates a game between two people through instance 0.
+    async fn create(&self, black: &str, white: &str, seconds_per_move: u32) -> String {
+        let seat = |id: &str| pb::Seat {
+            user_id: id.to_owned(),
+            nickname: id.chars().take(8).collect(),
+            ai_level: 0,
+        };
+        let id = uuid::Uuid::new_v4().simple().to_string();
+        self.through(0)
+            .ask(
+                pb::CreateGameRequest {
+                    board_size: 9,
+                    ruleset: String::new(),
+                    black: Some(seat(black)),
+                    white: Some(seat(white)),
+                    seconds_per_move,
+                    game_id: id.clone(),
+                    ranked: false,
+                },
+                |mut c, r| async move { c.create_game(r).await },
+            )
+            .await
+            .expect("game created");
+        id
+    }
+
+    /// The index of the instance that owns `game_id`, as its answers say.
+    async fn owner_of(&self, game_id: &str) -> usize {
+        let answer = self
+            .through(0)
+            .ask(load(game_id), |mut c, r| async move { c.load_game(r).await })
+            .await
+            .expect("loaded");
+        let owner = answer
+            .metadata()
+            .get(OWNER_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .expect("the answer names the owner")
+            .to_owned();
+        (0..self.ports.len())
+            .find(|&i| self.url(i) == owner)
+            .unwrap_or_else(|| panic!("{owner} is none of {}", self.urls()))
+    }
+
+    /// The moves stored for `game_id`, straight from the database.
+    async fn stored_moves(&self, game_id: &str) -> Vec<(i64, Option<String>)> {
+        let pool = sqlx::PgPool::connect(&self.db).await.expect("database");
+        let rows: Vec<(i64, Option<String>)> = sqlx::query_as(
+            "SELECT number, point FROM moves WHERE game_id = $1 ORDER BY number",
+        )
+        .bind(game_id)
+        .fetch_all(&pool)
+        .await
+        .expect("moves");
+        pool.close().await;
+        rows
+    }
+}
+
+fn load(game_id: &str) -> pb::LoadGameRequest {
+    pb::LoadGameRequest {
+        game_id: game_id.to_owned(),
+        user_id: String::new(),
+        include_score_preview: false,
+    }
+}
+
+/// The point of move `number` in games that never capture: Black fills
+/// the lower four rows, White the upper four, the middle row stays empty.
+fn point(number: u32) -> pb::Point {
+    let k = (number - 1) / 2;
+    let row = if number % 2 == 1 { k / 9 } else { 5 + k / 9 };
+    pb::Point {
+        column: k % 9,
+        row,
+    }
+}
+
+fn submit(game_id: &str, user: &str, number: u32, at: pb::Point) -> pb::SubmitActionRequest {
+    pb::SubmitActionRequest {
+        game_id: game_id.to_owned(),
+        user_id: user.to_owned(),
+        move_number: number,
+        action: Some(pb::submit_action_request::Action::Place(at)),
+    }
+}
+
+/// The stored name of move `number`'s point.
+fn point_name(number: u32) -> Option<String> {
+    let p = point(number);
+    let (col, row) = (u8::try_from(p.column), u8::try_from(p.row));
+    Some(baduk::Point::new(col.expect("column"), row.expect("row")).to_string())
+}
+
+/// Plays move `number` through the gateway as the player whose turn it is.
+async fn play(
+    players: &[&Player; 2],
+    game_id: &str,
+    number: u32,
+) -> Result<pb::PlayMoveResponse, tonic::Status> {
+    let player = players[((number - 1) % 2) as usize];
+    player
+        .games
+        .clone()
+        .play_move(player.req(pb::PlayMoveRequest {
+            game_id: game_id.to_owned(),
+            move_number: number,
+            point: Some(point(number)),
+        }))
+        .await
+        .map(tonic::Response::into_inner)
+}
+
+/// Every numbered event a player's watch of the game delivers.
+fn watch(player: &Player, game_id: &str) -> Arc<Mutex<Vec<pb::GameEvent>>> {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let (player, game_id, into) = (player.clone(), game_id.to_owned(), seen.clone());
+    tokio::spawn(async move {
+        let mut stream = player
+            .games
+            .clone()
+            .watch_game(player.req(pb::WatchGameRequest {
+                game_id,
+                after_seq: 0,
+            }))
+            .await
+            .expect("watching")
+            .into_inner();
+        while let Ok(Some(item)) = stream.message().await {
+            if let Some(event) = item.event {
+                into.lock().expect("events").push(event);
+            }
+        }
+    });
+    seen
+}
+
+/// Waits until a watcher has seen the game at `moves` moves; then checks it
+/// saw every event once, in order, with no gap.
+async fn saw_every_event(events: &Arc<Mutex<Vec<pb::GameEvent>>>, moves: u32) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        {
+            let events = events.lock().expect("events");
+            if events
+                .iter()
+                .any(|e| e.snapshot.as_ref().is_some_and(|s| s.move_count == moves))
+            {
+                let seqs: Vec<u64> = events.iter().map(|e| e.seq).collect();
+                let expected: Vec<u64> = (1..=seqs.len() as u64).collect();
+                assert_eq!(seqs, expected, "a watcher's events, in order without a gap");
+                return;
+            }
+        }
+        assert!(Instant::now() < deadline, "the watcher never saw move {moves}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+fn signal(process: &Process, name: &str) {
+    let status = std::process::Command::new("kill")
+        .arg(format!("-{name}"))
+        .arg(process.child.id().to_string())
+        .status()
+        .expect("kill runs");
+    assert!(status.success(), "kill -{name}");
+}
+
+/// CPU time a process has used (user and system), from /proc.
+fn cpu_ticks(process: &Process) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", process.child.id()))
+        .expect("the process's stat");
+    // After the command name in parentheses: state is field 3, utime 14,
+    // stime 15.
+    let after = stat.rsplit_once(')').expect("stat format").1;
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    fields[11].parse::<u64>().expect("utime") + fields[12].parse::<u64>().expect("stime")
+}
+
+/// A metric's value on a `/metrics` page, summed over its labels.
+fn metric(page: &str, name: &str, with: &str) -> f64 {
+    page.lines()
+        .filter(|l| {
+            l.starts_with(name)
+                && l[name.len()..].starts_with(['{', ' '])
+                && l.contains(with)
+        })
+        .filter_map(|l| l.rsplit_once(' ')?.1.parse::<f64>().ok())
+        .sum()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_game_played_through_each_of_three_authorities_in_turn_is_one_game() {
+    let cluster = Cluster::start(3).await;
+    let id = cluster.create("b", "w", 0).await;
+    for number in 1..=12 {
+        let user = if number % 2 == 1 { "b" } else { "w" };
+        let through = cluster.through(number as usize % 3);
+        let answer = through
+            .ask(submit(&id, user, number, point(number)), |mut c, r| async move {
+                c.submit_action(r).await
+            })
+            .await
+            .unwrap_or_else(|e| panic!("move {number} through authority {}: {e:?}", number % 3))
+            .into_inner();
+        assert_eq!(answer.game.expect("snapshot").move_count, number);
+        // The same move again through the next instance: the same answer,
+        // applied once.
+        let again = cluster
+            .through((number as usize + 1) % 3)
+            .ask(submit(&id, user, number, point(number)), |mut c, r| async move {
+                c.submit_action(r).await
+            })
+            .await
+            .expect("a repeated move is answered")
+            .into_inner();
+        assert_eq!(again.r#move.expect("the move").number, number);
+    }
+    let mut seen = Vec::new();
+    for i in 0..3 {
+        let game = cluster
+            .through(i)
+            .ask(load(&id), |mut c, r| async move { c.load_game(r).await })
+            .await
+            .expect("loaded")
+            .into_inner()
+            .game
+            .expect("snapshot");
+        let events = cluster
+            .through(i)
+            .ask(
+                pb::ListEventsRequest {
+                    game_id: id.clone(),
+                    after_seq: 0,
+                    limit: 0,
+                },
+                |mut c, r| async move { c.list_events(r).await },
+            )
+            .await
+            .expect("events")
+            .into_inner()
+            .events;
+        seen.push((game.move_count, game.stones, events.len()));
+    }
+    assert_eq!(seen[0].0, 12);
+    assert_eq!(seen[0].2, 13, "the start and one event a move");
+    assert!(seen.iter().all(|s| *s == seen[0]), "every instance tells the same game");
+    let stored = cluster.stored_moves(&id).await;
+    assert_eq!(stored.len(), 12, "each move stored once");
+    for (i, stored) in stored.iter().enumerate() {
+        let number = i as u32 + 1;
+        assert_eq!(*stored, (i64::from(number), point_name(number)));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_owner_killed_mid_game_hands_it_on_within_seconds_with_nothing_lost() {
+    let mut cluster = Cluster::start(3).await;
+    let gateway = cluster.gateway();
+    let url = format!("http://{}", gateway.addr);
+    let black = sign_in(&url, "kim").await;
+    let white = sign_in(&url, "lee").await;
+    let players = [&black, &white];
+    let id = cluster.create(&black.user_id, &white.user_id, 30).await;
+    let watchers = [watch(&black, &id), watch(&white, &id)];
+    for number in 1..=6 {
+        play(&players, &id, number).await.expect("move");
+    }
+    let before = black.game(&id).await;
+    let deadline_before = before.clock.expect("clock").deadline_unix_ms;
+
+    let owner = cluster.owner_of(&id).await;
+    let killed_at = Instant::now();
+    cluster.running[owner].take().expect("running").kill();
+    let taken_over = black.game(&id).await;
+    play(&players, &id, 7)
+        .await
+        .expect("the next move is accepted by another authority");
+    let failover = killed_at.elapsed();
+    assert!(
+        failover < Duration::from_secs(5),
+        "the kill to the next accepted move took {failover:?}"
+    );
+    // The clock is honest: the player to move lost none of the time the
+    // game had no owner, and got no more back than that.
+    let deadline_after = taken_over.clock.expect("clock").deadline_unix_ms;
+    let given_back = deadline_after - deadline_before;
+    eprintln!("failover: {failover:?} from the kill to the next accepted move; {given_back} ms given back");
+    assert!(
+        given_back > 0 && u128::try_from(given_back).unwrap_or(0) <= failover.as_millis() + 500,
+        "{given_back} ms given back after a failover of {failover:?}"
+    );
+    assert_eq!(taken_over.move_count, 6, "no acknowledged move lost");
+
+    for number in 8..=10 {
+        play(&players, &id, number).await.expect("move");
+    }
+    assert_eq!(black.game(&id).await.move_count, 10);
+    assert_eq!(cluster.stored_moves(&id).await.len(), 10);
+    for events in &watchers {
+        saw_every_event(events, 10).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_owner_paused_past_its_lease_is_fenced_off_and_lets_the_game_go() {
+    let cluster = Cluster::start(2).await;
+    let id = cluster.create("b", "w", 0).await;
+    for number in 1..=4 {
+        let user = if number % 2 == 1 { "b" } else { "w" };
+        cluster
+            .through(0)
+            .ask(submit(&id, user, number, point(number)), |mut c, r| async move {
+                c.submit_action(r).await
+            })
+            .await
+            .expect("move");
+    }
+    let owner = cluster.owner_of(&id).await;
+    let other = 1 - owner;
+    // A connection to the owner, open before it stops.
+    let channel = Channel::from_shared(cluster.url(owner))
+        .expect("url")
+        .connect()
+        .await
+        .expect("connects");
+    let mut stale = AuthorityServiceClient::new(channel);
+    stale.load_game(load(&id)).await.expect("the owner answers");
+
+    signal(cluster.process(owner), "STOP");
+    // A move sent to the stopped owner, marked so it answers it itself.
+    let late_move = submit(&id, "b", 5, pb::Point { column: 8, row: 3 });
+    let late = tokio::spawn(async move {
+        let mut request = tonic::Request::new(late_move);
+        request
+            .metadata_mut()
+            .insert(FORWARDED_HEADER, tonic::metadata::MetadataValue::from_static("1"));
+        stale.submit_action(request).await
+    });
+    tokio::time::sleep(Duration::from_millis(LEASE_MS * 2)).await;
+    let moved_on = cluster
+        .through(other)
+        .ask(submit(&id, "b", 5, point(5)), |mut c, r| async move {
+            c.submit_action(r).await
+        })
+        .await
+        .expect("the other authority took the game over")
+        .into_inner();
+    assert_eq!(moved_on.game.expect("snapshot").move_count, 5);
+
+    signal(cluster.process(owner), "CONT");
+    let late = tokio::time::timeout(Duration::from_secs(10), late)
+        .await
+        .expect("the late move is answered")
+        .expect("task");
+    let refused = late.expect_err("the late move is refused");
+    assert_eq!(refused.code(), tonic::Code::Unavailable, "{refused:?}");
+
+    // It learns it lost its leases, and burns no CPU afterwards.
+    let metrics = cluster.process(owner).listener("metrics");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let page = scrape(metrics).await;
+        if metric(&page, "ttakji_lease_renewals_total", "outcome=\"lost\"") >= 1.0 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the paused owner never noticed:\n{page}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let cpu_before = cpu_ticks(cluster.process(owner));
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let used = cpu_ticks(cluster.process(owner)) - cpu_before;
+    assert!(used < 40, "{used} ticks of CPU in 2 s after waking");
+
+    // One history: move 5 is the one the new owner accepted.
+    let stored = cluster.stored_moves(&id).await;
+    assert_eq!(stored.len(), 5);
+    assert_eq!(stored[4], (5, point_name(5)));
+    cluster
+        .through(owner)
+        .ask(submit(&id, "w", 6, point(6)), |mut c, r| async move {
+            c.submit_action(r).await
+        })
+        .await
+        .expect("the game goes on through either instance");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rolling_restart_of_every_authority_fails_no_call() {
+    let mut cluster = Cluster::start(3).await;
+    let gateway = cluster.gateway();
+    let url = format!("http://{}", gateway.addr);
+    let black = sign_in(&url, "park").await;
+    let white = sign_in(&url, "choi").await;
+    let first = cluster.create(&black.user_id, &white.user_id, 30).await;
+
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let failures = Arc::new(Mutex::new(Vec::new()));
+    let games = Arc::new(Mutex::new(vec![(first, 0u32)]));
+    let player = {
+        let (stop, failures, games) = (stop.clone(), failures.clone(), games.clone());
+        let (black, white) = (black.clone(), white.clone());
+        let cluster_urls = cluster.urls();
+        tokio::spawn(async move {
+            let router = Authorities::new(&cluster_urls).expect("urls");
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let (id, played) = games.lock().expect("games").last().cloned().expect("a game");
+                if played == 60 {
+                    // A full board's worth of safe moves: a new game.
+                    let new = uuid::Uuid::new_v4().simple().to_string();
+                    let seat = |p: &Player| pb::Seat {
+                        user_id: p.user_id.clone(),
+                        nickname: "p".into(),
+                        ai_level: 0,
+                    };
+                    let made = router
+                        .ask(
+                            pb::CreateGameRequest {
+                                board_size: 9,
+                                ruleset: String::new(),
+                                black: Some(seat(&black)),
+                                white: Some(seat(&white)),
+                                seconds_per_move: 30,
+                                game_id: new.clone(),
+                                ranked: false,
+                            },
+                            |mut c, r| async move { c.create_game(r).await },
+                        )
+                        .await;
+                    match made {
+                        Ok(_) => games.lock().expect("games").push((new, 0)),
+                        Err(e) => failures.lock().expect("failures").push(e),
+                    }
+                    continue;
+                }
+                match play(&[&black, &white], &id, played + 1).await {
+                    Ok(_) => {
+                        if let Some(last) = games.lock().expect("games").last_mut() {
+                            last.1 += 1;
+                        }
+                    }
+                    Err(e) => failures.lock().expect("failures").push(e),
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        })
+    };
+
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    for i in 0..3 {
+        let mut process = cluster.running[i].take().expect("running");
+        signal(&process, "TERM");
+        let exited = tokio::task::spawn_blocking(move || {
+            let started = Instant::now();
+            while started.elapsed() < Duration::from_secs(20) {
+                if let Ok(Some(status)) = process.child.try_wait() {
+                    return Some((status, started.elapsed()));
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            None
+        })
+        .await
+        .expect("waits")
+        .expect("the authority exits after SIGTERM");
+        assert!(exited.0.success(), "authority {i} exited with {:?}", exited.0);
+        cluster.running[i] = Some(cluster.spawn(i));
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    player.await.expect("the player ran");
+
+    let failures = failures.lock().expect("failures");
+    assert!(failures.is_empty(), "failed calls: {failures:?}");
+    let games = games.lock().expect("games").clone();
+    let played: u32 = games.iter().map(|(_, n)| n).sum();
+    eprintln!("rolling restart: {played} moves in {} games, no call failed", games.len());
+    assert!(played > 20, "only {played} moves were played");
+    for (id, moves) in &games {
+        assert_eq!(
+            cluster.stored_moves(id).await.len(),
+            *moves as usize,
+            "every acknowledged move of {id} is stored"
+        );
+        assert_eq!(black.game(id).await.move_count, *moves);
+    }
+}
