@@ -143,7 +143,10 @@ impl Cluster {
     async fn owner_of(&self, game_id: &str) -> usize {
         let answer = self
             .through(0)
-            .ask(load(game_id), |mut c, r| async move { c.load_game(r).await })
+            .ask(
+                load(game_id),
+                |mut c, r| async move { c.load_game(r).await },
+            )
             .await
             .expect("loaded");
         let owner = answer
@@ -160,13 +163,12 @@ impl Cluster {
     /// The moves stored for `game_id`, straight from the database.
     async fn stored_moves(&self, game_id: &str) -> Vec<(i64, Option<String>)> {
         let pool = sqlx::PgPool::connect(&self.db).await.expect("database");
-        let rows: Vec<(i64, Option<String>)> = sqlx::query_as(
-            "SELECT number, point FROM moves WHERE game_id = $1 ORDER BY number",
-        )
-        .bind(game_id)
-        .fetch_all(&pool)
-        .await
-        .expect("moves");
+        let rows: Vec<(i64, Option<String>)> =
+            sqlx::query_as("SELECT number, point FROM moves WHERE game_id = $1 ORDER BY number")
+                .bind(game_id)
+                .fetch_all(&pool)
+                .await
+                .expect("moves");
         pool.close().await;
         rows
     }
@@ -185,10 +187,7 @@ fn load(game_id: &str) -> pb::LoadGameRequest {
 fn point(number: u32) -> pb::Point {
     let k = (number - 1) / 2;
     let row = if number % 2 == 1 { k / 9 } else { 5 + k / 9 };
-    pb::Point {
-        column: k % 9,
-        row,
-    }
+    pb::Point { column: k % 9, row }
 }
 
 fn submit(game_id: &str, user: &str, number: u32, at: pb::Point) -> pb::SubmitActionRequest {
@@ -267,7 +266,10 @@ async fn saw_every_event(events: &Arc<Mutex<Vec<pb::GameEvent>>>, moves: u32) {
                 return;
             }
         }
-        assert!(Instant::now() < deadline, "the watcher never saw move {moves}");
+        assert!(
+            Instant::now() < deadline,
+            "the watcher never saw move {moves}"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
@@ -296,9 +298,7 @@ fn cpu_ticks(process: &Process) -> u64 {
 fn metric(page: &str, name: &str, with: &str) -> f64 {
     page.lines()
         .filter(|l| {
-            l.starts_with(name)
-                && l[name.len()..].starts_with(['{', ' '])
-                && l.contains(with)
+            l.starts_with(name) && l[name.len()..].starts_with(['{', ' ']) && l.contains(with)
         })
         .filter_map(|l| l.rsplit_once(' ')?.1.parse::<f64>().ok())
         .sum()
@@ -312,9 +312,10 @@ async fn a_game_played_through_each_of_three_authorities_in_turn_is_one_game() {
         let user = if number % 2 == 1 { "b" } else { "w" };
         let through = cluster.through(number as usize % 3);
         let answer = through
-            .ask(submit(&id, user, number, point(number)), |mut c, r| async move {
-                c.submit_action(r).await
-            })
+            .ask(
+                submit(&id, user, number, point(number)),
+                |mut c, r| async move { c.submit_action(r).await },
+            )
             .await
             .unwrap_or_else(|e| panic!("move {number} through authority {}: {e:?}", number % 3))
             .into_inner();
@@ -323,9 +324,10 @@ async fn a_game_played_through_each_of_three_authorities_in_turn_is_one_game() {
         // applied once.
         let again = cluster
             .through((number as usize + 1) % 3)
-            .ask(submit(&id, user, number, point(number)), |mut c, r| async move {
-                c.submit_action(r).await
-            })
+            .ask(
+                submit(&id, user, number, point(number)),
+                |mut c, r| async move { c.submit_action(r).await },
+            )
             .await
             .expect("a repeated move is answered")
             .into_inner();
@@ -359,7 +361,10 @@ async fn a_game_played_through_each_of_three_authorities_in_turn_is_one_game() {
     }
     assert_eq!(seen[0].0, 12);
     assert_eq!(seen[0].2, 13, "the start and one event a move");
-    assert!(seen.iter().all(|s| *s == seen[0]), "every instance tells the same game");
+    assert!(
+        seen.iter().all(|s| *s == seen[0]),
+        "every instance tells the same game"
+    );
     let stored = cluster.stored_moves(&id).await;
     assert_eq!(stored.len(), 12, "each move stored once");
     for (i, stored) in stored.iter().enumerate() {
@@ -400,7 +405,9 @@ async fn an_owner_killed_mid_game_hands_it_on_within_seconds_with_nothing_lost()
     // game had no owner, and got no more back than that.
     let deadline_after = taken_over.clock.expect("clock").deadline_unix_ms;
     let given_back = deadline_after - deadline_before;
-    eprintln!("failover: {failover:?} from the kill to the next accepted move; {given_back} ms given back");
+    eprintln!(
+        "failover: {failover:?} from the kill to the next accepted move; {given_back} ms given back"
+    );
     assert!(
         given_back > 0 && u128::try_from(given_back).unwrap_or(0) <= failover.as_millis() + 500,
         "{given_back} ms given back after a failover of {failover:?}"
@@ -425,9 +432,10 @@ async fn an_owner_paused_past_its_lease_is_fenced_off_and_lets_the_game_go() {
         let user = if number % 2 == 1 { "b" } else { "w" };
         cluster
             .through(0)
-            .ask(submit(&id, user, number, point(number)), |mut c, r| async move {
-                c.submit_action(r).await
-            })
+            .ask(
+                submit(&id, user, number, point(number)),
+                |mut c, r| async move { c.submit_action(r).await },
+            )
             .await
             .expect("move");
     }
@@ -447,9 +455,10 @@ async fn an_owner_paused_past_its_lease_is_fenced_off_and_lets_the_game_go() {
     let late_move = submit(&id, "b", 5, pb::Point { column: 8, row: 3 });
     let late = tokio::spawn(async move {
         let mut request = tonic::Request::new(late_move);
-        request
-            .metadata_mut()
-            .insert(FORWARDED_HEADER, tonic::metadata::MetadataValue::from_static("1"));
+        request.metadata_mut().insert(
+            FORWARDED_HEADER,
+            tonic::metadata::MetadataValue::from_static("1"),
+        );
         stale.submit_action(request).await
     });
     tokio::time::sleep(Duration::from_millis(LEASE_MS * 2)).await;
@@ -479,7 +488,10 @@ async fn an_owner_paused_past_its_lease_is_fenced_off_and_lets_the_game_go() {
         if metric(&page, "ttakji_lease_renewals_total", "outcome=\"lost\"") >= 1.0 {
             break;
         }
-        assert!(Instant::now() < deadline, "the paused owner never noticed:\n{page}");
+        assert!(
+            Instant::now() < deadline,
+            "the paused owner never noticed:\n{page}"
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     tokio::time::sleep(Duration::from_secs(1)).await;
@@ -520,7 +532,12 @@ async fn a_rolling_restart_of_every_authority_fails_no_call() {
         tokio::spawn(async move {
             let router = Authorities::new(&cluster_urls).expect("urls");
             while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                let (id, played) = games.lock().expect("games").last().cloned().expect("a game");
+                let (id, played) = games
+                    .lock()
+                    .expect("games")
+                    .last()
+                    .cloned()
+                    .expect("a game");
                 if played == 60 {
                     // A full board's worth of safe moves: a new game.
                     let new = uuid::Uuid::new_v4().simple().to_string();
@@ -579,18 +596,25 @@ async fn a_rolling_restart_of_every_authority_fails_no_call() {
         .await
         .expect("waits")
         .expect("the authority exits after SIGTERM");
-        assert!(exited.0.success(), "authority {i} exited with {:?}", exited.0);
+        assert!(
+            exited.0.success(),
+            "authority {i} exited with {:?}",
+            exited.0
+        );
         cluster.running[i] = Some(cluster.spawn(i));
         tokio::time::sleep(Duration::from_millis(1500)).await;
     }
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     player.await.expect("the player ran");
 
-    let failures = failures.lock().expect("failures");
+    let failures = failures.lock().expect("failures").clone();
     assert!(failures.is_empty(), "failed calls: {failures:?}");
     let games = games.lock().expect("games").clone();
     let played: u32 = games.iter().map(|(_, n)| n).sum();
-    eprintln!("rolling restart: {played} moves in {} games, no call failed", games.len());
+    eprintln!(
+        "rolling restart: {played} moves in {} games, no call failed",
+        games.len()
+    );
     assert!(played > 20, "only {played} moves were played");
     for (id, moves) in &games {
         assert_eq!(

@@ -15,17 +15,46 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, S
 #[derive(Debug, Clone)]
 pub enum Database {
     Postgres(sqlx::PgPool),
-    Sqlite(sqlx::SqlitePool),
+    Sqlite(Sqlite),
 }
 
-/// Runs one expression against whichever pool a [`Database`] holds, binding
-/// `$pool` to it: the expression is compiled once per database type.
+/// An SQLite file: one writer connection, which writes wait for in turn
+/// (the pool's queue) instead of retrying against the file lock with
+/// SQLite's back-off sleeps, and read-only connections beside it (WAL
+/// readers never wait for the writer).
+#[derive(Debug, Clone)]
+pub struct Sqlite {
+    pub writer: sqlx::SqlitePool,
+    pub readers: sqlx::SqlitePool,
+}
+
+/// Runs one expression against whichever pool a [`Database`] holds (the
+/// writer of an SQLite file), binding `$pool` to it: the expression is
+/// compiled once per database type.
 #[macro_export]
 macro_rules! on_pool {
     ($db:expr, |$pool:ident| $body:expr) => {
         match $db {
             $crate::store::Database::Postgres($pool) => $body,
-            $crate::store::Database::Sqlite($pool) => $body,
+            $crate::store::Database::Sqlite(sqlite) => {
+                let $pool = &sqlite.writer;
+                $body
+            }
+        }
+    };
+}
+
+/// [`on_pool!`] for a query that only reads: an SQLite file's readers
+/// answer it beside the writer.
+#[macro_export]
+macro_rules! on_reader {
+    ($db:expr, |$pool:ident| $body:expr) => {
+        match $db {
+            $crate::store::Database::Postgres($pool) => $body,
+            $crate::store::Database::Sqlite(sqlite) => {
+                let $pool = &sqlite.readers;
+                $body
+            }
         }
     };
 }
@@ -57,14 +86,26 @@ impl Database {
                 .foreign_keys(true)
                 .busy_timeout(std::time::Duration::from_secs(5));
             let in_memory = url.contains(":memory:");
-            let pool = SqlitePoolOptions::new()
-                // One writer for an SQLite file; an in-memory database lives
-                // in one connection only.
-                .max_connections(if in_memory { 1 } else { 4 })
+            let writer = SqlitePoolOptions::new()
+                .max_connections(1)
                 .connect_with(options)
                 .await
                 .with_context(|| format!("opening the SQLite database {url}"))?;
-            Database::Sqlite(pool)
+            // An in-memory database lives in its one connection only.
+            let readers = if in_memory {
+                writer.clone()
+            } else {
+                let options = SqliteConnectOptions::from_str(url)
+                    .with_context(|| format!("reading the SQLite URL {url}"))?
+                    .read_only(true)
+                    .foreign_keys(true)
+                    .busy_timeout(std::time::Duration::from_secs(5));
+                SqlitePoolOptions::new()
+                    .max_connections(4)
+                    .min_connections(0)
+                    .connect_lazy_with(options)
+            };
+            Database::Sqlite(Sqlite { writer, readers })
         } else {
             anyhow::bail!(
                 "unsupported database URL {:?}: use postgres://… or sqlite://FILE",
@@ -86,8 +127,8 @@ impl Database {
                 .run(pool)
                 .await
                 .context("migrating Postgres")?,
-            Database::Sqlite(pool) => sqlx::migrate!("../../migrations/sqlite")
-                .run(pool)
+            Database::Sqlite(sqlite) => sqlx::migrate!("../../migrations/sqlite")
+                .run(&sqlite.writer)
                 .await
                 .context("migrating SQLite")?,
         }

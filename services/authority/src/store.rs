@@ -4,8 +4,8 @@
 
 use baduk::{BoardSize, Komi, Rules};
 use sqlx::Row as _;
-use ttakji_platform::on_pool;
 use ttakji_platform::store::Database;
+use ttakji_platform::{on_pool, on_reader};
 
 use crate::codec;
 use crate::records::{GameMeta, Seat, StoredEvent, StoredGame, StoredMove, Write};
@@ -128,7 +128,7 @@ pub async fn take_over(
 /// The epoch a game is held at now, or `None` if there is no such game.
 #[tracing::instrument(skip(db))]
 pub async fn epoch(db: &Database, game_id: &str) -> sqlx::Result<Option<u64>> {
-    let held: Option<i64> = on_pool!(db, |pool| {
+    let held: Option<i64> = on_reader!(db, |pool| {
         sqlx::query_scalar("SELECT epoch FROM games WHERE id = $1")
             .bind(game_id)
             .fetch_optional(pool)
@@ -321,7 +321,7 @@ pub async fn load_game(
     game_id: &str,
 ) -> Result<Option<(StoredGame, Vec<StoredMove>)>, LoadError> {
     type Read = (GameColumns, Vec<(i64, String, Option<String>)>, i64);
-    let read: sqlx::Result<Option<Read>> = on_pool!(db, |pool| {
+    let read: sqlx::Result<Option<Read>> = on_reader!(db, |pool| {
         async {
         let Some(r) = sqlx::query(
             "SELECT id, board_size, ruleset, komi_half, black_user_id, black_name, black_ai_level, white_user_id, \
@@ -418,7 +418,7 @@ pub async fn events_after(
     limit: i64,
 ) -> sqlx::Result<Vec<Vec<u8>>> {
     let limit = if limit <= 0 { i64::MAX } else { limit };
-    on_pool!(db, |pool| {
+    on_reader!(db, |pool| {
         sqlx::query(
             "SELECT payload FROM game_events WHERE game_id = $1 AND seq > $2 ORDER BY seq LIMIT $3",
         )
@@ -436,7 +436,7 @@ pub async fn events_after(
 /// Ids of the games still being played, to take up again at start.
 #[tracing::instrument(skip(db))]
 pub async fn playing_games(db: &Database) -> sqlx::Result<Vec<String>> {
-    on_pool!(db, |pool| {
+    on_reader!(db, |pool| {
         sqlx::query("SELECT id FROM games WHERE status = 'playing' ORDER BY created_at")
             .fetch_all(pool)
             .await?
@@ -454,7 +454,7 @@ pub async fn finished_since(
     ranked_only: bool,
     limit: i64,
 ) -> sqlx::Result<Vec<String>> {
-    on_pool!(db, |pool| {
+    on_reader!(db, |pool| {
         sqlx::query(
             "SELECT id FROM games WHERE status = 'finished' AND finished_at >= $1 AND (ranked OR NOT $2) \
              ORDER BY finished_at, id LIMIT $3",

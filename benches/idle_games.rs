@@ -1,0 +1,201 @@
+//! What idle live games cost: `ttakji serve` as its own process holds N
+//! online games (a clock each, nobody moving) with both players watching
+//! each one through the gateway; the server's resident memory grows by so
+//! much per game, and it spends so much CPU while nothing happens.
+//!
+//! `cargo bench --bench idle_games` (N = 10,000; `IDLE_GAMES=n` for
+//! another count). Linux only: it reads the server's /proc entries.
+
+use std::io::{BufRead as _, BufReader};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use tonic::Request;
+use tonic::transport::Channel;
+use ttakji_proto::v1 as pb;
+use ttakji_proto::v1::auth_service_client::AuthServiceClient;
+use ttakji_proto::v1::authority_service_client::AuthorityServiceClient;
+use ttakji_proto::v1::game_service_client::GameServiceClient;
+
+/// Connections the watchers share (a connection carries at most a few
+/// hundred streams).
+const CONNECTIONS: usize = 128;
+
+fn rss_kib(pid: u32) -> anyhow::Result<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .ok_or_else(|| anyhow::anyhow!("no VmRSS for {pid}"))
+}
+
+fn cpu_seconds(pid: u32) -> anyhow::Result<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
+    let after = stat
+        .rsplit_once(')')
+        .ok_or_else(|| anyhow::anyhow!("stat format"))?
+        .1;
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let ticks: u64 = fields[11].parse::<u64>()? + fields[12].parse::<u64>()?;
+    // Linux reports CPU time in clock ticks of 1/100 s.
+    Ok(ticks as f64 / 100.0)
+}
+
+fn with_token<T>(message: T, token: &str) -> anyhow::Result<Request<T>> {
+    let mut request = Request::new(message);
+    request
+        .metadata_mut()
+        .insert("authorization", format!("Bearer {token}").parse()?);
+    Ok(request)
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let games: usize = std::env::var("IDLE_GAMES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10_000);
+    let dir = std::env::temp_dir().join(format!("ttakji-idle-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let db = format!("sqlite://{}", dir.join("ttakji.db").display());
+    let key = dir.join("token.key").display().to_string();
+    let mut server = Command::new(env!("CARGO_BIN_EXE_ttakji"))
+        .args(["serve", "--database-url", &db, "--token-key-file", &key])
+        .args(
+            [
+                "--listen",
+                "--authority-listen",
+                "--matchmaker-listen",
+                "--ratings-listen",
+                "--metrics-listen",
+            ]
+            .iter()
+            .flat_map(|flag| [*flag, "127.0.0.1:0"]),
+        )
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()?;
+    let pid = server.id();
+    let mut line = String::new();
+    BufReader::new(
+        server
+            .stdout
+            .take()
+            .ok_or_else(|| anyhow::anyhow!("stdout"))?,
+    )
+    .read_line(&mut line)?;
+    let addr = |name: &str| {
+        line.split_whitespace()
+            .find_map(|pair| pair.strip_prefix(&format!("{name}=")))
+            .map(|a| format!("http://{a}"))
+            .ok_or_else(|| anyhow::anyhow!("no {name} in {line:?}"))
+    };
+    let gateway = addr("gateway")?;
+    let authority = addr("authority")?;
+
+    let mut connections = Vec::with_capacity(CONNECTIONS);
+    for _ in 0..CONNECTIONS {
+        connections.push(Channel::from_shared(gateway.clone())?.connect().await?);
+    }
+    let mut players = Vec::new();
+    for name in ["kim", "lee"] {
+        let signed = AuthServiceClient::new(connections[0].clone())
+            .sign_in_guest(pb::SignInGuestRequest {
+                nickname: name.to_owned(),
+            })
+            .await?
+            .into_inner();
+        players.push((signed.user_id, signed.access_token));
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let rss_before = rss_kib(pid)?;
+
+    let mut authority =
+        AuthorityServiceClient::new(Channel::from_shared(authority)?.connect().await?);
+    let started = Instant::now();
+    let seat = |(id, _): &(String, String)| pb::Seat {
+        user_id: id.clone(),
+        nickname: "p".into(),
+        ai_level: 0,
+    };
+    let mut streams = Vec::with_capacity(games * 2);
+    for i in 0..games {
+        let game = authority
+            .create_game(pb::CreateGameRequest {
+                board_size: 9,
+                ruleset: String::new(),
+                black: Some(seat(&players[0])),
+                white: Some(seat(&players[1])),
+                // A long clock: the games stay live and idle.
+                seconds_per_move: 3600,
+                game_id: String::new(),
+                ranked: false,
+            })
+            .await?
+            .into_inner()
+            .game
+            .ok_or_else(|| anyhow::anyhow!("no game"))?;
+        for (_, token) in &players {
+            let mut client =
+                GameServiceClient::new(connections[streams.len() % CONNECTIONS].clone());
+            let stream = client
+                .watch_game(with_token(
+                    pb::WatchGameRequest {
+                        game_id: game.game_id.clone(),
+                        after_seq: 0,
+                    },
+                    token,
+                )?)
+                .await?
+                .into_inner();
+            streams.push(stream);
+        }
+        if (i + 1) % 2000 == 0 {
+            eprintln!("{} games live, {} watchers", i + 1, streams.len());
+        }
+    }
+    let made = started.elapsed();
+    // Drain what each stream has sent so far (start events, presence), so
+    // the server holds no unsent buffers, then let it settle.
+    for stream in &mut streams {
+        while let Ok(Ok(Some(_))) =
+            tokio::time::timeout(Duration::from_millis(1), stream.message()).await
+        {}
+    }
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let rss_after = rss_kib(pid)?;
+    let cpu_start = cpu_seconds(pid)?;
+    let idle = Duration::from_secs(10);
+    let idle_started = Instant::now();
+    // Keep reading while idle, as clients do.
+    let readers: Vec<_> = streams
+        .into_iter()
+        .map(|mut s| tokio::spawn(async move { while let Ok(Some(_)) = s.message().await {} }))
+        .collect();
+    tokio::time::sleep(idle).await;
+    let cpu = (cpu_seconds(pid)? - cpu_start) / idle_started.elapsed().as_secs_f64();
+    let per_game = (rss_after.saturating_sub(rss_before)) as f64 / games as f64;
+    println!(
+        "idle games: {games} live games, {} watch streams, made in {:.1?}",
+        games * 2,
+        made
+    );
+    println!(
+        "idle games: server memory {:.0} MiB before, {:.0} MiB after: {per_game:.1} KiB per live game",
+        rss_before as f64 / 1024.0,
+        rss_after as f64 / 1024.0
+    );
+    println!(
+        "idle games: server CPU while idle {:.1}% of a core",
+        cpu * 100.0
+    );
+    for r in readers {
+        r.abort();
+    }
+    server.kill()?;
+    server.wait()?;
+    std::fs::remove_dir_all(&dir)?;
+    Ok(())
+}
