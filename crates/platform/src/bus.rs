@@ -21,8 +21,11 @@ use ttakji_proto::v1::BusEnvelope;
 
 use crate::shutdown::Shutdown;
 
-/// How many messages a subscriber may fall behind before it misses some.
-const SUBSCRIBER_BUFFER: usize = 256;
+/// How many messages a subscriber may fall behind before it misses some
+/// (and fills the gap from the store). Each channel holds this many slots
+/// from the start, and there is a channel per watched game: a game sees a
+/// few events a second at most.
+const SUBSCRIBER_BUFFER: usize = 32;
 
 /// The channel of one game's events.
 #[must_use]

@@ -19,6 +19,7 @@ pub mod games;
 pub mod google;
 pub mod ladder;
 pub mod matching;
+pub mod presence;
 pub mod sign_in;
 pub mod state;
 pub mod streams;
@@ -168,6 +169,7 @@ impl App {
             matchmaker,
             ratings,
             keys: config.token_keys,
+            liveness: presence::Liveness::start(bus.clone(), shutdown.clone()),
             bus,
             shutdown: shutdown.clone(),
         };

@@ -40,6 +40,8 @@ pub struct Gateway {
     pub bus: Bus,
     /// Stops the tasks behind open streams; shutdown waits for them.
     pub shutdown: Shutdown,
+    /// This gateway's heartbeat, and the gateways fallen silent.
+    pub liveness: crate::presence::Liveness,
 }
 
 impl Gateway {

@@ -3,18 +3,18 @@
 //! (a lost pub/sub message, a slow watcher) filled from the authority's
 //! stored events, so the watcher sees each event exactly once and in order.
 //!
-//! The stream also carries presence: while a player of the game watches it,
-//! their gateway says so on the game's channel every [`HEARTBEAT`], and says
-//! goodbye when the stream closes. Every watcher tells its client when a
-//! player comes or goes (silent for [`PRESENCE_TIMEOUT`]: gone). The clock
-//! does not stop for a player who is gone.
+//! The stream also carries presence: when a player of the game starts
+//! watching it, their gateway says so on the game's channel, and says
+//! goodbye when the stream closes; each player's watcher answers a newcomer
+//! once with its own presence. Every watcher tells its client when a player
+//! comes or goes, and a player whose gateway fell silent
+//! ([`crate::presence`]) is gone. Nothing is sent while nothing changes.
+//! The clock does not stop for a player who is gone.
 
 use std::collections::HashMap;
-use std::time::Duration;
 
 use prost::Message as _;
 use tokio::sync::mpsc;
-use tokio::time::Instant;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::Status;
 use tracing::Instrument as _;
@@ -25,12 +25,9 @@ use crate::state::Gateway;
 use crate::streams::{self, Sender, Stream};
 use crate::validate::GameId;
 
-/// Events buffered for a watcher that reads slowly.
-const WATCHER_BUFFER: usize = 64;
-/// How often a watching player's presence is announced.
-pub const HEARTBEAT: Duration = Duration::from_secs(2);
-/// A player not heard from for this long counts as disconnected.
-pub const PRESENCE_TIMEOUT: Duration = Duration::from_secs(5);
+/// Events buffered for a watcher that reads slowly (more go unsent until
+/// it reads; the stream's own buffers hold the rest).
+const WATCHER_BUFFER: usize = 8;
 
 const PRESENCE_TYPE: &str = "ttakji.v1.Presence";
 const EVENT_TYPE: &str = "ttakji.v1.GameEvent";
@@ -39,7 +36,8 @@ const EVENT_TYPE: &str = "ttakji.v1.GameEvent";
 #[derive(Debug)]
 struct Seen {
     connected: bool,
-    last: Instant,
+    /// The gateway the player is connected through.
+    gateway: String,
 }
 
 /// One watcher's view of a game.
@@ -149,18 +147,21 @@ impl Watcher {
         mut live: Subscription,
         backlog: Vec<pb::GameEvent>,
     ) {
-        let mut heartbeat = tokio::time::interval(HEARTBEAT);
-        heartbeat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut gone = self.gateway.liveness.gone();
         if !self.forward(tx, backlog).await {
             return;
         }
+        if self.viewer_plays() {
+            self.announce(true).await;
+        }
         loop {
             let delivery = tokio::select! {
-                _ = heartbeat.tick() => {
-                    if self.viewer_plays() {
-                        self.announce(true).await;
+                changed = gone.changed() => {
+                    if changed.is_err() {
+                        return;
                     }
-                    if !self.report_silent_players(tx).await {
+                    let silent = gone.borrow_and_update().clone();
+                    if !self.report_gone_players(tx, &silent).await {
                         return;
                     }
                     continue;
@@ -209,6 +210,7 @@ impl Watcher {
         let presence = pb::Presence {
             user_id: self.viewer.clone(),
             connected,
+            gateway_id: self.gateway.liveness.id().to_owned(),
         };
         let _ = self
             .gateway
@@ -224,29 +226,60 @@ impl Watcher {
         tx: &Sender<pb::WatchGameResponse>,
         presence: pb::Presence,
     ) -> bool {
-        if !self.players.contains(&presence.user_id) || presence.user_id == self.viewer {
+        if !self.players.contains(&presence.user_id) {
             return true;
         }
-        let entry = self.seen.entry(presence.user_id.clone()).or_insert(Seen {
-            connected: !presence.connected,
-            last: Instant::now(),
-        });
-        entry.last = Instant::now();
-        if entry.connected == presence.connected {
+        if presence.user_id == self.viewer {
+            // Another connection of the viewer's said goodbye (this one's
+            // goodbye comes after it stops listening): the viewer is still
+            // here through this one.
+            if !presence.connected {
+                self.announce(true).await;
+            }
             return true;
         }
-        entry.connected = presence.connected;
-        send_presence(tx, presence).await
+        let news = self
+            .seen
+            .get(&presence.user_id)
+            .is_none_or(|s| s.connected != presence.connected);
+        self.seen.insert(
+            presence.user_id.clone(),
+            Seen {
+                connected: presence.connected,
+                gateway: presence.gateway_id.clone(),
+            },
+        );
+        if !news {
+            return true;
+        }
+        // A player who has just come learns who is here already.
+        if presence.connected && self.viewer_plays() {
+            self.announce(true).await;
+        }
+        send_presence(
+            tx,
+            pb::Presence {
+                gateway_id: String::new(),
+                ..presence
+            },
+        )
+        .await
     }
 
-    /// Tells the client of players gone silent; false once the client has gone.
-    async fn report_silent_players(&mut self, tx: &Sender<pb::WatchGameResponse>) -> bool {
+    /// Tells the client of players connected through a gateway that fell
+    /// silent; false once the client has gone.
+    async fn report_gone_players(
+        &mut self,
+        tx: &Sender<pb::WatchGameResponse>,
+        silent: &std::collections::HashSet<String>,
+    ) -> bool {
         for (user_id, s) in &mut self.seen {
-            if s.connected && s.last.elapsed() > PRESENCE_TIMEOUT {
+            if s.connected && silent.contains(&s.gateway) {
                 s.connected = false;
                 let presence = pb::Presence {
                     user_id: user_id.clone(),
                     connected: false,
+                    gateway_id: String::new(),
                 };
                 if !send_presence(tx, presence).await {
                     return false;
