@@ -56,6 +56,9 @@ async fn main() -> anyhow::Result<()> {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(10_000);
+    // IDLE_WATCHED=0 holds the games with nobody watching: what the
+    // authority's side costs alone.
+    let watched = std::env::var("IDLE_WATCHED").map_or(true, |v| v != "0");
     let dir = std::env::temp_dir().join(format!("ttakji-idle-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     let db = format!("sqlite://{}", dir.join("ttakji.db").display());
@@ -137,7 +140,7 @@ async fn main() -> anyhow::Result<()> {
             .into_inner()
             .game
             .ok_or_else(|| anyhow::anyhow!("no game"))?;
-        for (_, token) in &players {
+        for (_, token) in players.iter().filter(|_| watched) {
             let mut client =
                 GameServiceClient::new(connections[streams.len() % CONNECTIONS].clone());
             let stream = client
@@ -179,7 +182,7 @@ async fn main() -> anyhow::Result<()> {
     let per_game = (rss_after.saturating_sub(rss_before)) as f64 / games as f64;
     println!(
         "idle games: {games} live games, {} watch streams, made in {:.1?}",
-        games * 2,
+        if watched { games * 2 } else { 0 },
         made
     );
     println!(
