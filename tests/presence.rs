@@ -118,12 +118,21 @@ async fn a_player_whose_gateway_dies_counts_as_gone_and_an_idle_game_sends_nothi
     let seen = next_presence(&mut lee_view, Duration::from_secs(5))
         .await
         .expect("lee is told kim came");
-    assert_eq!((seen.user_id.as_str(), seen.connected), (kim.user_id.as_str(), true));
-    assert!(seen.gateway_id.is_empty(), "gateway ids stay between gateways");
+    assert_eq!(
+        (seen.user_id.as_str(), seen.connected),
+        (kim.user_id.as_str(), true)
+    );
+    assert!(
+        seen.gateway_id.is_empty(),
+        "gateway ids stay between gateways"
+    );
     let seen = next_presence(&mut kim_view, Duration::from_secs(5))
         .await
         .expect("kim learns lee is here");
-    assert_eq!((seen.user_id.as_str(), seen.connected), (lee.user_id.as_str(), true));
+    assert_eq!(
+        (seen.user_id.as_str(), seen.connected),
+        (lee.user_id.as_str(), true)
+    );
 
     // Nothing changes: nothing arrives.
     assert_eq!(
@@ -138,7 +147,10 @@ async fn a_player_whose_gateway_dies_counts_as_gone_and_an_idle_game_sends_nothi
     let seen = next_presence(&mut lee_view, Duration::from_secs(10))
         .await
         .expect("lee is told kim is gone");
-    assert_eq!((seen.user_id.as_str(), seen.connected), (kim.user_id.as_str(), false));
+    assert_eq!(
+        (seen.user_id.as_str(), seen.connected),
+        (kim.user_id.as_str(), false)
+    );
     let noticed = killed.elapsed();
     assert!(
         noticed >= Duration::from_secs(3),

@@ -98,12 +98,22 @@ struct Position {
     stones: Box<[u8]>,
 }
 
+/// The empty board of `size`, made once.
+fn empty_board(size: crate::point::BoardSize) -> &'static Board {
+    const SIZES: usize = crate::point::BoardSize::MAX as usize + 1;
+    static EMPTY: [std::sync::OnceLock<Board>; SIZES] =
+        [const { std::sync::OnceLock::new() }; SIZES];
+    EMPTY[usize::from(size.get())].get_or_init(|| Board::new(size))
+}
+
 /// A game under one ruleset: the board plus everything the rules need to
 /// know about the past.
 #[derive(Debug, Clone)]
 pub struct Game {
     rules: Rules,
-    start: Board,
+    /// The set-up position; `None` for the empty board of the rules' size,
+    /// the usual start (a board is ten kilobytes, kept once per game).
+    start: Option<Box<Board>>,
     start_to_move: Color,
     board: Board,
     to_move: Color,
@@ -132,9 +142,10 @@ impl Game {
         } else {
             rules.with_board_size(setup.size())
         };
+        let start = (setup != *empty_board(rules.board_size)).then(|| Box::new(setup.clone()));
         let mut game = Game {
             rules,
-            start: setup.clone(),
+            start,
             start_to_move: to_move,
             board: setup,
             to_move,
@@ -168,7 +179,9 @@ impl Game {
     /// The position the game started from.
     #[must_use]
     pub fn setup(&self) -> &Board {
-        &self.start
+        self.start
+            .as_deref()
+            .unwrap_or_else(|| empty_board(self.rules.board_size))
     }
 
     /// Who is to move in the starting position.
@@ -377,7 +390,7 @@ impl Game {
         let Some(last) = moves.pop() else {
             return Err(UndoError::NothingToUndo);
         };
-        let mut replay = Game::from_setup(self.rules, self.start.clone(), self.start_to_move);
+        let mut replay = Game::from_setup(self.rules, self.setup().clone(), self.start_to_move);
         for mv in moves {
             // Every one of these moves was accepted before, in this order.
             let replayed = replay.play_as(mv);

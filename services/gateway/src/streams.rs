@@ -7,6 +7,7 @@ use std::future::Future;
 use std::pin::Pin;
 
 use tokio::sync::mpsc;
+use tokio_stream::StreamExt as _;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::Status;
 use ttakji_platform::shutdown::Shutdown;
@@ -14,8 +15,50 @@ use ttakji_platform::shutdown::Shutdown;
 /// A server stream as the handlers return it.
 pub type Stream<T> = Pin<Box<dyn tokio_stream::Stream<Item = Result<T, Status>> + Send>>;
 
-/// Where a stream's task sends what its client reads.
-pub type Sender<T> = mpsc::Sender<Result<T, Status>>;
+/// Where a stream's task sends what its client reads. Messages travel
+/// boxed: a channel holds a block of slots from the start, and a game
+/// event is most of a kilobyte, so a slot of one pointer keeps an idle
+/// watcher small.
+#[derive(Debug)]
+pub struct Sender<T> {
+    inner: mpsc::Sender<Box<Result<T, Status>>>,
+}
+
+impl<T> Clone for Sender<T> {
+    fn clone(&self) -> Self {
+        Sender {
+            inner: self.inner.clone(),
+        }
+    }
+}
+
+/// The client has gone away.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Gone;
+
+impl<T> Sender<T> {
+    /// Sends one message, waiting while the client's buffer is full.
+    ///
+    /// # Errors
+    /// When the client has gone away.
+    pub async fn send(&self, message: Result<T, Status>) -> Result<(), Gone> {
+        self.inner.send(Box::new(message)).await.map_err(|_| Gone)
+    }
+
+    /// Completes when the client has gone away.
+    pub async fn closed(&self) {
+        self.inner.closed().await;
+    }
+}
+
+/// A channel of up to `buffer` unread messages and the stream that reads it.
+pub fn channel<T: Send + 'static>(buffer: usize) -> (Sender<T>, Stream<T>) {
+    let (tx, rx) = mpsc::channel(buffer);
+    (
+        Sender { inner: tx },
+        Box::pin(ReceiverStream::new(rx).map(|boxed| *boxed)),
+    )
+}
 
 /// Runs `work` until it ends, `client` has gone away or `shutdown` fires,
 /// whichever comes first; `work` is dropped where it stands in the last two
@@ -36,12 +79,12 @@ where
     F: FnOnce(Sender<T>) -> W,
     W: Future<Output = ()> + Send + 'static,
 {
-    let (tx, rx) = mpsc::channel(buffer);
+    let (tx, stream) = channel(buffer);
     let client = tx.clone();
     let work = feed(tx);
     let signal = shutdown.clone();
     shutdown.spawn(async move { until_done(&client, signal, work).await });
-    Box::pin(ReceiverStream::new(rx))
+    stream
 }
 
 #[cfg(test)]

@@ -14,8 +14,6 @@
 use std::collections::HashMap;
 
 use prost::Message as _;
-use tokio::sync::mpsc;
-use tokio_stream::wrappers::ReceiverStream;
 use tonic::Status;
 use tracing::Instrument as _;
 use ttakji_platform::bus::{self, Delivery, Subscription};
@@ -121,7 +119,7 @@ pub async fn watch(
         seen: HashMap::new(),
     };
     let backlog = watcher.stored_after(after_seq).await?;
-    let (tx, rx) = mpsc::channel(WATCHER_BUFFER);
+    let (tx, stream) = streams::channel(WATCHER_BUFFER);
     let counted = Watching::start();
     let shutdown = gateway.shutdown.clone();
     gateway.shutdown.spawn(async move {
@@ -131,7 +129,7 @@ pub async fn watch(
             watcher.announce(false).await;
         }
     });
-    Ok(Box::pin(ReceiverStream::new(rx)))
+    Ok(stream)
 }
 
 impl Watcher {
