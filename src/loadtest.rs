@@ -116,8 +116,15 @@ fn parse_rate(s: &str) -> Result<f64, String> {
     }
 }
 
+/// The instant `ago` before now (now, should the clock not reach back).
+fn since(ago: Duration) -> Instant {
+    let now = Instant::now();
+    now.checked_sub(ago).unwrap_or(now)
+}
+
 /// Spaces calls evenly at a rate shared by every caller: each `wait`
-/// takes the next free slot. Time nobody used is not saved up, so there
+/// takes the next free slot. Time nobody used is saved up only for a few
+/// milliseconds (so a timer's lateness does not lower the rate), so there
 /// is no burst after a pause.
 #[derive(Debug)]
 pub struct Pacer {
@@ -136,13 +143,16 @@ impl Pacer {
     pub async fn wait(&self) {
         let at = {
             let mut next = self.next.lock().unwrap_or_else(PoisonError::into_inner);
-            let at = (*next).max(Instant::now());
+            let at = (*next).max(since(PACER_SLACK));
             *next = at + self.interval;
             at
         };
         tokio::time::sleep_until(at).await;
     }
 }
+
+/// How far behind the present a [`Pacer`]'s schedule may run.
+const PACER_SLACK: Duration = Duration::from_millis(5);
 
 /// What every bot of a run shares.
 #[derive(Debug)]
@@ -321,7 +331,9 @@ async fn baseline(endpoint: Endpoint, run: Arc<Run>, rate: f64, moves_last_secon
         } else {
             (moves_last_second.load(Ordering::Relaxed) as f64).max(10.0)
         };
-        next = next.max(Instant::now()) + Duration::from_secs_f64(1.0 / per_second);
+        // Keep to the schedule through timer lateness (the timer's grain is
+        // a millisecond), but start afresh after a stall of a second.
+        next = next.max(since(Duration::from_secs(1))) + Duration::from_secs_f64(1.0 / per_second);
         tokio::time::sleep_until(next).await;
         let sent = Instant::now();
         let checked = bot::call(
