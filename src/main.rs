@@ -2,9 +2,11 @@
 //!
 //! `ttakji serve` runs the whole service in one process; `ttakji gateway`
 //! and `ttakji authority` run one service each; `ttakji play` is a terminal
-//! client; `ttakji gtp` speaks GTP on stdin/stdout with the rules engine.
+//! client; `ttakji gtp` speaks GTP on stdin/stdout with the rules engine;
+//! `ttakji loadtest` drives a deployment with bot players.
 
 mod gtp;
+mod loadtest;
 mod matches;
 mod play;
 mod server;
@@ -69,6 +71,10 @@ enum Command {
     Ratings(server::RatingsArgs),
     /// Play a game against the computer in the terminal.
     Play(play::PlayArgs),
+    /// Drive a deployment through its public API with bot players and
+    /// report moves a second, move round trips, errors and what each
+    /// injected fault cost.
+    Loadtest(loadtest::LoadtestArgs),
     /// Speak GTP version 2 on stdin/stdout (for GoGui, Sabaki, gtp2ogs).
     Gtp {
         #[command(flatten)]
@@ -151,6 +157,7 @@ fn main() -> anyhow::Result<()> {
         Command::Matchmaker(args) => server::matchmaker(&args)?,
         Command::Ratings(args) => server::ratings(&args)?,
         Command::Play(args) => play::run(&args)?,
+        Command::Loadtest(args) => loadtest::run(&args)?,
         Command::Gtp {
             rules,
             level,

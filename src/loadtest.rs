@@ -1,0 +1,691 @@
+//! `ttakji loadtest`: drives a deployment through its public gateway API
+//! with bot players and reports moves a second, the move round trip (from
+//! the mover's call to the opponent's stream), call latencies against a
+//! bare health check sent at the same pace, and errors by code; it can
+//! inject faults on a schedule and report what each one cost.
+//!
+//! Each of `--games` games is played by two bots signed in as guests, each
+//! on its own connection. They are paired by a friend challenge (one makes
+//! it, the other accepts its code) or through the queue, watch their game's
+//! stream, keep their own board from its events with the rules engine, and
+//! play random legal moves on their turn; when a game ends the two ask for
+//! a rematch, so the games stay live. With `--rate` a shared pacer spaces
+//! all the moves; otherwise each move is sent as soon as the bot sees its
+//! turn.
+
+mod bot;
+mod faults;
+mod histogram;
+mod tally;
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use anyhow::Context as _;
+use tokio::task::JoinSet;
+use tokio::time::Instant;
+use tonic::transport::Endpoint;
+
+use bot::Bot;
+use faults::Restartable;
+use histogram::Histogram;
+use tally::{Fault, Tally, Totals};
+
+/// How games are made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Pairing {
+    /// One bot makes a friend challenge, the other accepts its code.
+    Friend,
+    /// Both bots queue in the matchmaker's casual pool.
+    Queue,
+}
+
+impl Pairing {
+    fn name(self) -> &'static str {
+        match self {
+            Pairing::Friend => "friend",
+            Pairing::Queue => "queue",
+        }
+    }
+}
+
+/// `ttakji loadtest` options.
+#[derive(Debug, clap::Args)]
+pub struct LoadtestArgs {
+    /// The gateway's public gRPC address.
+    #[arg(
+        long,
+        env = "TTAKJI_GATEWAY_URL",
+        default_value = "http://127.0.0.1:50051"
+    )]
+    pub gateway_url: String,
+    /// Games played at once (by twice as many bots).
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub games: u32,
+    /// Moves a second to aim for across all games; 0 sends each move as
+    /// soon as the bot sees its turn.
+    #[arg(long, default_value_t = 0.0, value_parser = parse_rate)]
+    pub rate: f64,
+    /// Seconds to play for, from when every bot has signed in.
+    #[arg(long, default_value_t = 30.0, value_parser = parse_seconds)]
+    pub duration: f64,
+    /// How bots find games: friend challenges or the queue.
+    #[arg(long, value_enum, default_value = "friend")]
+    pub pairing: Pairing,
+    /// Board size: 9, 13 or 19.
+    #[arg(long, default_value_t = 9, value_parser = parse_board_size)]
+    pub board_size: u32,
+    /// Seconds between faults (the first after one interval).
+    #[arg(long, value_parser = parse_seconds, requires = "fault")]
+    pub fault_every: Option<f64>,
+    /// A shell command run at each fault, e.g. "redis-cli -p 6379 shutdown nosave".
+    #[arg(long, group = "fault", requires = "fault_every")]
+    pub fault_command: Option<String>,
+    /// A shell command the load test starts itself before the run (say,
+    /// "ttakji serve --database-url sqlite://lt.db") and, at each fault,
+    /// kills with SIGKILL and starts again; it is stopped at the end.
+    #[arg(long, group = "fault")]
+    pub fault_restart: Option<String>,
+    /// Print the final report as one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn parse_seconds(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v < 1e9 => Ok(v),
+        _ => Err(format!("{s:?} is not a positive number of seconds")),
+    }
+}
+
+fn parse_board_size(s: &str) -> Result<u32, String> {
+    match s.parse::<u32>() {
+        Ok(size @ (9 | 13 | 19)) => Ok(size),
+        _ => Err(format!("{s:?}: games are played on 9, 13 or 19 lines")),
+    }
+}
+
+fn parse_rate(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v == 0.0 || (v.is_finite() && v >= 0.01) => Ok(v),
+        _ => Err(format!(
+            "{s:?} is not a rate: give moves a second (at least 0.01), or 0 for no limit"
+        )),
+    }
+}
+
+/// The instant `ago` before now (now, should the clock not reach back).
+fn since(ago: Duration) -> Instant {
+    let now = Instant::now();
+    now.checked_sub(ago).unwrap_or(now)
+}
+
+/// Spaces calls evenly at a rate shared by every caller: each `wait`
+/// takes the next free slot. Time nobody used is saved up only for a few
+/// milliseconds (so a timer's lateness does not lower the rate), so there
+/// is no burst after a pause.
+#[derive(Debug)]
+pub struct Pacer {
+    interval: Duration,
+    next: Mutex<Instant>,
+}
+
+impl Pacer {
+    pub fn new(per_second: f64) -> Pacer {
+        Pacer {
+            interval: Duration::from_secs_f64(1.0 / per_second),
+            next: Mutex::new(Instant::now()),
+        }
+    }
+
+    pub async fn wait(&self) {
+        let at = {
+            let mut next = self.next.lock().unwrap_or_else(PoisonError::into_inner);
+            let at = (*next).max(since(PACER_SLACK));
+            *next = at + self.interval;
+            at
+        };
+        tokio::time::sleep_until(at).await;
+    }
+}
+
+/// How far behind the present a [`Pacer`]'s schedule may run.
+const PACER_SLACK: Duration = Duration::from_millis(5);
+
+/// What every bot of a run shares.
+#[derive(Debug)]
+pub struct Run {
+    pub tally: Tally,
+    pub pacer: Option<Pacer>,
+    pub board_size: u32,
+}
+
+/// Bots signed in at once.
+const SIGN_IN_AT_ONCE: usize = 32;
+/// How long a gateway started by `--fault-restart` may take to answer.
+const START_WAIT: Duration = Duration::from_secs(60);
+/// The service the baseline's health check asks about.
+const HEALTH_SERVICE: &str = "ttakji.v1.GameService";
+
+pub fn run(args: &LoadtestArgs) -> anyhow::Result<()> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?
+        .block_on(drive(args))
+}
+
+/// Asks the gateway's health service until it answers SERVING, for up to
+/// `wait`; a gateway that cannot be reached is an error that says so.
+async fn reach(endpoint: &Endpoint, url: &str, wait: Duration) -> anyhow::Result<()> {
+    let deadline = Instant::now() + wait;
+    loop {
+        let answer = async {
+            let channel = endpoint.connect().await.map_err(|e| {
+                let cause =
+                    std::error::Error::source(&e).map_or_else(String::new, |c| format!(": {c}"));
+                format!("{e}{cause}")
+            })?;
+            let mut health = tonic_health::pb::health_client::HealthClient::new(channel);
+            let checked = tokio::time::timeout(
+                bot::CALL_TIMEOUT,
+                health.check(tonic_health::pb::HealthCheckRequest {
+                    service: HEALTH_SERVICE.to_owned(),
+                }),
+            )
+            .await
+            .map_err(|_| "no answer to a health check".to_owned())?
+            .map_err(|s| format!("health check refused: {:?} {}", s.code(), s.message()))?;
+            let serving = tonic_health::pb::health_check_response::ServingStatus::Serving as i32;
+            if checked.into_inner().status == serving {
+                Ok(())
+            } else {
+                Err("the gateway is not serving yet".to_owned())
+            }
+        }
+        .await;
+        match answer {
+            Ok(()) => return Ok(()),
+            Err(why) if Instant::now() >= deadline => {
+                anyhow::bail!("cannot reach the gateway at {url}: {why}")
+            }
+            Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+        }
+    }
+}
+
+/// Signs in `count` bots with nicknames unique to this run.
+async fn sign_in_bots(endpoint: &Endpoint, count: usize) -> anyhow::Result<Vec<Bot>> {
+    let run_id = uuid::Uuid::new_v4().simple().to_string();
+    let prefix = format!("lt{}", run_id.get(..6).unwrap_or("000000"));
+    let seed = uuid::Uuid::new_v4().as_u64_pair().0;
+    let gate = Arc::new(tokio::sync::Semaphore::new(SIGN_IN_AT_ONCE));
+    let mut signing = JoinSet::new();
+    for i in 0..count {
+        let endpoint = endpoint.clone();
+        let gate = gate.clone();
+        let nickname = format!("{prefix}-{i}");
+        let seed = seed
+            .wrapping_add(i as u64)
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        signing.spawn(async move {
+            let _permit = gate.acquire_owned().await;
+            bot::sign_in(&endpoint, nickname, seed)
+                .await
+                .map(|bot| (i, bot))
+        });
+    }
+    let mut bots: Vec<Option<Bot>> = (0..count).map(|_| None).collect();
+    while let Some(done) = signing.join_next().await {
+        let (i, bot) = done.context("a sign-in task failed")??;
+        if let Some(slot) = bots.get_mut(i) {
+            *slot = Some(bot);
+        }
+    }
+    Ok(bots.into_iter().flatten().collect())
+}
+
+/// Two bots of a friend's table: a challenge, then rematches for as long
+/// as both agree (a new challenge when they do not).
+async fn friend_table(mut a: Bot, mut b: Bot, run: Arc<Run>) {
+    loop {
+        let mut game = a.challenge(&b, &run).await;
+        loop {
+            tokio::join!(a.play(&game, &run), b.play(&game, &run));
+            let (ra, rb) = (a.rematch(&game, &run), b.rematch(&game, &run));
+            match both(ra, rb).await {
+                Some((ga, gb)) if ga == gb => game = ga,
+                _ => break,
+            }
+        }
+    }
+}
+
+/// A bot in the queue: matched with whoever the matchmaker picks, then
+/// rematches with them for as long as both agree.
+async fn queue_seat(mut bot: Bot, run: Arc<Run>) {
+    loop {
+        let mut game = bot.find_match(&run).await;
+        loop {
+            bot.play(&game, &run).await;
+            match bot.rematch(&game, &run).await {
+                Some(next) => game = next,
+                None => break,
+            }
+        }
+    }
+}
+
+/// Both answers, or `None` as soon as either is `None`.
+async fn both<A, B>(
+    a: impl std::future::Future<Output = Option<A>>,
+    b: impl std::future::Future<Output = Option<B>>,
+) -> Option<(A, B)> {
+    tokio::pin!(a, b);
+    let (mut got_a, mut got_b) = (None, None);
+    loop {
+        tokio::select! {
+            answer = &mut a, if got_a.is_none() => got_a = Some(answer?),
+            answer = &mut b, if got_b.is_none() => got_b = Some(answer?),
+        }
+        if let (Some(_), Some(_)) = (&got_a, &got_b) {
+            return got_a.zip(got_b);
+        }
+    }
+}
+
+/// One line a second on standard error; keeps `moves_last_second` for the
+/// baseline's pace.
+async fn progress(run: Arc<Run>, moves_last_second: Arc<AtomicU64>) {
+    let start = run.tally.started();
+    let mut tick = tokio::time::interval_at(start + Duration::from_secs(1), Duration::from_secs(1));
+    let mut last = 0;
+    loop {
+        tick.tick().await;
+        let now = run.tally.progress();
+        let per_second = now.moves.saturating_sub(last);
+        last = now.moves;
+        moves_last_second.store(per_second, Ordering::Relaxed);
+        eprintln!(
+            "{:>5.0} s  {per_second:>6} moves/s  round trip p50 {} p99 {}  errors {}  live games {}",
+            start.elapsed().as_secs_f64(),
+            millis(now.round_trip_p50),
+            millis(now.round_trip_p99),
+            now.errors,
+            now.live_games
+        );
+    }
+}
+
+/// The baseline: one task sending health checks at the moves' pace (the
+/// `--rate`, or without one the moves acknowledged in the last second,
+/// at least ten a second).
+async fn baseline(endpoint: Endpoint, run: Arc<Run>, rate: f64, moves_last_second: Arc<AtomicU64>) {
+    let mut health = tonic_health::pb::health_client::HealthClient::new(endpoint.connect_lazy());
+    let mut next = Instant::now();
+    loop {
+        let per_second = if rate > 0.0 {
+            rate
+        } else {
+            (moves_last_second.load(Ordering::Relaxed) as f64).max(10.0)
+        };
+        // Keep to the schedule through timer lateness (the timer's grain is
+        // a millisecond), but start afresh after a stall of a second.
+        next = next.max(since(Duration::from_secs(1))) + Duration::from_secs_f64(1.0 / per_second);
+        tokio::time::sleep_until(next).await;
+        let sent = Instant::now();
+        let checked = bot::call(
+            &run.tally,
+            health.check(tonic_health::pb::HealthCheckRequest {
+                service: HEALTH_SERVICE.to_owned(),
+            }),
+        )
+        .await;
+        if checked.is_ok() {
+            run.tally.baseline_call(sent.elapsed());
+        }
+    }
+}
+
+/// The fault to inject at each interval.
+#[derive(Debug)]
+enum Injection {
+    Command(String),
+    Restart(Arc<Mutex<Restartable>>),
+}
+
+/// Injects a fault every `every` until the run ends at `end` (none at
+/// the very end, where it would cost nothing that could be measured).
+async fn inject(run: Arc<Run>, every: Duration, end: Instant, injection: Injection) {
+    let start = run.tally.started();
+    let mut tick = tokio::time::interval_at(start + every, every);
+    for n in 1.. {
+        if tick.tick().await >= end {
+            return;
+        }
+        let at = Instant::now();
+        let elapsed = at.duration_since(start).as_secs_f64();
+        match &injection {
+            Injection::Command(command) => {
+                run.tally.fault(format!("command {command:?}"), at);
+                eprintln!("fault {n} at {elapsed:.1} s: running {command:?}");
+                let command = command.clone();
+                tokio::task::spawn_blocking(move || match faults::run_command(&command) {
+                    Ok(status) if status.success() => {}
+                    Ok(status) => eprintln!("fault command {command:?} exited with {status}"),
+                    Err(e) => eprintln!("fault command {command:?} did not start: {e}"),
+                });
+            }
+            Injection::Restart(process) => {
+                run.tally.fault("restart".to_owned(), at);
+                eprintln!("fault {n} at {elapsed:.1} s: killing the process and starting it again");
+                let process = process.clone();
+                let restarted = tokio::task::spawn_blocking(move || {
+                    process
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .restart()
+                })
+                .await;
+                match restarted {
+                    Ok(Ok(())) => {}
+                    Ok(Err(e)) => eprintln!("the process did not start again: {e}"),
+                    Err(e) => eprintln!("restarting the process failed: {e}"),
+                }
+            }
+        }
+    }
+}
+
+async fn drive(args: &LoadtestArgs) -> anyhow::Result<()> {
+    let url = &args.gateway_url;
+    let endpoint = bot::endpoint(url)?;
+    let process = match &args.fault_restart {
+        Some(command) => Some(Arc::new(Mutex::new(Restartable::start(command)?))),
+        None => None,
+    };
+    let wait = if process.is_some() {
+        START_WAIT
+    } else {
+        Duration::ZERO
+    };
+    reach(&endpoint, url, wait).await?;
+    let count = args.games as usize * 2;
+    eprintln!(
+        "signing in {count} bots at {url}, then playing {} games for {} s",
+        args.games, args.duration
+    );
+    let bots = sign_in_bots(&endpoint, count).await?;
+    let run = Arc::new(Run {
+        tally: Tally::new(),
+        pacer: (args.rate > 0.0).then(|| Pacer::new(args.rate)),
+        board_size: args.board_size,
+    });
+    for bot in &bots {
+        run.tally.add_bot(&bot.user_id);
+    }
+    let mut tasks = JoinSet::new();
+    let mut bots = bots.into_iter();
+    match args.pairing {
+        Pairing::Friend => {
+            while let (Some(a), Some(b)) = (bots.next(), bots.next()) {
+                tasks.spawn(friend_table(a, b, run.clone()));
+            }
+        }
+        Pairing::Queue => {
+            for bot in bots {
+                tasks.spawn(queue_seat(bot, run.clone()));
+            }
+        }
+    }
+    let moves_last_second = Arc::new(AtomicU64::new(0));
+    tasks.spawn(progress(run.clone(), moves_last_second.clone()));
+    tasks.spawn(baseline(
+        endpoint.clone(),
+        run.clone(),
+        args.rate,
+        moves_last_second,
+    ));
+    let end = run.tally.started() + Duration::from_secs_f64(args.duration);
+    if let Some(every) = args.fault_every {
+        let injection = match (&args.fault_command, &process) {
+            (Some(command), _) => Some(Injection::Command(command.clone())),
+            (None, Some(process)) => Some(Injection::Restart(process.clone())),
+            (None, None) => None,
+        };
+        if let Some(injection) = injection {
+            tasks.spawn(inject(
+                run.clone(),
+                Duration::from_secs_f64(every),
+                end,
+                injection,
+            ));
+        }
+    }
+    tokio::time::sleep_until(end).await;
+    let totals = run.tally.totals();
+    tasks.shutdown().await;
+    if let Some(process) = process {
+        let _ = tokio::task::spawn_blocking(move || {
+            process
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .stop();
+        })
+        .await;
+    }
+    let report = Report { args, totals };
+    if args.json {
+        println!("{}", report.json());
+    } else {
+        print!("{}", report.text());
+    }
+    Ok(())
+}
+
+/// A duration as milliseconds, to the microsecond.
+fn ms(d: Duration) -> f64 {
+    d.as_micros() as f64 / 1000.0
+}
+
+fn millis(d: Option<Duration>) -> String {
+    d.map_or_else(|| "-".to_owned(), |d| format!("{:.3} ms", ms(d)))
+}
+
+/// The final report of a run.
+struct Report<'a> {
+    args: &'a LoadtestArgs,
+    totals: Totals,
+}
+
+fn latencies(h: &Histogram) -> serde_json::Value {
+    let q = |q: f64| h.quantile(q).map(ms);
+    serde_json::json!({
+        "count": h.count(),
+        "p50": q(0.5),
+        "p99": q(0.99),
+        "p99_9": q(0.999),
+        "max": (h.count() > 0).then(|| ms(h.max())),
+        "mean": h.mean().map(ms),
+    })
+}
+
+fn codes(errors: &BTreeMap<&'static str, u64>) -> String {
+    if errors.is_empty() {
+        return "none".to_owned();
+    }
+    errors
+        .iter()
+        .map(|(code, n)| format!("{code} {n}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl Report<'_> {
+    fn seconds(&self) -> f64 {
+        self.totals.elapsed.as_secs_f64()
+    }
+
+    fn moves_per_second(&self) -> f64 {
+        self.totals.moves as f64 / self.seconds().max(1e-9)
+    }
+
+    /// Round trip p50 over the baseline's p50.
+    fn ratio(&self) -> Option<f64> {
+        let rt = self.totals.round_trip.quantile(0.5)?;
+        let base = self.totals.baseline.quantile(0.5)?;
+        (base > Duration::ZERO).then(|| rt.as_secs_f64() / base.as_secs_f64())
+    }
+
+    fn fault_at(&self, fault: &Fault) -> f64 {
+        fault
+            .at
+            .saturating_duration_since(self.totals.started)
+            .as_secs_f64()
+    }
+
+    fn fault_line(&self, n: usize, fault: &Fault) -> String {
+        let failed: u64 = fault.errors.values().sum();
+        let mut line = format!(
+            "fault {n} at {:.1} s ({}): {failed} failed calls ({})",
+            self.fault_at(fault),
+            fault.what,
+            codes(&fault.errors)
+        );
+        let moved = fault
+            .moving
+            .saturating_sub(fault.not_recovered() + fault.ended);
+        match fault.recovered_after {
+            Some(after) => line.push_str(&format!(
+                "; all {} moving games moved again within {:.3} s",
+                fault.moving,
+                after.as_secs_f64()
+            )),
+            None => line.push_str(&format!(
+                "; {} of {} moving games had not moved again when the window closed",
+                fault.not_recovered(),
+                fault.moving
+            )),
+        }
+        if fault.ended > 0 {
+            line.push_str(&format!(" ({} ended instead)", fault.ended));
+        }
+        if let Some(gap) = fault.longest_gap {
+            line.push_str(&format!(
+                "; longest gap between accepted moves {:.3} s ({moved} games)",
+                gap.as_secs_f64()
+            ));
+        }
+        line
+    }
+
+    fn text(&self) -> String {
+        let t = &self.totals;
+        let a = self.args;
+        let pace = if a.rate > 0.0 {
+            format!("paced at {} moves a second", a.rate)
+        } else {
+            "each move sent as soon as its turn came".to_owned()
+        };
+        let q = |h: &Histogram, q: f64| millis(h.quantile(q));
+        let mut out = format!(
+            "ttakji loadtest against {}: {} games ({} pairing, {}x{}), {pace}, {:.1} s\n",
+            a.gateway_url,
+            a.games,
+            a.pairing.name(),
+            a.board_size,
+            a.board_size,
+            self.seconds()
+        );
+        out.push_str(&format!(
+            "moves accepted    {} ({:.1} a second)\n",
+            t.moves,
+            self.moves_per_second()
+        ));
+        out.push_str(&format!(
+            "move round trip   p50 {}  p99 {}  p99.9 {}  max {}  ({} moves, from the call to the opponent's stream)\n",
+            q(&t.round_trip, 0.5),
+            q(&t.round_trip, 0.99),
+            q(&t.round_trip, 0.999),
+            millis((t.round_trip.count() > 0).then(|| t.round_trip.max())),
+            t.round_trip.count()
+        ));
+        out.push_str(&format!(
+            "move call         p50 {}  p99 {}  ({} calls)\n",
+            q(&t.calls, 0.5),
+            q(&t.calls, 0.99),
+            t.calls.count()
+        ));
+        out.push_str(&format!(
+            "baseline          p50 {}  p99 {}  ({} health checks at the same pace)",
+            q(&t.baseline, 0.5),
+            q(&t.baseline, 0.99),
+            t.baseline.count()
+        ));
+        match self.ratio() {
+            Some(r) => out.push_str(&format!("; round trip p50 / baseline p50 = {r:.1}\n")),
+            None => out.push('\n'),
+        }
+        out.push_str(&format!("errors            {}\n", codes(&t.errors)));
+        for (code, message) in &t.error_examples {
+            out.push_str(&format!("  first {code}: {message}\n"));
+        }
+        out.push_str(&format!(
+            "games             {} finished, {} started, {} live at the end\n",
+            t.games_finished, t.games_started, t.live_games
+        ));
+        if t.faults.is_empty() {
+            out.push_str("faults            none\n");
+        }
+        for (i, fault) in t.faults.iter().enumerate() {
+            out.push_str(&self.fault_line(i + 1, fault));
+            out.push('\n');
+        }
+        out
+    }
+
+    fn json(&self) -> serde_json::Value {
+        let t = &self.totals;
+        let a = self.args;
+        let faults: Vec<serde_json::Value> = t
+            .faults
+            .iter()
+            .map(|f| {
+                serde_json::json!({
+                    "at_s": self.fault_at(f),
+                    "what": f.what,
+                    "failed_calls": f.errors,
+                    "failed_calls_total": f.errors.values().sum::<u64>(),
+                    "moving_games": f.moving,
+                    "recovered_after_ms": f.recovered_after.map(ms),
+                    "longest_gap_ms": f.longest_gap.map(ms),
+                    "not_recovered": f.not_recovered(),
+                    "ended": f.ended,
+                })
+            })
+            .collect();
+        serde_json::json!({
+            "gateway_url": a.gateway_url,
+            "games": a.games,
+            "pairing": a.pairing.name(),
+            "board_size": a.board_size,
+            "rate": a.rate,
+            "duration_s": self.seconds(),
+            "moves": t.moves,
+            "moves_per_second": self.moves_per_second(),
+            "round_trip_ms": latencies(&t.round_trip),
+            "call_ms": latencies(&t.calls),
+            "baseline_ms": latencies(&t.baseline),
+            "round_trip_over_baseline_p50": self.ratio(),
+            "errors": t.errors,
+            "errors_total": t.errors.values().sum::<u64>(),
+            "error_examples": t.error_examples,
+            "games_started": t.games_started,
+            "games_finished": t.games_finished,
+            "live_games": t.live_games,
+            "faults": faults,
+        })
+    }
+}
