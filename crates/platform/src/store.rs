@@ -6,6 +6,8 @@
 //! Migrations live in `migrations/postgres` and `migrations/sqlite` at the
 //! top of the repository, one file per change with the same name in both.
 
+pub mod batches;
+
 use std::str::FromStr as _;
 
 use sqlx::postgres::PgPoolOptions;
@@ -26,6 +28,8 @@ pub enum Database {
 pub struct Sqlite {
     pub writer: sqlx::SqlitePool,
     pub readers: sqlx::SqlitePool,
+    /// Writes that many callers make at once (moves), committed together.
+    pub batches: batches::Batches,
 }
 
 /// Runs one expression against whichever pool a [`Database`] holds (the
@@ -105,7 +109,11 @@ impl Database {
                     .min_connections(0)
                     .connect_lazy_with(options)
             };
-            Database::Sqlite(Sqlite { writer, readers })
+            Database::Sqlite(Sqlite {
+                batches: batches::Batches::start(writer.clone()),
+                writer,
+                readers,
+            })
         } else {
             anyhow::bail!(
                 "unsupported database URL {:?}: use postgres://… or sqlite://FILE",

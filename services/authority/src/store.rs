@@ -145,6 +145,85 @@ fn epoch_column(epoch: u64) -> i64 {
     i64::try_from(epoch).unwrap_or(i64::MAX)
 }
 
+/// The statements of one write on `$conn`, in order: false when the game's
+/// epoch is newer than the writer's (nothing else is run then, and the
+/// caller undoes the transaction).
+macro_rules! write_statements {
+    ($conn:expr, $game_id:expr, $epoch:expr, $write:expr, $events:expr, $now:expr) => {{
+        let (game_id, write, events, now): (&str, &Write, &[StoredEvent], i64) =
+            ($game_id, $write, $events, $now);
+        // First, and only for the epoch this writer holds: the row's lock
+        // orders this write against a takeover, and a writer that lost the
+        // game writes nothing.
+        let held = sqlx::query(
+            "UPDATE games SET deadline_at = $2, draw_offered_by = $3 WHERE id = $1 AND epoch = $4",
+        )
+        .bind(game_id)
+        .bind(write.deadline_at)
+        .bind(write.draw_offered_by.map(codec::color_text))
+        .bind($epoch)
+        .execute($conn)
+        .await?
+        .rows_affected()
+            > 0;
+        if held {
+            if let Some(after) = write.truncate_after {
+                sqlx::query("DELETE FROM moves WHERE game_id = $1 AND number > $2")
+                    .bind(game_id)
+                    .bind(number_column(after))
+                    .execute($conn)
+                    .await?;
+            }
+            if let Some(m) = &write.insert_move {
+                sqlx::query(
+                    "INSERT INTO moves (game_id, number, color, point, played_at) VALUES ($1, $2, $3, $4, $5)",
+                )
+                .bind(game_id)
+                .bind(number_column(m.number))
+                .bind(codec::color_text(m.color))
+                .bind(m.point.map(codec::point_text))
+                .bind(now)
+                .execute($conn)
+                .await?;
+            }
+            if let Some(f) = &write.finish {
+                let dead = f
+                    .dead_stones
+                    .iter()
+                    .map(|p| codec::point_text(*p))
+                    .collect::<Vec<_>>()
+                    .join(",");
+                sqlx::query(
+                    "UPDATE games SET status = 'finished', end_reason = $2, result = $3, black_points = $4, \
+                     white_points = $5, dead_stones = $6, sgf = $7, finished_at = $8 WHERE id = $1",
+                )
+                .bind(game_id)
+                .bind(codec::end_reason_text(f.reason))
+                .bind(f.result.to_string())
+                .bind(f.points.map(|(b, _)| i64::from(b)))
+                .bind(f.points.map(|(_, w)| i64::from(w)))
+                .bind(dead)
+                .bind(&f.sgf)
+                .bind(now)
+                .execute($conn)
+                .await?;
+            }
+            for e in events {
+                sqlx::query(
+                    "INSERT INTO game_events (game_id, seq, payload, created_at) VALUES ($1, $2, $3, $4)",
+                )
+                .bind(game_id)
+                .bind(seq_column(e.seq))
+                .bind(&e.payload)
+                .bind(now)
+                .execute($conn)
+                .await?;
+            }
+        }
+        held
+    }};
+}
+
 /// Writes one accepted action and its events in one transaction, if the
 /// writer still holds the game at `epoch`.
 ///
@@ -160,90 +239,40 @@ pub async fn apply(
     events: &[StoredEvent],
     now: i64,
 ) -> Result<(), WriteError> {
-    let draw_offered_by = write.draw_offered_by.map(codec::color_text);
-    let finish = write.finish.as_ref().map(|f| {
-        let dead = f
-            .dead_stones
-            .iter()
-            .map(|p| codec::point_text(*p))
-            .collect::<Vec<_>>()
-            .join(",");
-        (
-            f,
-            codec::end_reason_text(f.reason),
-            f.result.to_string(),
-            dead,
-        )
-    });
     let epoch = epoch_column(epoch);
-    on_pool!(db, |pool| {
-        async {
-        let mut tx = pool.begin().await?;
-        // First, and only for the epoch this writer holds: the row's lock
-        // orders this write against a takeover, and a writer that lost the
-        // game writes nothing.
-        let fenced = sqlx::query(
-            "UPDATE games SET deadline_at = $2, draw_offered_by = $3 WHERE id = $1 AND epoch = $4",
-        )
-        .bind(game_id)
-        .bind(write.deadline_at)
-        .bind(draw_offered_by)
-        .bind(epoch)
-        .execute(&mut *tx)
-        .await?
-        .rows_affected()
-            == 0;
-        if fenced {
-            tx.rollback().await?;
-            return Err(WriteError::Fenced);
+    let applied = match db {
+        Database::Postgres(pool) => {
+            let mut tx = pool.begin().await?;
+            let applied = write_statements!(&mut *tx, game_id, epoch, write, events, now);
+            if applied {
+                tx.commit().await?;
+            } else {
+                tx.rollback().await?;
+            }
+            applied
         }
-        if let Some(after) = write.truncate_after {
-            sqlx::query("DELETE FROM moves WHERE game_id = $1 AND number > $2")
-                .bind(game_id)
-                .bind(number_column(after))
-                .execute(&mut *tx)
-                .await?;
+        // Queued for the one writer and committed with the writes queued
+        // beside it; a fenced write is undone alone.
+        Database::Sqlite(sqlite) => {
+            let (game_id, write, events) = (game_id.to_owned(), write.clone(), events.to_vec());
+            sqlite
+                .batches
+                .write(move |conn| {
+                    Box::pin(async move {
+                        let applied =
+                            write_statements!(&mut *conn, &game_id, epoch, &write, &events, now);
+                        Ok(if applied { Ok(()) } else { Err(()) })
+                    })
+                })
+                .await?
+                .is_ok()
         }
-        if let Some(m) = &write.insert_move {
-            sqlx::query("INSERT INTO moves (game_id, number, color, point, played_at) VALUES ($1, $2, $3, $4, $5)")
-                .bind(game_id)
-                .bind(number_column(m.number))
-                .bind(codec::color_text(m.color))
-                .bind(m.point.map(codec::point_text))
-                .bind(now)
-                .execute(&mut *tx)
-                .await?;
-        }
-        if let Some((f, reason, result, dead)) = &finish {
-            sqlx::query(
-                "UPDATE games SET status = 'finished', end_reason = $2, result = $3, black_points = $4, \
-                 white_points = $5, dead_stones = $6, sgf = $7, finished_at = $8 WHERE id = $1",
-            )
-            .bind(game_id)
-            .bind(reason)
-            .bind(result)
-            .bind(f.points.map(|(b, _)| i64::from(b)))
-            .bind(f.points.map(|(_, w)| i64::from(w)))
-            .bind(dead)
-            .bind(&f.sgf)
-            .bind(now)
-            .execute(&mut *tx)
-            .await?;
-        }
-        for e in events {
-            sqlx::query("INSERT INTO game_events (game_id, seq, payload, created_at) VALUES ($1, $2, $3, $4)")
-                .bind(game_id)
-                .bind(seq_column(e.seq))
-                .bind(&e.payload)
-                .bind(now)
-                .execute(&mut *tx)
-                .await?;
-        }
-        tx.commit().await?;
+    };
+    if applied {
         Ok(())
+    } else {
+        Err(WriteError::Fenced)
     }
-    .await
-    })
 }
 
 /// A nullable column read with `read`: `None` stays `None`.
