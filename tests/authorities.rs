@@ -625,3 +625,50 @@ async fn a_rolling_restart_of_every_authority_fails_no_call() {
         assert_eq!(black.game(id).await.move_count, *moves);
     }
 }
+
+/// Each running instance's `ttakji_shards_owned`, once they add up to every
+/// shard and differ by at most one (or panics after `within`).
+async fn shards_settle(cluster: &Cluster, within: Duration) -> Vec<f64> {
+    let deadline = Instant::now() + within;
+    loop {
+        let mut owned = Vec::new();
+        for p in cluster.running.iter().flatten() {
+            owned.push(metric(
+                &scrape(p.listener("metrics")).await,
+                "ttakji_shards_owned",
+                "",
+            ));
+        }
+        let total: f64 = owned.iter().sum();
+        let (min, max) = owned
+            .iter()
+            .fold((f64::MAX, f64::MIN), |(lo, hi), &n| (lo.min(n), hi.max(n)));
+        if total == f64::from(ttakji_platform::authorities::SHARDS) && max - min <= 1.0 {
+            return owned;
+        }
+        assert!(Instant::now() < deadline, "shards never settled: {owned:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shards_spread_evenly_over_the_instances_and_follow_one_that_dies() {
+    let mut cluster = Cluster::start(3).await;
+    let owned = shards_settle(&cluster, Duration::from_secs(15)).await;
+    assert_eq!(owned.len(), 3);
+    // New games land where their shard is: spread over all three.
+    let mut owners = std::collections::HashSet::new();
+    for _ in 0..24 {
+        let id = cluster.create("b", "w", 0).await;
+        owners.insert(cluster.owner_of(&id).await);
+    }
+    assert_eq!(owners.len(), 3, "24 new games all landed on {owners:?}");
+
+    cluster.running[0].take().expect("running").kill();
+    let owned = shards_settle(&cluster, Duration::from_secs(15)).await;
+    assert_eq!(
+        owned,
+        [32.0, 32.0],
+        "the dead instance's shards split between the others"
+    );
+}

@@ -241,15 +241,39 @@ pub async fn apply(
 ) -> Result<(), WriteError> {
     let epoch = epoch_column(epoch);
     let applied = match db {
+        // The usual write, a move and its event, as one statement: one
+        // round trip and its own transaction, instead of five.
         Database::Postgres(pool) => {
-            let mut tx = pool.begin().await?;
-            let applied = write_statements!(&mut *tx, game_id, epoch, write, events, now);
-            if applied {
-                tx.commit().await?;
-            } else {
-                tx.rollback().await?;
-            }
-            applied
+            let (Some(m), None, None, [event]) = (
+                &write.insert_move,
+                write.truncate_after,
+                &write.finish,
+                events,
+            ) else {
+                return apply_in_transaction(pool, game_id, epoch, write, events, now).await;
+            };
+            let held: i64 = sqlx::query_scalar(
+                "WITH held AS (UPDATE games SET deadline_at = $2, draw_offered_by = $3 \
+                 WHERE id = $1 AND epoch = $4 RETURNING id), \
+                 played AS (INSERT INTO moves (game_id, number, color, point, played_at) \
+                 SELECT id, $5, $6, $7, $10 FROM held), \
+                 told AS (INSERT INTO game_events (game_id, seq, payload, created_at) \
+                 SELECT id, $8, $9, $10 FROM held) \
+                 SELECT COUNT(*) FROM held",
+            )
+            .bind(game_id)
+            .bind(write.deadline_at)
+            .bind(write.draw_offered_by.map(codec::color_text))
+            .bind(epoch)
+            .bind(number_column(m.number))
+            .bind(codec::color_text(m.color))
+            .bind(m.point.map(codec::point_text))
+            .bind(seq_column(event.seq))
+            .bind(&event.payload)
+            .bind(now)
+            .fetch_one(pool)
+            .await?;
+            held > 0
         }
         // Queued for the one writer and committed with the writes queued
         // beside it; a fenced write is undone alone.
@@ -271,6 +295,26 @@ pub async fn apply(
     if applied {
         Ok(())
     } else {
+        Err(WriteError::Fenced)
+    }
+}
+
+/// A write in a transaction of its own (Postgres).
+async fn apply_in_transaction(
+    pool: &sqlx::PgPool,
+    game_id: &str,
+    epoch: i64,
+    write: &Write,
+    events: &[StoredEvent],
+    now: i64,
+) -> Result<(), WriteError> {
+    let mut tx = pool.begin().await?;
+    let applied = write_statements!(&mut *tx, game_id, epoch, write, events, now);
+    if applied {
+        tx.commit().await?;
+        Ok(())
+    } else {
+        tx.rollback().await?;
         Err(WriteError::Fenced)
     }
 }

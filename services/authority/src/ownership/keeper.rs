@@ -84,8 +84,25 @@ async fn round(leases: &Leases, ownership: &Ownership, registry: &Registry, shut
             .take(HAND_OVER_AT_ONCE)
             .collect();
         hand_over(leases, ownership, registry, &extra).await;
+    } else if kept.len() >= least_held(&renewal) + 2 && renewal.owners.iter().all(Option::is_some) {
+        // Everyone at or under the fair share, but one instance two or
+        // more short and nothing free: give it one.
+        hand_over(leases, ownership, registry, &kept[kept.len() - 1..]).await;
     }
     metrics::gauge!("ttakji_shards_owned").set(ownership.held().len() as f64);
+}
+
+/// The fewest shards any live instance holds (0 when one holds none).
+fn least_held(renewal: &super::leases::Renewal) -> usize {
+    let mut counts: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for owner in renewal.owners.iter().flatten() {
+        *counts.entry(owner.as_str()).or_default() += 1;
+    }
+    if counts.len() < renewal.members as usize {
+        0
+    } else {
+        counts.values().copied().min().unwrap_or(0)
+    }
 }
 
 /// Takes the free `shards` it can and loads their games in the background
