@@ -672,3 +672,84 @@ async fn shards_spread_evenly_over_the_instances_and_follow_one_that_dies() {
         "the dead instance's shards split between the others"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_game_against_the_computer_goes_on_after_its_owner_dies() {
+    let mut cluster = Cluster::start(2).await;
+    let id = uuid::Uuid::new_v4().simple().to_string();
+    let router = Authorities::new(&cluster.urls()).expect("urls");
+    router
+        .ask(
+            pb::CreateGameRequest {
+                board_size: 9,
+                ruleset: String::new(),
+                black: Some(pb::Seat {
+                    user_id: "b".into(),
+                    nickname: "b".into(),
+                    ai_level: 0,
+                }),
+                white: Some(pb::Seat {
+                    user_id: String::new(),
+                    nickname: String::new(),
+                    ai_level: pb::AiLevel::Easy as i32,
+                }),
+                seconds_per_move: 0,
+                game_id: id.clone(),
+                ranked: false,
+            },
+            |mut c, r| async move { c.create_game(r).await },
+        )
+        .await
+        .expect("created");
+    let snapshot = |router: Authorities, id: String| async move {
+        router
+            .ask(load(&id), |mut c, r| async move { c.load_game(r).await })
+            .await
+            .expect("loaded")
+            .into_inner()
+            .game
+            .expect("snapshot")
+    };
+    // Black plays; the computer answers.
+    let free = |game: &pb::GameSnapshot| {
+        (0..81u32)
+            .find(|&i| game.stones.get(i as usize) == Some(&(pb::Color::Unspecified as i32)))
+            .map(|i| pb::Point {
+                column: i % 9,
+                row: i / 9,
+            })
+            .expect("an empty point")
+    };
+    for round in 0..2u32 {
+        if round == 1 {
+            let owner = cluster.owner_of(&id).await;
+            cluster.running[owner].take().expect("running").kill();
+        }
+        let game = snapshot(router.clone(), id.clone()).await;
+        let number = game.move_count + 1;
+        router
+            .ask(
+                submit(&id, "b", number, free(&game)),
+                |mut c, r| async move { c.submit_action(r).await },
+            )
+            .await
+            .expect("black's move");
+        let deadline = Instant::now() + Duration::from_secs(15);
+        loop {
+            let game = snapshot(router.clone(), id.clone()).await;
+            if game.move_count == number + 1 {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the computer never answered move {number}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    assert_eq!(
+        cluster.stored_moves(&id).await.len(),
+        4,
+        "each move stored once"
+    );
+}
