@@ -53,8 +53,9 @@ impl RulesArgs {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Run the whole service in one process: gateway and authority, an
-    /// SQLite file and an in-process bus unless told otherwise.
+    /// Run the whole service in one process: gateway, authority,
+    /// matchmaker and ratings, on an SQLite file and an in-process bus
+    /// unless told otherwise.
     #[command(after_help = server::READY_LINE_HELP)]
     Serve(server::ServeArgs),
     /// Run the public gateway alone, against Redis and an authority.

@@ -311,6 +311,60 @@ async fn a_rematch_both_agree_to_starts_with_colours_swapped() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rematch_offer_waiting_for_the_opponent_is_told_only_what_changes() {
+    let service = embedded(sqlite_memory().await, Bus::in_process()).await;
+    let url = format!("http://{}", service.gateway);
+    let (a, b) = (sign_in(&url, "ahn").await, sign_in(&url, "baek").await);
+    let (ta, _) = tokio::join!(queue(&a), queue(&b));
+    let old = matched(&ta).game_id.clone();
+    a.games
+        .clone()
+        .resign(a.req(pb::ResignRequest {
+            game_id: old.clone(),
+        }))
+        .await
+        .expect("resign");
+    let mut asker = matches(&a)
+        .rematch(a.req(pb::RematchRequest {
+            game_id: old.clone(),
+        }))
+        .await
+        .expect("rematch")
+        .into_inner();
+    // Three seconds alone: the offer once, not a message per poll (nor
+    // thousands, agreeing again on its own notices).
+    let mut heard = 0;
+    let until = tokio::time::Instant::now() + Duration::from_secs(3);
+    while let Ok(message) = tokio::time::timeout_at(until, asker.message()).await {
+        message.expect("stream").expect("open");
+        heard += 1;
+    }
+    assert!(
+        (1..=2).contains(&heard),
+        "{heard} messages while waiting alone"
+    );
+    // The opponent agrees: one new game, and the asker's stream says so.
+    let agreed = matches(&b)
+        .rematch(b.req(pb::RematchRequest { game_id: old }))
+        .await
+        .expect("rematch")
+        .into_inner();
+    drop(agreed);
+    let mut last = pb::RematchResponse::default();
+    while let Some(m) = tokio::time::timeout(Duration::from_secs(10), asker.message())
+        .await
+        .expect("answers")
+        .expect("stream")
+    {
+        last = m;
+    }
+    assert!(
+        !last.new_game_id.is_empty(),
+        "the asker learns the new game"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_hundred_players_across_two_matchmakers_and_two_gateways_are_each_matched_once() {
     let namespace = format!("ttakji-test:{}:", uuid::Uuid::new_v4().simple());
     let db = sqlite_memory().await;

@@ -240,12 +240,29 @@ impl GrpcServer {
                 .set_service_status(*name, tonic_health::ServingStatus::Serving)
                 .await;
         }
-        let reflection = tonic_reflection::server::Builder::configure()
-            .register_encoded_file_descriptor_set(ttakji_proto::FILE_DESCRIPTOR_SET)
+        // Reflection lists only what this server serves (the gateway's
+        // port does not advertise the internal services), over v1 and the
+        // v1alpha that older clients speak.
+        let reflection = || {
+            self.serving.iter().fold(
+                tonic_reflection::server::Builder::configure()
+                    .register_encoded_file_descriptor_set(ttakji_proto::FILE_DESCRIPTOR_SET)
+                    .with_service_name("grpc.reflection.v1.ServerReflection")
+                    .with_service_name("grpc.reflection.v1alpha.ServerReflection"),
+                |builder, name| builder.with_service_name(*name),
+            )
+        };
+        let v1 = reflection()
             .build_v1()
             .map_err(|e| anyhow::anyhow!("building gRPC reflection: {e}"))?;
+        let v1alpha = reflection()
+            .build_v1alpha()
+            .map_err(|e| anyhow::anyhow!("building gRPC reflection: {e}"))?;
         let mut routes = self.routes;
-        routes.add_service(health_service).add_service(reflection);
+        routes
+            .add_service(health_service)
+            .add_service(v1)
+            .add_service(v1alpha);
         tonic::transport::Server::builder()
             .trace_fn(server_span)
             .layer(tower::util::MapResponseLayer::new(

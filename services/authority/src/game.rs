@@ -104,7 +104,6 @@ impl OnlineGame {
             seq: 1,
             at,
             kind: EventKind::Started,
-            as_of: None,
         };
         (game, started)
     }
@@ -413,7 +412,6 @@ impl OnlineGame {
             seq: next.seq,
             at: now,
             kind: EventKind::MovesUndone(undone),
-            as_of: None,
         };
         let write = Write {
             truncate_after: Some(mine),
@@ -465,7 +463,6 @@ impl OnlineGame {
             seq: next.seq,
             at: now,
             kind,
-            as_of: None,
         };
         let write = Write {
             deadline_at: next.deadline,
@@ -536,15 +533,11 @@ impl OnlineGame {
                         number,
                         with_count: action == Action::Pass && !next.game.is_over(),
                     },
-                    as_of: None,
                 });
                 played = Some(number);
             }
         }
         if let Some(reason) = next.game.end() {
-            if let Some(last) = events.last_mut() {
-                last.as_of = Some(Box::new(next.clone()));
-            }
             next.deadline = None;
             next.draw_offer = None;
             next.finished_at = now;
@@ -569,7 +562,6 @@ impl OnlineGame {
                 seq: next.seq,
                 at: now,
                 kind: EventKind::Finished,
-                as_of: None,
             });
         }
         write.deadline_at = next.deadline;

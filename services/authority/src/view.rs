@@ -174,12 +174,12 @@ pub fn snapshot(live: &OnlineGame, preview: bool) -> pb::GameSnapshot {
     }
 }
 
-/// One event as it is stored and sent, with the game as it stood right
-/// after it (`game` is the game after the event's step).
+/// One event as it is stored and sent, with the game after the event's
+/// step (`game`).
 #[must_use]
 pub fn event(game: &OnlineGame, event: &Event) -> pb::GameEvent {
     use pb::game_event::Kind;
-    let live = event.game(game);
+    let live = game;
     let mut snapshot = pb::GameSnapshot {
         event_seq: event.seq,
         ..snapshot(live, false)

@@ -30,7 +30,7 @@ const REMATCH_WAIT: Duration = Duration::from_secs(120);
 const UNRATED: u32 = 1200;
 
 /// A matchmaker record that a stream follows until it settles.
-trait Followed: prost::Message + Default + Clone + Send + 'static {
+trait Followed: prost::Message + Default + Clone + PartialEq + Send + 'static {
     /// The record's type name on the player's bus channel.
     const BUS_TYPE: &'static str;
     /// Messages buffered for a client that reads slowly.
@@ -161,7 +161,11 @@ async fn next_news(
 }
 
 /// Sends `first` and every change of it, from the bus or by asking the
-/// matchmaker, until it settles or cannot be read.
+/// matchmaker at each poll, until it settles or cannot be read. A record is
+/// sent only when it differs from the last one sent, and news on the bus
+/// about something else waits for the poll: asking can itself cause news
+/// (agreeing to a rematch again tells both players), so asking on every
+/// notice fed itself.
 async fn follow<R: Followed>(
     tx: &Sender<R::Message>,
     mut sub: Subscription,
@@ -170,18 +174,26 @@ async fn follow<R: Followed>(
     query: R::Query,
 ) {
     let mut last = first;
+    if tx.send(Ok(last.message())).await.is_err() || last.settled() {
+        return;
+    }
     let mut poll = tokio::time::interval(POLL);
     loop {
-        if tx.send(Ok(last.message())).await.is_err() || last.settled() {
-            return;
-        }
-        let news = next_news(&mut sub, R::BUS_TYPE, &mut poll).await;
-        let fresh = match news.and_then(|bytes| R::decode(bytes.as_slice()).ok()) {
-            Some(record) if record.is_news_of(&last) => Ok(record),
-            _ => R::ask(matchmaker.clone(), query.clone()).await,
+        let fresh = match next_news(&mut sub, R::BUS_TYPE, &mut poll).await {
+            Some(bytes) => match R::decode(bytes.as_slice()) {
+                Ok(record) if record.is_news_of(&last) => Ok(record),
+                _ => continue,
+            },
+            None => R::ask(matchmaker.clone(), query.clone()).await,
         };
         match fresh {
-            Ok(record) => last = record,
+            Ok(record) if record == last => {}
+            Ok(record) => {
+                last = record;
+                if tx.send(Ok(last.message())).await.is_err() || last.settled() {
+                    return;
+                }
+            }
             Err(status) if R::ends_stream(&status) => {
                 let _ = tx.send(Err(status)).await;
                 return;

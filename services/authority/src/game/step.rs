@@ -33,24 +33,14 @@ pub enum EventKind {
     MovesUndone(Vec<PlayedMove>),
 }
 
-/// One numbered event, with the game as it stood right after it.
+/// One numbered event. Its snapshot is the game after the whole step: the
+/// move that ends a game already shows it over (the finished event that
+/// follows says how), so no client is shown a turn that cannot be taken.
 #[derive(Debug, Clone)]
 pub struct Event {
     pub seq: u64,
     pub at: i64,
     pub kind: EventKind,
-    /// The game as of this event when it differs from the step's result:
-    /// the move that ends a game is shown as played in a game still going
-    /// on, then the end.
-    pub(super) as_of: Option<Box<OnlineGame>>,
-}
-
-impl Event {
-    /// The game right after this event, given the game after its step.
-    #[must_use]
-    pub fn game<'a>(&'a self, after_step: &'a OnlineGame) -> &'a OnlineGame {
-        self.as_of.as_deref().unwrap_or(after_step)
-    }
 }
 
 /// The effects of one accepted action: commit it once `write` is stored.

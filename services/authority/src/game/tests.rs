@@ -443,10 +443,13 @@ fn after_a_pass_the_opponent_is_shown_the_count_and_two_passes_end_the_game() {
             EventKind::Finished
         ]
     );
-    // The last move is shown in a game still going on, then the end.
-    let events = second.events();
-    assert!(events[0].game(&game).is_playing());
-    assert!(!events[1].game(&game).is_playing());
+    // The move that ends the game already shows it over (no turn to
+    // take), and then the end says how.
+    for event in second.events() {
+        let shown = crate::view::event(&game, event).snapshot.expect("snapshot");
+        assert_eq!(shown.status, ttakji_proto::v1::GameStatus::Finished as i32);
+        assert_eq!(shown.to_move, ttakji_proto::v1::Color::Unspecified as i32);
+    }
     assert_eq!(
         game.finished().map(|f| f.reason),
         Some(EndReason::TwoPasses)
