@@ -174,7 +174,7 @@ pub struct AuthorityArgs {
 pub const READY_LINE_HELP: &str = "The first line on standard output says where the service \
 listens, for scripts and tests: `listening`, then `name=address` pairs separated by single \
 spaces, the service's own gRPC listener first and `metrics` last (for example `listening \
-authority=0.0.0.0:50052 metrics=0.0.0.0:9091`; `ttakji serve` names the gateway, authority, \
+authority=127.0.0.1:50052 metrics=127.0.0.1:9091`; `ttakji serve` names the gateway, authority, \
 matchmaker and ratings listeners). The lines after it are for people and may change.";
 
 /// The listeners a service has bound, announced once it is ready.
@@ -484,7 +484,11 @@ mod tests {
         ])
         .expect("parses");
         assert_eq!(args.config.listen, addr("127.0.0.1:7000"));
-        assert_eq!(args.config.metrics_listen, Some(addr("0.0.0.0:9091")));
+        assert_eq!(
+            args.config.metrics_listen,
+            Some(addr("127.0.0.1:9091")),
+            "an internal service's metrics stay on loopback unless told otherwise"
+        );
         assert_eq!(args.config.ai.max_playouts, Some(150));
         assert_eq!(
             args.config.ai.seed, None,
@@ -494,16 +498,76 @@ mod tests {
     }
 
     #[test]
+    fn internal_services_listen_on_loopback_unless_told_otherwise() {
+        let loopback = |a: SocketAddr| a.ip().is_loopback();
+        let authority: AuthorityArgs = parse(&[
+            "--database-url",
+            "postgres://db/ttakji",
+            "--redis-url",
+            "redis://redis:6379",
+        ])
+        .expect("parses");
+        let ratings: RatingsArgs = parse(&[
+            "--database-url",
+            "postgres://db/ttakji",
+            "--redis-url",
+            "redis://redis:6379",
+        ])
+        .expect("parses");
+        let matchmaker: MatchmakerArgs =
+            parse(&["--redis-url", "redis://redis:6379"]).expect("parses");
+        let gateway: GatewayArgs = parse(&[
+            "--database-url",
+            "postgres://db/ttakji",
+            "--redis-url",
+            "redis://redis:6379",
+            "--token-keys",
+            "k1=a-long-enough-secret-for-the-test",
+        ])
+        .expect("parses");
+        for (name, grpc, metrics) in [
+            (
+                "authority",
+                Some(authority.config.listen),
+                authority.config.metrics_listen,
+            ),
+            (
+                "ratings",
+                Some(ratings.config.listen),
+                ratings.config.metrics_listen,
+            ),
+            (
+                "matchmaker",
+                Some(matchmaker.config.listen),
+                matchmaker.config.metrics_listen,
+            ),
+            ("gateway's metrics", None, gateway.config.metrics_listen),
+        ] {
+            assert!(grpc.is_none_or(loopback), "{name} listens on {grpc:?}");
+            assert!(
+                metrics.is_some_and(loopback),
+                "{name} serves metrics on {metrics:?}"
+            );
+        }
+        assert!(
+            gateway.config.listen.ip().is_unspecified(),
+            "the public API listens everywhere"
+        );
+    }
+
+    #[test]
     fn a_matchmaker_without_options_keeps_the_products_pairing_rules_and_clock() {
         let args: MatchmakerArgs = parse(&["--redis-url", "redis://redis:6379"]).expect("parses");
-        let product =
-            ttakji_matchmaker::Config::new(addr("0.0.0.0:50053"), "http://127.0.0.1:50052".into());
+        let product = ttakji_matchmaker::Config::new(
+            addr("127.0.0.1:50053"),
+            "http://127.0.0.1:50052".into(),
+        );
         let (got, want) = (&args.config, &product);
         assert_eq!(
             (got.listen, &got.authority_url),
             (want.listen, &want.authority_url)
         );
-        assert_eq!(got.metrics_listen, Some(addr("0.0.0.0:9092")));
+        assert_eq!(got.metrics_listen, Some(addr("127.0.0.1:9092")));
         assert_eq!(
             (
                 got.seconds_per_move,

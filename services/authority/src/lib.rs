@@ -31,11 +31,14 @@ pub use actor::AiConfig;
 /// `ttakji authority`, or [`Config::new`] in code and tests.
 #[derive(Debug, Clone, clap::Args)]
 pub struct Config {
-    /// Where the gRPC server listens (port 0 picks one).
-    #[arg(long, env = "TTAKJI_LISTEN", default_value = "0.0.0.0:50052")]
+    /// Where the gRPC server listens (port 0 picks one): loopback unless
+    /// told otherwise, as an internal service; a deployment names the
+    /// address the other services reach.
+    #[arg(long, env = "TTAKJI_LISTEN", default_value = "127.0.0.1:50052")]
     pub listen: SocketAddr,
-    /// Where `/metrics` is served; `None` serves none.
-    #[arg(long, env = "TTAKJI_METRICS_LISTEN", default_value = "0.0.0.0:9091")]
+    /// Where `/metrics` is served (loopback unless told otherwise); `None`
+    /// serves none.
+    #[arg(long, env = "TTAKJI_METRICS_LISTEN", default_value = "127.0.0.1:9091")]
     pub metrics_listen: Option<SocketAddr>,
     /// The URL other services and authorities reach this instance at;
     /// by default `http://` and the listening address (127.0.0.1 for an

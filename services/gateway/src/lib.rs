@@ -55,8 +55,9 @@ pub struct Config {
     /// Where the public gRPC server listens (port 0 picks one).
     #[arg(long, env = "TTAKJI_LISTEN", default_value = "0.0.0.0:50051")]
     pub listen: SocketAddr,
-    /// Where `/metrics` is served; `None` serves none.
-    #[arg(long, env = "TTAKJI_METRICS_LISTEN", default_value = "0.0.0.0:9090")]
+    /// Where `/metrics` is served (loopback unless told otherwise); `None`
+    /// serves none.
+    #[arg(long, env = "TTAKJI_METRICS_LISTEN", default_value = "127.0.0.1:9090")]
     pub metrics_listen: Option<SocketAddr>,
     /// The game authorities' gRPC addresses: one URL or several separated
     /// by commas; a host name stands for every address it resolves to (a

@@ -16,11 +16,14 @@ pub const LINK_BASE: &str = "https://ttakji.app/c/";
 /// `ttakji matchmaker`, or [`Config::new`] in code and tests.
 #[derive(Debug, Clone, clap::Args)]
 pub struct Config {
-    /// Where the gRPC server listens (port 0 picks one).
-    #[arg(long, env = "TTAKJI_LISTEN", default_value = "0.0.0.0:50053")]
+    /// Where the gRPC server listens (port 0 picks one): loopback unless
+    /// told otherwise, as an internal service; a deployment names the
+    /// address the other services reach.
+    #[arg(long, env = "TTAKJI_LISTEN", default_value = "127.0.0.1:50053")]
     pub listen: SocketAddr,
-    /// Where `/metrics` is served; `None` serves none.
-    #[arg(long, env = "TTAKJI_METRICS_LISTEN", default_value = "0.0.0.0:9092")]
+    /// Where `/metrics` is served (loopback unless told otherwise); `None`
+    /// serves none.
+    #[arg(long, env = "TTAKJI_METRICS_LISTEN", default_value = "127.0.0.1:9092")]
     pub metrics_listen: Option<SocketAddr>,
     /// The game authorities' gRPC addresses: one URL or several separated
     /// by commas; a host name stands for every address it resolves to.

@@ -38,11 +38,14 @@ const RECONCILE_MARGIN_MS: i64 = 10 * 60 * 1000;
 /// `ttakji ratings`, or [`Config::new`] in code and tests.
 #[derive(Debug, Clone, clap::Args)]
 pub struct Config {
-    /// Where the gRPC server listens (port 0 picks one).
-    #[arg(long, env = "TTAKJI_LISTEN", default_value = "0.0.0.0:50054")]
+    /// Where the gRPC server listens (port 0 picks one): loopback unless
+    /// told otherwise, as an internal service; a deployment names the
+    /// address the other services reach.
+    #[arg(long, env = "TTAKJI_LISTEN", default_value = "127.0.0.1:50054")]
     pub listen: SocketAddr,
-    /// Where `/metrics` is served; `None` serves none.
-    #[arg(long, env = "TTAKJI_METRICS_LISTEN", default_value = "0.0.0.0:9093")]
+    /// Where `/metrics` is served (loopback unless told otherwise); `None`
+    /// serves none.
+    #[arg(long, env = "TTAKJI_METRICS_LISTEN", default_value = "127.0.0.1:9093")]
     pub metrics_listen: Option<SocketAddr>,
     /// The game authorities, for reconciliation: one URL or several
     /// separated by commas; a host name stands for every address.
