@@ -20,6 +20,7 @@ use ttakji_platform::authorities::{Authorities, OWNER_HEADER};
 use ttakji_proto::v1 as pb;
 
 const KILLS: usize = 20;
+const SERVICE_KEY: &str = "service-key-of-the-failover-bench";
 const AUTHORITIES: usize = 3;
 
 struct Cluster {
@@ -46,6 +47,7 @@ impl Cluster {
                 &self.namespace,
             ])
             .env("RUST_LOG", "warn")
+            .env("TTAKJI_SERVICE_KEY", SERVICE_KEY)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()?;
@@ -67,7 +69,11 @@ impl Cluster {
 
     fn router(&self) -> anyhow::Result<Authorities> {
         let urls: Vec<String> = (0..self.ports.len()).map(|i| self.url(i)).collect();
-        Authorities::new(&urls.join(","))
+        Ok(Authorities::new(&urls.join(","))?.with_service_key(Some(
+            SERVICE_KEY
+                .parse()
+                .map_err(|e: String| anyhow::anyhow!(e))?,
+        )))
     }
 }
 

@@ -76,6 +76,7 @@ async fn run() -> anyhow::Result<()> {
         ttakji_gateway::Config {
             listen: local,
             metrics_listen: None,
+            service_key: None,
             authority_url,
             matchmaker_url: matchmaker_url.clone(),
             // No ratings service here: everyone counts as 1200.

@@ -103,6 +103,7 @@ async fn run() -> anyhow::Result<()> {
         ttakji_gateway::Config {
             listen: local,
             metrics_listen: None,
+            service_key: None,
             authority_url: authority_url.clone(),
             matchmaker_url: "http://127.0.0.1:1".to_owned(),
             // No ratings service here: everyone counts as 1200.

@@ -110,6 +110,7 @@ async fn run() -> anyhow::Result<()> {
         ttakji_ratings::Config {
             listen: "127.0.0.1:0".parse()?,
             metrics_listen: None,
+            service_key: None,
             // Nothing to reconcile against here.
             authority_url: "http://127.0.0.1:1".to_owned(),
             redis_url: Some("redis://127.0.0.1:6379".to_owned()),

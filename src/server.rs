@@ -311,8 +311,12 @@ pub fn serve(args: &ServeArgs) -> anyhow::Result<()> {
         let metrics = ttakji_platform::metrics::serve(args.metrics_listen, shutdown.clone())
             .await
             .with_context(|| format!("binding metrics to {}", args.metrics_listen))?;
+        // The services in this process share a key of their own: their
+        // internal ports answer nothing else.
+        let service_key = Some(ttakji_platform::grpc::ServiceKey::random());
         let mut authority_config = ttakji_authority::Config::new(args.authority_listen);
         authority_config.ai = args.ai.clone();
+        authority_config.service_key = service_key.clone();
         let authority = ttakji_authority::App::build(
             authority_config,
             db.clone(),
@@ -330,11 +334,13 @@ pub fn serve(args: &ServeArgs) -> anyhow::Result<()> {
         matching.rules = args.pairing.clone();
         matching.seconds_per_move = args.seconds_per_move;
         matching.link_base = args.link_base.clone();
+        matching.service_key = service_key.clone();
         let matchmaker =
             ttakji_matchmaker::App::build(matching, tickets, bus.clone(), shutdown.clone()).await?;
         let mut ratings_config =
             ttakji_ratings::Config::new(args.ratings_listen, authority_url.clone());
         ratings_config.redis_url = args.redis_url.clone();
+        ratings_config.service_key = service_key.clone();
         let ratings =
             ttakji_ratings::App::build(ratings_config, db.clone(), bus.clone(), shutdown.clone())
                 .await?;
@@ -342,6 +348,7 @@ pub fn serve(args: &ServeArgs) -> anyhow::Result<()> {
             ttakji_gateway::Config {
                 listen: args.listen,
                 metrics_listen: None,
+                service_key,
                 authority_url,
                 matchmaker_url: format!("http://{}", matchmaker.addr()),
                 ratings_url: format!("http://{}", ratings.addr()),
@@ -393,7 +400,21 @@ async fn queue(url: &str, namespace: &str) -> anyhow::Result<ttakji_matchmaker::
         })
 }
 
+/// A service run alone must have the key the services share.
+fn require_key(
+    key: Option<&ttakji_platform::grpc::ServiceKey>,
+    service: &str,
+) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        key.is_some(),
+        "ttakji {service} needs --service-key (TTAKJI_SERVICE_KEY), the secret every service \
+         of the deployment shares: internal calls carry it and nothing else is answered"
+    );
+    Ok(())
+}
+
 pub fn gateway(args: &GatewayArgs) -> anyhow::Result<()> {
+    require_key(args.config.service_key.as_ref(), "gateway")?;
     run_service(&args.telemetry, "ttakji-gateway", |shutdown| async move {
         let db = Database::connect(&args.database_url).await?;
         let bus = bus(Some(&args.redis_url), shutdown.clone()).await?;
@@ -404,6 +425,7 @@ pub fn gateway(args: &GatewayArgs) -> anyhow::Result<()> {
 }
 
 pub fn matchmaker(args: &MatchmakerArgs) -> anyhow::Result<()> {
+    require_key(args.config.service_key.as_ref(), "matchmaker")?;
     run_service(
         &args.telemetry,
         "ttakji-matchmaker",
@@ -419,6 +441,7 @@ pub fn matchmaker(args: &MatchmakerArgs) -> anyhow::Result<()> {
 }
 
 pub fn ratings(args: &RatingsArgs) -> anyhow::Result<()> {
+    require_key(args.config.service_key.as_ref(), "ratings")?;
     run_service(&args.telemetry, "ttakji-ratings", |shutdown| async move {
         let db = Database::connect(&args.database_url).await?;
         let bus = bus(args.config.redis_url.as_deref(), shutdown.clone()).await?;
@@ -429,6 +452,7 @@ pub fn ratings(args: &RatingsArgs) -> anyhow::Result<()> {
 }
 
 pub fn authority(args: &AuthorityArgs) -> anyhow::Result<()> {
+    require_key(args.config.service_key.as_ref(), "authority")?;
     run_service(&args.telemetry, "ttakji-authority", |shutdown| async move {
         let db = Database::connect(&args.database_url).await?;
         let bus = bus(Some(&args.redis_url), shutdown.clone()).await?;

@@ -14,6 +14,13 @@ use ttakji_platform::authorities::{Authorities, FORWARDED_HEADER, OWNER_HEADER};
 use ttakji_proto::v1 as pb;
 use ttakji_proto::v1::authority_service_client::AuthorityServiceClient;
 
+/// Callers of the authorities at `urls`, with the tests' service key.
+fn router(urls: &str) -> Authorities {
+    Authorities::new(urls)
+        .expect("urls")
+        .with_service_key(Some(support::service_key()))
+}
+
 /// The lease the tests' authorities hold shards with.
 const LEASE_MS: u64 = 1000;
 
@@ -91,7 +98,7 @@ impl Cluster {
     /// A router that tries instance `i` first (a fresh one each call, so
     /// the call goes through `i` and not straight to the owner).
     fn through(&self, i: usize) -> Authorities {
-        Authorities::new(&self.url(i)).expect("url")
+        router(&self.url(i))
     }
 
     /// A gateway in front of every authority.
@@ -172,6 +179,16 @@ impl Cluster {
         pool.close().await;
         rows
     }
+}
+
+/// `message` as a request carrying the tests' service key.
+fn with_key<T>(message: T) -> tonic::Request<T> {
+    let mut request = tonic::Request::new(message);
+    request.metadata_mut().insert(
+        ttakji_platform::grpc::SERVICE_KEY_HEADER,
+        support::SERVICE_KEY.parse().expect("metadata"),
+    );
+    request
 }
 
 fn load(game_id: &str) -> pb::LoadGameRequest {
@@ -448,13 +465,16 @@ async fn an_owner_paused_past_its_lease_is_fenced_off_and_lets_the_game_go() {
         .await
         .expect("connects");
     let mut stale = AuthorityServiceClient::new(channel);
-    stale.load_game(load(&id)).await.expect("the owner answers");
+    stale
+        .load_game(with_key(load(&id)))
+        .await
+        .expect("the owner answers");
 
     signal(cluster.process(owner), "STOP");
     // A move sent to the stopped owner, marked so it answers it itself.
     let late_move = submit(&id, "b", 5, pb::Point { column: 8, row: 3 });
     let late = tokio::spawn(async move {
-        let mut request = tonic::Request::new(late_move);
+        let mut request = with_key(late_move);
         request.metadata_mut().insert(
             FORWARDED_HEADER,
             tonic::metadata::MetadataValue::from_static("1"),
@@ -530,7 +550,7 @@ async fn a_rolling_restart_of_every_authority_fails_no_call() {
         let (black, white) = (black.clone(), white.clone());
         let cluster_urls = cluster.urls();
         tokio::spawn(async move {
-            let router = Authorities::new(&cluster_urls).expect("urls");
+            let router = router(&cluster_urls);
             while !stop.load(std::sync::atomic::Ordering::Relaxed) {
                 let (id, played) = games
                     .lock()
@@ -677,7 +697,7 @@ async fn shards_spread_evenly_over_the_instances_and_follow_one_that_dies() {
 async fn a_game_against_the_computer_goes_on_after_its_owner_dies() {
     let mut cluster = Cluster::start(2).await;
     let id = uuid::Uuid::new_v4().simple().to_string();
-    let router = Authorities::new(&cluster.urls()).expect("urls");
+    let router = router(&cluster.urls());
     router
         .ask(
             pb::CreateGameRequest {

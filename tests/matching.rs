@@ -170,11 +170,9 @@ async fn cancel_leaves_the_queue_at_once_and_a_gone_player_is_dropped() {
         .and_then(|m| m.ticket)
         .expect("ticket");
     drop(stream);
-    let mut mm = ttakji_proto::v1::matchmaker_service_client::MatchmakerServiceClient::connect(
-        format!("http://{}", service.matchmaker),
-    )
-    .await
-    .expect("matchmaker");
+    let mut mm = ttakji_proto::v1::matchmaker_service_client::MatchmakerServiceClient::new(
+        support::internal(&format!("http://{}", service.matchmaker)),
+    );
     // Asking about a ticket does not keep it alive: only the player's own
     // stream does. Wait until the ticket leaves the queue.
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
@@ -392,6 +390,7 @@ async fn two_hundred_players_across_two_matchmakers_and_two_gateways_are_each_ma
         ttakji_gateway::Config {
             listen: local,
             metrics_listen: None,
+            service_key: Some(support::service_key()),
             authority_url: format!("http://{}", one.authority),
             matchmaker_url: format!("http://{}", second_mm.addr()),
             ratings_url: format!("http://{}", one.ratings),

@@ -24,9 +24,7 @@ async fn online_game(
         nickname: String::new(),
         ai_level: 0,
     };
-    AuthorityServiceClient::connect(format!("http://{}", service.authority))
-        .await
-        .expect("authority")
+    AuthorityServiceClient::new(support::internal(&format!("http://{}", service.authority)))
         .create_game(pb::CreateGameRequest {
             board_size: 9,
             ruleset: String::new(),

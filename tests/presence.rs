@@ -8,8 +8,8 @@ mod support;
 use std::time::{Duration, Instant};
 
 use support::{Player, TOKEN_KEYS, fresh_postgres, redis_url, sign_in, spawn};
+use ttakji_platform::authorities::Authorities;
 use ttakji_proto::v1 as pb;
-use ttakji_proto::v1::authority_service_client::AuthorityServiceClient;
 
 fn gateway(db: &str, authority: &str) -> support::Process {
     spawn(&[
@@ -89,11 +89,11 @@ async fn a_player_whose_gateway_dies_counts_as_gone_and_an_idle_game_sends_nothi
         nickname: "p".into(),
         ai_level: 0,
     };
-    let mut authority_client = AuthorityServiceClient::connect(authority_url.clone())
-        .await
-        .expect("authority");
+    let router = Authorities::new(&authority_url)
+        .expect("url")
+        .with_service_key(Some(support::service_key()));
     let game = support::eventually(Duration::from_secs(10), || {
-        let mut client = authority_client.clone();
+        let router = router.clone();
         let request = pb::CreateGameRequest {
             board_size: 9,
             ruleset: String::new(),
@@ -103,14 +103,17 @@ async fn a_player_whose_gateway_dies_counts_as_gone_and_an_idle_game_sends_nothi
             game_id: String::new(),
             ranked: false,
         };
-        async move { client.create_game(request).await }
+        async move {
+            router
+                .ask(request, |mut c, r| async move { c.create_game(r).await })
+                .await
+        }
     })
     .await
     .into_inner()
     .game
     .expect("game");
     let id = game.game_id;
-    let _ = &mut authority_client;
 
     let mut lee_view = watch(&lee, &id).await;
     let mut kim_view = watch(&kim, &id).await;

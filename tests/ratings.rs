@@ -17,9 +17,7 @@ async fn ranked_game(authority: std::net::SocketAddr, black: &Player, white: &Pl
         nickname: String::new(),
         ai_level: 0,
     };
-    AuthorityServiceClient::connect(format!("http://{authority}"))
-        .await
-        .expect("authority")
+    AuthorityServiceClient::new(support::internal(&format!("http://{authority}")))
         .create_game(pb::CreateGameRequest {
             board_size: 9,
             ruleset: String::new(),
@@ -44,7 +42,7 @@ async fn start_ratings(
     bus: Bus,
     authority: std::net::SocketAddr,
 ) -> (
-    RatingsServiceClient<tonic::transport::Channel>,
+    RatingsServiceClient<ttakji_platform::grpc::TracedChannel>,
     support::Running,
 ) {
     start_ratings_on(db, bus, authority, None).await
@@ -57,7 +55,7 @@ async fn start_ratings_on(
     authority: std::net::SocketAddr,
     ladder: Option<String>,
 ) -> (
-    RatingsServiceClient<tonic::transport::Channel>,
+    RatingsServiceClient<ttakji_platform::grpc::TracedChannel>,
     support::Running,
 ) {
     let mut config = support::ratings_config(authority);
@@ -67,14 +65,12 @@ async fn start_ratings_on(
         config.ladder_prefix = prefix;
     }
     let service = support::start_ratings(config, db, bus).await;
-    let client = RatingsServiceClient::connect(format!("http://{}", service.addr))
-        .await
-        .expect("ratings client");
+    let client = RatingsServiceClient::new(support::internal(&format!("http://{}", service.addr)));
     (client, service)
 }
 
 async fn rating(
-    client: &mut RatingsServiceClient<tonic::transport::Channel>,
+    client: &mut RatingsServiceClient<ttakji_platform::grpc::TracedChannel>,
     user: &str,
 ) -> pb::LadderEntry {
     client
@@ -90,7 +86,7 @@ async fn rating(
 }
 
 async fn eventually_rated(
-    client: &mut RatingsServiceClient<tonic::transport::Channel>,
+    client: &mut RatingsServiceClient<ttakji_platform::grpc::TracedChannel>,
     user: &str,
     games: u32,
 ) -> pb::LadderEntry {
@@ -131,21 +127,20 @@ async fn a_ranked_win_moves_both_ratings_once_and_unranked_games_move_nothing() 
     assert_eq!(rating(&mut ratings, &b.user_id).await.rating, 1220);
 
     // The same finished event delivered twice more changes nothing more.
-    let finished = AuthorityServiceClient::connect(format!("http://{}", service.authority))
-        .await
-        .expect("authority")
-        .list_events(pb::ListEventsRequest {
-            game_id: id.clone(),
-            after_seq: 0,
-            limit: 0,
-        })
-        .await
-        .expect("events")
-        .into_inner()
-        .events
-        .into_iter()
-        .find(|e| matches!(e.kind, Some(pb::game_event::Kind::Finished(_))))
-        .expect("the finished event");
+    let finished =
+        AuthorityServiceClient::new(support::internal(&format!("http://{}", service.authority)))
+            .list_events(pb::ListEventsRequest {
+                game_id: id.clone(),
+                after_seq: 0,
+                limit: 0,
+            })
+            .await
+            .expect("events")
+            .into_inner()
+            .events
+            .into_iter()
+            .find(|e| matches!(e.kind, Some(pb::game_event::Kind::Finished(_))))
+            .expect("the finished event");
     for _ in 0..2 {
         bus.publish(
             ttakji_platform::bus::GAMES_FINISHED,
@@ -167,9 +162,7 @@ async fn a_ranked_win_moves_both_ratings_once_and_unranked_games_move_nothing() 
             nickname: String::new(),
             ai_level: 0,
         };
-        AuthorityServiceClient::connect(format!("http://{}", service.authority))
-            .await
-            .expect("authority")
+        AuthorityServiceClient::new(support::internal(&format!("http://{}", service.authority)))
             .create_game(pb::CreateGameRequest {
                 board_size: 9,
                 ruleset: String::new(),
@@ -315,7 +308,7 @@ async fn the_leaderboard_is_rebuilt_from_the_database_when_redis_loses_it() {
     eventually_rated(&mut ratings, &players[0].user_id, 2).await;
     eventually_rated(&mut ratings, &players[1].user_id, 2).await;
     eventually_rated(&mut ratings, &players[2].user_id, 2).await;
-    let board = |ratings: &mut RatingsServiceClient<tonic::transport::Channel>| {
+    let board = |ratings: &mut RatingsServiceClient<ttakji_platform::grpc::TracedChannel>| {
         let mut r = ratings.clone();
         let around = players[1].user_id.clone();
         async move {

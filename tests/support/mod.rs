@@ -25,6 +25,20 @@ use ttakji_proto::v1::game_service_client::GameServiceClient;
 
 pub const TOKEN_KEYS: &str = "t1=test-secret-of-the-ttakji-suite";
 
+/// The service key every service a test starts as a process shares.
+pub const SERVICE_KEY: &str = "service-key-of-the-ttakji-suite";
+
+/// A channel to an internal service at `url`, carrying the service key.
+pub fn internal(url: &str) -> ttakji_platform::grpc::TracedChannel {
+    ttakji_platform::grpc::client(url, "internal service", Some(&service_key()))
+        .expect("a valid URL")
+}
+
+/// [`SERVICE_KEY`] as the services take it.
+pub fn service_key() -> ttakji_platform::grpc::ServiceKey {
+    SERVICE_KEY.parse().expect("a valid service key")
+}
+
 /// The tests' Redis: `TTAKJI_TEST_REDIS_URL`, or one of this process.
 pub fn redis_url() -> &'static str {
     ttakji_test_support::redis_url()
@@ -77,10 +91,13 @@ impl Drop for Running {
 /// The ratings service as tests want it: the leaderboard from the store,
 /// reconciling every minute, reaching the authority at `authority`.
 pub fn ratings_config(authority: SocketAddr) -> ttakji_ratings::Config {
-    ttakji_ratings::Config::new(
-        "127.0.0.1:0".parse().expect("address"),
-        format!("http://{authority}"),
-    )
+    ttakji_ratings::Config {
+        service_key: Some(service_key()),
+        ..ttakji_ratings::Config::new(
+            "127.0.0.1:0".parse().expect("address"),
+            format!("http://{authority}"),
+        )
+    }
 }
 
 /// A ratings service of its own beside the others (say, one that starts
@@ -103,6 +120,7 @@ pub fn quick_matching(listen: SocketAddr, authority_url: String) -> ttakji_match
     config.rules.ai_after = Duration::from_millis(2500);
     config.rules.grace = Duration::from_millis(1500);
     config.tick = Duration::from_millis(20);
+    config.service_key = Some(service_key());
     config
 }
 
@@ -131,6 +149,7 @@ pub async fn embedded_full(
     let authority = ttakji_authority::App::build(
         ttakji_authority::Config {
             ai: quick_ai(),
+            service_key: Some(service_key()),
             ..ttakji_authority::Config::new(local)
         },
         db.clone(),
@@ -162,6 +181,7 @@ pub async fn embedded_full(
         ttakji_gateway::Config {
             listen: local,
             metrics_listen: None,
+            service_key: Some(service_key()),
             authority_url: format!("http://{authority_addr}"),
             matchmaker_url: format!("http://{matchmaker_addr}"),
             ratings_url: format!("http://{ratings_addr}"),
@@ -487,6 +507,7 @@ pub fn parse_ready_line(line: &str) -> Option<Vec<(String, SocketAddr)>> {
 pub fn spawn(args: &[&str]) -> Process {
     let mut child = Command::new(env!("CARGO_BIN_EXE_ttakji"))
         .args(args)
+        .env("TTAKJI_SERVICE_KEY", SERVICE_KEY)
         .env(
             "RUST_LOG",
             std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".to_owned()),

@@ -136,6 +136,7 @@ struct Inner {
     state: Mutex<State>,
     next: AtomicUsize,
     budget: Duration,
+    key: Option<grpc::ServiceKey>,
 }
 
 #[derive(Debug)]
@@ -171,17 +172,21 @@ impl Authorities {
                 .filter(|u| u.host().is_some())
                 .ok_or_else(|| anyhow::anyhow!("the authority URL {url:?} is not valid"))?;
         }
-        Ok(Authorities::with(configured, RETRY_BUDGET))
+        Ok(Authorities::with(configured, RETRY_BUDGET, None))
     }
 
     /// Clients of instances named only by the owners they report (an
     /// authority forwarding to its peers).
     #[must_use]
-    pub fn peers() -> Authorities {
-        Authorities::with(Vec::new(), RETRY_BUDGET)
+    pub fn peers(key: Option<grpc::ServiceKey>) -> Authorities {
+        Authorities::with(Vec::new(), RETRY_BUDGET, key)
     }
 
-    fn with(configured: Vec<String>, budget: Duration) -> Authorities {
+    fn with(
+        configured: Vec<String>,
+        budget: Duration,
+        key: Option<grpc::ServiceKey>,
+    ) -> Authorities {
         Authorities {
             inner: Arc::new(Inner {
                 configured,
@@ -193,6 +198,7 @@ impl Authorities {
                 }),
                 next: AtomicUsize::new(0),
                 budget,
+                key,
             }),
         }
     }
@@ -200,7 +206,17 @@ impl Authorities {
     /// The same instances, giving up after `budget` instead.
     #[must_use]
     pub fn with_budget(&self, budget: Duration) -> Authorities {
-        Authorities::with(self.inner.configured.clone(), budget)
+        Authorities::with(
+            self.inner.configured.clone(),
+            budget,
+            self.inner.key.clone(),
+        )
+    }
+
+    /// The same instances, each call carrying the service key.
+    #[must_use]
+    pub fn with_service_key(&self, key: Option<grpc::ServiceKey>) -> Authorities {
+        Authorities::with(self.inner.configured.clone(), self.inner.budget, key)
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
@@ -219,7 +235,7 @@ impl Authorities {
         if let Some(channel) = state.channels.get(url) {
             return Ok(AuthorityServiceClient::new(channel.clone()));
         }
-        let channel = grpc::client(url, "authority")
+        let channel = grpc::client(url, "authority", self.inner.key.as_ref())
             .map_err(|e| Status::internal(format!("authority address: {e}")))?;
         state.channels.insert(url.to_owned(), channel.clone());
         Ok(AuthorityServiceClient::new(channel))

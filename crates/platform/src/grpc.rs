@@ -42,14 +42,95 @@ pub fn server_span(request: &http::Request<()>) -> tracing::Span {
     span
 }
 
+/// The metadata an internal call carries its service key in.
+pub const SERVICE_KEY_HEADER: &str = "ttakji-service-key";
+
+/// The secret the services share: every call to an internal service
+/// (authority, matchmaker, ratings) carries it, and one without it is
+/// UNAUTHENTICATED. At least 16 characters, visible ASCII.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ServiceKey(std::sync::Arc<str>);
+
+impl std::fmt::Debug for ServiceKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ServiceKey(…)")
+    }
+}
+
+impl std::str::FromStr for ServiceKey {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        if text.len() < 16 || !text.bytes().all(|b| b.is_ascii_graphic()) {
+            return Err(
+                "a service key is at least 16 visible ASCII characters, with no spaces".into(),
+            );
+        }
+        Ok(ServiceKey(std::sync::Arc::from(text)))
+    }
+}
+
+impl ServiceKey {
+    /// A fresh random key, for services in one process.
+    #[must_use]
+    pub fn random() -> ServiceKey {
+        let key = format!(
+            "{}{}",
+            uuid::Uuid::new_v4().simple(),
+            uuid::Uuid::new_v4().simple()
+        );
+        ServiceKey(std::sync::Arc::from(key.as_str()))
+    }
+
+    /// Whether `offered` is this key, compared in constant time.
+    #[must_use]
+    pub fn admits(&self, offered: &[u8]) -> bool {
+        let key = self.0.as_bytes();
+        key.len() == offered.len()
+            && key
+                .iter()
+                .zip(offered)
+                .fold(0u8, |diff, (a, b)| diff | (a ^ b))
+                == 0
+    }
+
+    fn header(&self) -> Option<tonic::metadata::MetadataValue<tonic::metadata::Ascii>> {
+        self.0.parse().ok()
+    }
+}
+
+/// A server interceptor that refuses a call without the service key.
+#[derive(Debug, Clone)]
+pub struct RequireServiceKey(pub ServiceKey);
+
+impl tonic::service::Interceptor for RequireServiceKey {
+    fn call(&mut self, request: Request<()>) -> Result<Request<()>, Status> {
+        match request.metadata().get(SERVICE_KEY_HEADER) {
+            Some(offered) if self.0.admits(offered.as_bytes()) => Ok(request),
+            Some(_) => Err(Status::unauthenticated("the service key is wrong")),
+            None => Err(Status::unauthenticated(
+                "this is an internal service: calls carry the service key",
+            )),
+        }
+    }
+}
+
 /// A client interceptor that writes the current trace context into every
-/// outgoing request, so the callee's spans join the caller's trace.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct PropagateTrace;
+/// outgoing request, so the callee's spans join the caller's trace, and the
+/// service key when there is one.
+#[derive(Debug, Clone, Default)]
+pub struct PropagateTrace {
+    key: Option<tonic::metadata::MetadataValue<tonic::metadata::Ascii>>,
+}
 
 impl tonic::service::Interceptor for PropagateTrace {
     fn call(&mut self, mut request: Request<()>) -> Result<Request<()>, Status> {
         crate::telemetry::inject_into_metadata(request.metadata_mut());
+        if let Some(key) = &self.key {
+            request
+                .metadata_mut()
+                .insert(SERVICE_KEY_HEADER, key.clone());
+        }
         Ok(request)
     }
 }
@@ -152,12 +233,13 @@ pub type TracedChannel =
     tonic::service::interceptor::InterceptedService<tonic::transport::Channel, PropagateTrace>;
 
 /// A channel to the service at `url`, connected on first use (so services
-/// may start in any order), with the connect timeout, Nagle off and trace
-/// propagation every client of ours uses. `service` names it in errors.
+/// may start in any order), with the connect timeout, Nagle off, trace
+/// propagation and the service key (if any) every client of ours uses.
+/// `service` names it in errors.
 ///
 /// # Errors
 /// When `url` is not a valid URI.
-pub fn client(url: &str, service: &str) -> anyhow::Result<TracedChannel> {
+pub fn client(url: &str, service: &str, key: Option<&ServiceKey>) -> anyhow::Result<TracedChannel> {
     let channel = tonic::transport::Endpoint::from_shared(url.to_owned())
         .map_err(|e| anyhow::anyhow!("the {service} URL {url:?} is not valid: {e}"))?
         .connect_timeout(CONNECT_TIMEOUT)
@@ -165,7 +247,9 @@ pub fn client(url: &str, service: &str) -> anyhow::Result<TracedChannel> {
         .connect_lazy();
     Ok(tonic::service::interceptor::InterceptedService::new(
         channel,
-        PropagateTrace,
+        PropagateTrace {
+            key: key.and_then(ServiceKey::header),
+        },
     ))
 }
 
@@ -182,6 +266,9 @@ pub struct GrpcServer {
     listener: tokio::net::TcpListener,
     routes: tonic::service::RoutesBuilder,
     serving: Vec<&'static str>,
+    /// Calls to the services added after it is set must carry it (health
+    /// checks and reflection never need it).
+    key: Option<ServiceKey>,
 }
 
 impl GrpcServer {
@@ -198,7 +285,16 @@ impl GrpcServer {
             listener,
             routes: tonic::service::RoutesBuilder::default(),
             serving: Vec::new(),
+            key: None,
         })
+    }
+
+    /// Refuses calls without `key` (when given) to the services added
+    /// after this: an internal service's.
+    #[must_use]
+    pub fn requiring(mut self, key: Option<ServiceKey>) -> Self {
+        self.key = key;
+        self
     }
 
     /// The bound address.
@@ -225,7 +321,18 @@ impl GrpcServer {
         S::Future: Send + 'static,
     {
         self.serving.push(S::NAME);
-        self.routes.add_service(service);
+        match &self.key {
+            Some(key) => {
+                self.routes
+                    .add_service(tonic::service::interceptor::InterceptedService::new(
+                        service,
+                        RequireServiceKey(key.clone()),
+                    ));
+            }
+            None => {
+                self.routes.add_service(service);
+            }
+        }
         self
     }
 

@@ -40,6 +40,11 @@ pub struct Config {
     /// serves none.
     #[arg(long, env = "TTAKJI_METRICS_LISTEN", default_value = "127.0.0.1:9091")]
     pub metrics_listen: Option<SocketAddr>,
+    /// The secret every service shares: calls to this service must carry
+    /// it (UNAUTHENTICATED otherwise), and its own calls to other services
+    /// carry it. `ttakji authority` requires it; in code `None` checks nothing.
+    #[arg(long, env = "TTAKJI_SERVICE_KEY", hide_env_values = true)]
+    pub service_key: Option<ttakji_platform::grpc::ServiceKey>,
     /// The URL other services and authorities reach this instance at;
     /// by default `http://` and the listening address (127.0.0.1 for an
     /// unspecified one), which serves only one machine.
@@ -64,6 +69,7 @@ impl Config {
         Config {
             listen,
             metrics_listen: None,
+            service_key: None,
             advertise_url: None,
             redis_url: None,
             leases: ownership::LeaseConfig::default(),
@@ -88,6 +94,7 @@ pub struct App {
     metrics_addr: Option<SocketAddr>,
     server: GrpcServer,
     registry: registry::Registry,
+    service_key: Option<ttakji_platform::grpc::ServiceKey>,
     shutdown: Shutdown,
 }
 
@@ -106,7 +113,9 @@ impl App {
         bus: Bus,
         shutdown: Shutdown,
     ) -> anyhow::Result<App> {
-        let server = GrpcServer::bind("authority", config.listen).await?;
+        let server = GrpcServer::bind("authority", config.listen)
+            .await?
+            .requiring(config.service_key.clone());
         let addr = server.local_addr()?;
         let metrics_addr = ttakji_platform::metrics::serve_if(
             config.metrics_listen,
@@ -157,6 +166,7 @@ impl App {
             metrics_addr,
             server,
             registry,
+            service_key: config.service_key,
             shutdown,
         })
     }
@@ -178,7 +188,7 @@ impl App {
     /// # Errors
     /// When the server fails.
     pub async fn run_until_stopped(self) -> anyhow::Result<()> {
-        let service = service::Authority::new(self.registry);
+        let service = service::Authority::new(self.registry, self.service_key);
         self.server
             .add_service(AuthorityServiceServer::new(service))
             .serve(self.shutdown)

@@ -31,7 +31,7 @@ enum Route {
     /// is read anywhere).
     Here { owner: bool },
     /// At the owner, once.
-    There(AuthorityClient),
+    There(Box<AuthorityClient>),
 }
 
 /// `message` as a call forwarded from an authority.
@@ -70,10 +70,10 @@ fn relayed<T>(answer: Result<Response<T>, Status>) -> Result<Response<T>, Status
 
 impl Authority {
     #[must_use]
-    pub fn new(registry: Registry) -> Authority {
+    pub fn new(registry: Registry, key: Option<ttakji_platform::grpc::ServiceKey>) -> Authority {
         Authority {
             registry,
-            peers: Authorities::peers(),
+            peers: Authorities::peers(key),
         }
     }
 
@@ -85,7 +85,7 @@ impl Authority {
         match self.registry.ownership().placement(game_id) {
             Placement::Here { .. } => Ok(Route::Here { owner: true }),
             Placement::Elsewhere(url) if request.metadata().get(FORWARDED_HEADER).is_none() => {
-                Ok(Route::There(self.peers.client(&url)?))
+                Ok(Route::There(Box::new(self.peers.client(&url)?)))
             }
             Placement::Elsewhere(_) | Placement::Nobody => Ok(Route::Here { owner: false }),
         }

@@ -59,6 +59,10 @@ pub struct Config {
     /// serves none.
     #[arg(long, env = "TTAKJI_METRICS_LISTEN", default_value = "127.0.0.1:9090")]
     pub metrics_listen: Option<SocketAddr>,
+    /// The secret every service shares, carried by the gateway's calls to
+    /// the internal services. `ttakji gateway` requires it.
+    #[arg(long, env = "TTAKJI_SERVICE_KEY", hide_env_values = true)]
+    pub service_key: Option<ttakji_platform::grpc::ServiceKey>,
     /// The game authorities' gRPC addresses: one URL or several separated
     /// by commas; a host name stands for every address it resolves to (a
     /// Kubernetes headless Service).
@@ -151,11 +155,13 @@ impl App {
         let metrics_addr =
             ttakji_platform::metrics::serve_if(config.metrics_listen, shutdown.clone(), "gateway")
                 .await?;
-        let authority = ttakji_platform::authorities::Authorities::new(&config.authority_url)?;
+        let key = config.service_key.as_ref();
+        let authority = ttakji_platform::authorities::Authorities::new(&config.authority_url)?
+            .with_service_key(config.service_key.clone());
         let matchmaker =
-            MatchmakerServiceClient::new(grpc::client(&config.matchmaker_url, "matchmaker")?);
+            MatchmakerServiceClient::new(grpc::client(&config.matchmaker_url, "matchmaker", key)?);
         let ratings =
-            RatingsServiceClient::new(grpc::client(&config.ratings_url, "ratings service")?);
+            RatingsServiceClient::new(grpc::client(&config.ratings_url, "ratings service", key)?);
         let google = match &config.google_client_id {
             Some(id) => Some(std::sync::Arc::new(google::GoogleVerifier::new(
                 id,

@@ -25,6 +25,11 @@ pub struct Config {
     /// serves none.
     #[arg(long, env = "TTAKJI_METRICS_LISTEN", default_value = "127.0.0.1:9092")]
     pub metrics_listen: Option<SocketAddr>,
+    /// The secret every service shares: calls to this service must carry
+    /// it (UNAUTHENTICATED otherwise), and its own calls to other services
+    /// carry it. `ttakji matchmaker` requires it; in code `None` checks nothing.
+    #[arg(long, env = "TTAKJI_SERVICE_KEY", hide_env_values = true)]
+    pub service_key: Option<ttakji_platform::grpc::ServiceKey>,
     /// The game authorities' gRPC addresses: one URL or several separated
     /// by commas; a host name stands for every address it resolves to.
     #[arg(
@@ -57,6 +62,7 @@ impl Config {
         Config {
             listen,
             metrics_listen: None,
+            service_key: None,
             authority_url,
             rules: PairingRules::default(),
             seconds_per_move: SECONDS_PER_MOVE,

@@ -52,7 +52,9 @@ impl App {
         bus: Bus,
         shutdown: Shutdown,
     ) -> anyhow::Result<App> {
-        let server = GrpcServer::bind("matchmaker", config.listen).await?;
+        let server = GrpcServer::bind("matchmaker", config.listen)
+            .await?
+            .requiring(config.service_key.clone());
         let addr = server.local_addr()?;
         let metrics_addr = ttakji_platform::metrics::serve_if(
             config.metrics_listen,
@@ -60,7 +62,8 @@ impl App {
             "matchmaker",
         )
         .await?;
-        let authority = ttakji_platform::authorities::Authorities::new(&config.authority_url)?;
+        let authority = ttakji_platform::authorities::Authorities::new(&config.authority_url)?
+            .with_service_key(config.service_key.clone());
         let matchmaker = Matchmaker::new(config, tickets, bus, authority);
         tracing::info!(%addr, "matchmaker ready");
         Ok(App {

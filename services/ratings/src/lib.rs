@@ -47,6 +47,11 @@ pub struct Config {
     /// serves none.
     #[arg(long, env = "TTAKJI_METRICS_LISTEN", default_value = "127.0.0.1:9093")]
     pub metrics_listen: Option<SocketAddr>,
+    /// The secret every service shares: calls to this service must carry
+    /// it (UNAUTHENTICATED otherwise), and its own calls to other services
+    /// carry it. `ttakji ratings` requires it; in code `None` checks nothing.
+    #[arg(long, env = "TTAKJI_SERVICE_KEY", hide_env_values = true)]
+    pub service_key: Option<ttakji_platform::grpc::ServiceKey>,
     /// The game authorities, for reconciliation: one URL or several
     /// separated by commas; a host name stands for every address.
     #[arg(
@@ -75,6 +80,7 @@ impl Config {
         Config {
             listen,
             metrics_listen: None,
+            service_key: None,
             authority_url,
             redis_url: None,
             ladder_prefix: LADDER_PREFIX.to_owned(),
@@ -488,7 +494,9 @@ impl App {
         bus: Bus,
         shutdown: Shutdown,
     ) -> anyhow::Result<App> {
-        let server = GrpcServer::bind("ratings service", config.listen).await?;
+        let server = GrpcServer::bind("ratings service", config.listen)
+            .await?
+            .requiring(config.service_key.clone());
         let addr = server.local_addr()?;
         let metrics_addr = ttakji_platform::metrics::serve_if(
             config.metrics_listen,
@@ -509,7 +517,8 @@ impl App {
         let ratings = Ratings {
             db,
             ladder,
-            authority: ttakji_platform::authorities::Authorities::new(&config.authority_url)?,
+            authority: ttakji_platform::authorities::Authorities::new(&config.authority_url)?
+                .with_service_key(config.service_key.clone()),
             cursor: Arc::new(tokio::sync::Mutex::new(0)),
         };
         Ok(App {
