@@ -48,7 +48,21 @@ pub const GAMES_FINISHED: &str = "ttakji.games.finished";
 pub enum BusError {
     #[error("redis: {0}")]
     Redis(#[from] redis::RedisError),
+    /// Redis has been away so long that the messages waiting for it fill
+    /// the queue: this one is dropped (subscribers fill gaps from stores).
+    #[error("the bus is away and its queue is full; the message was dropped")]
+    Full,
 }
+
+/// Messages waiting to be published while Redis is away.
+const PUBLISH_QUEUE: usize = 16_384;
+
+/// The most messages sent to Redis in one round trip.
+const PUBLISH_BATCH: usize = 256;
+
+/// The envelope type that tells subscribers they may have missed messages
+/// (the subscriber connection came back): [`Delivery::Gap`].
+const GAP_TYPE: &str = "ttakji.bus.gap";
 
 /// A handle to the bus; cheap to clone.
 #[derive(Clone)]
@@ -70,7 +84,9 @@ type Channels = Mutex<HashMap<String, broadcast::Sender<Arc<BusEnvelope>>>>;
 enum Transport {
     Local(Channels),
     Redis {
-        publisher: redis::aio::ConnectionManager,
+        /// Messages for the publisher task, in order: a publish never
+        /// waits for Redis.
+        outbox: tokio::sync::mpsc::Sender<(String, Vec<u8>)>,
         subscriptions: Arc<RedisSubscriptions>,
     },
 }
@@ -103,6 +119,7 @@ impl Subscription {
     /// The next message on the channel.
     pub async fn recv(&mut self) -> Delivery {
         match self.receiver.recv().await {
+            Ok(m) if m.r#type == GAP_TYPE => Delivery::Gap,
             Ok(m) => Delivery::Message(m),
             Err(broadcast::error::RecvError::Lagged(_)) => Delivery::Gap,
             Err(broadcast::error::RecvError::Closed) => Delivery::Closed,
@@ -121,13 +138,20 @@ impl Bus {
 
     /// A bus over Redis pub/sub at `url`. A background task keeps the
     /// subscriber connection up, reconnecting and subscribing again after a
-    /// Redis restart, until `shutdown`.
+    /// Redis restart (then every subscriber is told of a possible gap),
+    /// until `shutdown`; another publishes, so a publish returns at once
+    /// and what is published while Redis is away goes out, in order, when
+    /// it is back.
     ///
     /// # Errors
     /// When the URL is invalid or Redis cannot be reached at start.
     pub async fn redis(url: &str, shutdown: Shutdown) -> Result<Bus, BusError> {
         let client = redis_client(url)?;
         let publisher = client.get_connection_manager().await?;
+        let (outbox, queued) = tokio::sync::mpsc::channel(PUBLISH_QUEUE);
+        shutdown
+            .clone()
+            .spawn(run_redis_publisher(publisher, queued, shutdown.clone()));
         let subscriptions = Arc::new(RedisSubscriptions {
             channels: Mutex::new(HashMap::new()),
             sink: Mutex::new(None),
@@ -142,7 +166,7 @@ impl Bus {
         ));
         Ok(Bus {
             inner: Arc::new(Transport::Redis {
-                publisher,
+                outbox,
                 subscriptions,
             }),
         })
@@ -172,15 +196,9 @@ impl Bus {
                 }
                 Ok(())
             }
-            Transport::Redis { publisher, .. } => {
-                let mut conn = publisher.clone();
-                let _: i64 = redis::cmd("PUBLISH")
-                    .arg(channel)
-                    .arg(envelope.encode_to_vec())
-                    .query_async(&mut conn)
-                    .await?;
-                Ok(())
-            }
+            Transport::Redis { outbox, .. } => outbox
+                .try_send((channel.to_owned(), envelope.encode_to_vec()))
+                .map_err(|_| BusError::Full),
         }
     }
 
@@ -252,6 +270,59 @@ impl RedisSubscriptions {
     }
 }
 
+/// Publishes what is queued, in order, a batch per round trip; while Redis
+/// is away it retries the batch, and the queue takes what comes meanwhile.
+/// On shutdown it sends what is left if Redis answers within a second.
+async fn run_redis_publisher(
+    mut conn: redis::aio::ConnectionManager,
+    mut queued: tokio::sync::mpsc::Receiver<(String, Vec<u8>)>,
+    mut shutdown: Shutdown,
+) {
+    let mut batch = Vec::with_capacity(PUBLISH_BATCH);
+    loop {
+        let stopping = tokio::select! {
+            n = queued.recv_many(&mut batch, PUBLISH_BATCH) => {
+                if n == 0 {
+                    return;
+                }
+                false
+            }
+            () = shutdown.wait() => true,
+        };
+        if stopping {
+            while let Ok(message) = queued.try_recv() {
+                batch.push(message);
+            }
+            let mut pipe = redis::pipe();
+            for (channel, payload) in &batch {
+                pipe.cmd("PUBLISH").arg(channel).arg(payload).ignore();
+            }
+            let _ = tokio::time::timeout(Duration::from_secs(1), pipe.query_async::<()>(&mut conn))
+                .await;
+            return;
+        }
+        let mut backoff = Duration::from_millis(50);
+        loop {
+            let mut pipe = redis::pipe();
+            for (channel, payload) in &batch {
+                pipe.cmd("PUBLISH").arg(channel).arg(payload).ignore();
+            }
+            match pipe.query_async::<()>(&mut conn).await {
+                Ok(()) => break,
+                Err(e) => {
+                    tracing::warn!(error = %e, waiting = batch.len(), "bus: cannot publish; retrying");
+                    tokio::select! {
+                        () = shutdown.wait() => return,
+                        () = tokio::time::sleep(backoff) => {}
+                    }
+                    backoff = (backoff * 2).min(Duration::from_millis(500));
+                }
+            }
+        }
+        batch.clear();
+    }
+}
+
 async fn run_redis_subscriber(
     client: redis::Client,
     first: redis::aio::PubSub,
@@ -271,7 +342,8 @@ async fn run_redis_subscriber(
                         () = shutdown.wait() => return,
                         () = tokio::time::sleep(backoff) => {}
                     }
-                    backoff = (backoff * 2).min(Duration::from_secs(2));
+                    // At most half a second after Redis is back.
+                    backoff = (backoff * 2).min(Duration::from_millis(500));
                     continue;
                 }
             },
@@ -289,11 +361,19 @@ async fn run_redis_subscriber(
             }
             *subscriptions.sink.lock().await = Some(sink);
             if !names.is_empty() {
-                // Messages published while we were away are gone: say so.
+                // Messages published while we were away are gone: say so,
+                // and every subscriber fills the gap from its store.
                 tracing::info!(
                     channels = names.len(),
                     "bus: resubscribed after reconnecting"
                 );
+                let gap = Arc::new(BusEnvelope {
+                    r#type: GAP_TYPE.to_owned(),
+                    ..BusEnvelope::default()
+                });
+                for sender in channels.values() {
+                    let _ = sender.send(Arc::clone(&gap));
+                }
             }
         }
         loop {
