@@ -338,6 +338,22 @@ async fn the_leaderboard_is_rebuilt_from_the_database_when_redis_loses_it() {
         .expect("flush");
     let after = board(&mut ratings).await;
     assert_eq!(after, before, "rebuilt from the database");
+    // Lost, then one new result put back before anyone looked: the set is
+    // not empty, but it is not the ladder either.
+    let _: () = redis::cmd("DEL")
+        .arg(format!("{prefix}9"))
+        .query_async(&mut conn)
+        .await
+        .expect("flush");
+    let _: () = redis::cmd("ZADD")
+        .arg(format!("{prefix}9"))
+        .arg(before.top[2].rating)
+        .arg(&before.top[2].user_id)
+        .query_async(&mut conn)
+        .await
+        .expect("one result");
+    let after = board(&mut ratings).await;
+    assert_eq!(after, before, "made whole again from the database");
     let _: () = redis::cmd("DEL")
         .arg(format!("{prefix}9"))
         .query_async(&mut conn)

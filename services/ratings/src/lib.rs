@@ -269,8 +269,12 @@ impl Ratings {
                     .query_async(&mut conn)
                     .await
                     .map_err(redis_status)?;
-                if count == 0 {
-                    // Redis lost the set (restart, eviction): rebuild it.
+                let complete = store::ladder_len(&self.db, board_size)
+                    .await
+                    .map_err(store_status)?;
+                if count != complete {
+                    // Redis lost the set or part of it (a restart or a flush,
+                    // then a few results made it non-empty): rebuild it.
                     let all = self.standings(board_size).await?;
                     if !all.is_empty() {
                         let mut cmd = redis::cmd("ZADD");

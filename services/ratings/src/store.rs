@@ -218,6 +218,18 @@ pub async fn ladder(db: &Database, board_size: i64) -> sqlx::Result<Vec<Standing
     })
 }
 
+/// How many players have a ranked game on a board size (the ladder's
+/// length).
+pub async fn ladder_len(db: &Database, board_size: i64) -> sqlx::Result<u64> {
+    let n: i64 = on_pool!(db, |pool| {
+        sqlx::query_scalar("SELECT COUNT(*) FROM ratings WHERE board_size = $1 AND games > 0")
+            .bind(board_size)
+            .fetch_one(pool)
+            .await
+    })?;
+    Ok(u64::try_from(n).unwrap_or(0))
+}
+
 /// A player's changes, the newest first.
 pub async fn history(
     db: &Database,
