@@ -441,3 +441,29 @@ async fn nicknames_are_unique_without_regard_to_case_and_can_be_changed() {
     // The old name is free again.
     sign_in(&url, "jin").await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_well_signed_token_for_an_account_that_does_not_exist_is_refused() {
+    let service = embedded(sqlite_memory().await, Bus::in_process()).await;
+    let url = format!("http://{}", service.gateway);
+    // Signed with the deployment's own keys, for a subject never made.
+    let ghost = ttakji_gateway::auth::issue(&support::keys(), "no-such-account", "ghost", true)
+        .expect("signed")
+        .access_token;
+    let refused =
+        ttakji_proto::v1::game_service_client::GameServiceClient::new(support::channel(&url).await)
+            .start_ai_game(support::with_token(
+                pb::StartAiGameRequest {
+                    board_size: 9,
+                    color: pb::ColorChoice::Black as i32,
+                    level: pb::AiLevel::Easy as i32,
+                },
+                &ghost,
+            ))
+            .await
+            .expect_err("refused");
+    assert_eq!(refused.code(), Code::Unauthenticated, "{refused:?}");
+    // A signed-in player's token is as good as ever.
+    let jin = sign_in(&url, "jin").await;
+    jin.start(pb::ColorChoice::Black).await;
+}

@@ -102,6 +102,75 @@ pub async fn by_google_sub(db: &Database, sub: &str) -> Result<Option<Account>, 
     .map_err(unavailable)
 }
 
+/// Whether an account `user_id` exists.
+pub async fn exists(db: &Database, user_id: &str) -> Result<bool, AccountError> {
+    on_pool!(db, |pool| {
+        sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM accounts WHERE user_id = $1")
+            .bind(user_id)
+            .fetch_one(pool)
+            .await
+    })
+    .map(|n| n > 0)
+    .map_err(unavailable)
+}
+
+/// The accounts a gateway has seen exist, so a caller's token is matched
+/// to its account once in a while rather than on every call.
+#[derive(Debug, Clone)]
+pub struct Known {
+    db: Database,
+    seen: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, std::time::Instant>>>,
+}
+
+/// How long an account seen to exist is taken on trust.
+const KNOWN_FOR: std::time::Duration = std::time::Duration::from_secs(300);
+
+/// The most accounts remembered; past it the memory starts again.
+const KNOWN_AT_MOST: usize = 100_000;
+
+impl Known {
+    #[must_use]
+    pub fn new(db: Database) -> Known {
+        Known {
+            db,
+            seen: std::sync::Arc::default(),
+        }
+    }
+
+    /// UNAUTHENTICATED when `user_id` has no account (a token signed for a
+    /// subject that was never made, or is gone).
+    ///
+    /// # Errors
+    /// UNAUTHENTICATED, or UNAVAILABLE when accounts cannot be read.
+    pub async fn check(&self, user_id: &str) -> Result<(), Status> {
+        let fresh = |seen: &std::collections::HashMap<String, std::time::Instant>| {
+            seen.get(user_id).is_some_and(|at| at.elapsed() < KNOWN_FOR)
+        };
+        if fresh(
+            &self
+                .seen
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        ) {
+            return Ok(());
+        }
+        if !exists(&self.db, user_id).await? {
+            return Err(Status::unauthenticated(
+                "this token's account does not exist: sign in again",
+            ));
+        }
+        let mut seen = self
+            .seen
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if seen.len() >= KNOWN_AT_MOST {
+            seen.clear();
+        }
+        seen.insert(user_id.to_owned(), std::time::Instant::now());
+        Ok(())
+    }
+}
+
 /// Changes a player's nickname, unless another player has it.
 #[tracing::instrument(skip(db))]
 pub async fn rename(db: &Database, user_id: &str, nickname: &str) -> Result<(), AccountError> {

@@ -39,12 +39,24 @@ use crate::auth::{self, Caller};
 pub struct Public<S> {
     inner: S,
     keys: TokenKeys,
+    accounts: Option<crate::accounts::Known>,
 }
 
 impl<S> Public<S> {
     /// `inner`, its tokens checked with `keys`.
     pub fn new(inner: S, keys: TokenKeys) -> Self {
-        Public { inner, keys }
+        Public {
+            inner,
+            keys,
+            accounts: None,
+        }
+    }
+
+    /// The same, also refusing a token whose account does not exist.
+    #[must_use]
+    pub fn with_accounts(mut self, accounts: crate::accounts::Known) -> Self {
+        self.accounts = Some(accounts);
+        self
     }
 }
 
@@ -97,11 +109,20 @@ where
         } else {
             auth::authenticate(&self.keys, &mut request)
         };
-        if let Some(caller) = request.extensions().get::<Caller>() {
-            span.record("user_id", caller.user_id.as_str());
+        let caller = request
+            .extensions()
+            .get::<Caller>()
+            .map(|c| c.user_id.clone());
+        if let Some(user_id) = &caller {
+            span.record("user_id", user_id.as_str());
         }
+        let accounts = self.accounts.clone();
         Box::pin(
             async move {
+                let checked = match (checked, accounts, caller) {
+                    (Ok(()), Some(accounts), Some(user_id)) => accounts.check(&user_id).await,
+                    (checked, _, _) => checked,
+                };
                 let response = match checked {
                     Ok(()) => ready.call(request).await?,
                     Err(status) => status.into_http(),

@@ -208,27 +208,40 @@ impl App {
     /// When the server fails.
     pub async fn run_until_stopped(self) -> anyhow::Result<()> {
         let keys = &self.state.keys;
+        let accounts = accounts::Known::new(self.state.db.clone());
         self.server
-            .add_service(calls::Public::new(
-                AuthServiceServer::new(self.state.clone())
-                    .max_decoding_message_size(MAX_REQUEST_BYTES),
-                keys.clone(),
-            ))
-            .add_service(calls::Public::new(
-                LadderServiceServer::new(self.state.clone())
-                    .max_decoding_message_size(MAX_REQUEST_BYTES),
-                keys.clone(),
-            ))
-            .add_service(calls::Public::new(
-                MatchServiceServer::new(self.state.clone())
-                    .max_decoding_message_size(MAX_REQUEST_BYTES),
-                keys.clone(),
-            ))
-            .add_service(calls::Public::new(
-                GameServiceServer::new(self.state.clone())
-                    .max_decoding_message_size(MAX_REQUEST_BYTES),
-                keys.clone(),
-            ))
+            .add_service(
+                calls::Public::new(
+                    AuthServiceServer::new(self.state.clone())
+                        .max_decoding_message_size(MAX_REQUEST_BYTES),
+                    keys.clone(),
+                )
+                .with_accounts(accounts.clone()),
+            )
+            .add_service(
+                calls::Public::new(
+                    LadderServiceServer::new(self.state.clone())
+                        .max_decoding_message_size(MAX_REQUEST_BYTES),
+                    keys.clone(),
+                )
+                .with_accounts(accounts.clone()),
+            )
+            .add_service(
+                calls::Public::new(
+                    MatchServiceServer::new(self.state.clone())
+                        .max_decoding_message_size(MAX_REQUEST_BYTES),
+                    keys.clone(),
+                )
+                .with_accounts(accounts.clone()),
+            )
+            .add_service(
+                calls::Public::new(
+                    GameServiceServer::new(self.state.clone())
+                        .max_decoding_message_size(MAX_REQUEST_BYTES),
+                    keys.clone(),
+                )
+                .with_accounts(accounts.clone()),
+            )
             .serve(self.shutdown)
             .await
     }
