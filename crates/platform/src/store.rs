@@ -153,6 +153,24 @@ impl Database {
     }
 }
 
+/// Whether a store error would come back if the same write were retried:
+/// the database refused the data itself (PostgreSQL's SQLSTATE classes 22,
+/// a value the column cannot hold such as a NUL in text, and 23, a broken
+/// constraint; SQLite's TOOBIG, CONSTRAINT and MISMATCH). Anything else (a
+/// connection lost, a timeout, a lock) may pass on a retry.
+#[must_use]
+pub fn is_permanent(e: &sqlx::Error) -> bool {
+    let Some(code) = e.as_database_error().and_then(|d| d.code()) else {
+        return false;
+    };
+    if code.starts_with("22") || code.starts_with("23") {
+        return true;
+    }
+    // SQLite reports its (extended) result code as a number.
+    code.parse::<u32>()
+        .is_ok_and(|n| matches!(n & 0xff, 18..=20))
+}
+
 /// The URL with any password replaced, for messages.
 #[must_use]
 pub fn redact(url: &str) -> String {
@@ -177,5 +195,40 @@ mod tests {
             "postgres://app:***@db:5432/ttakji"
         );
         assert_eq!(super::redact("sqlite://ttakji.db"), "sqlite://ttakji.db");
+    }
+
+    #[tokio::test]
+    async fn a_nul_in_text_is_refused_for_good_by_postgres_and_a_lost_connection_is_not() {
+        let pool = sqlx::PgPool::connect(ttakji_test_support::postgres_admin_url())
+            .await
+            .expect("the tests' Postgres");
+        let nul = sqlx::query("SELECT $1::text")
+            .bind("a\0b")
+            .fetch_one(&pool)
+            .await
+            .expect_err("a NUL cannot be text");
+        assert!(super::is_permanent(&nul), "{nul:?}");
+        pool.close().await;
+        let closed = sqlx::query("SELECT 1")
+            .fetch_one(&pool)
+            .await
+            .expect_err("closed");
+        assert!(!super::is_permanent(&closed));
+    }
+
+    #[tokio::test]
+    async fn a_broken_constraint_is_refused_for_good_by_sqlite() {
+        let pool = sqlx::SqlitePool::connect("sqlite::memory:")
+            .await
+            .expect("sqlite");
+        sqlx::query("CREATE TABLE t (n INTEGER NOT NULL CHECK (n > 0))")
+            .execute(&pool)
+            .await
+            .expect("table");
+        let broken = sqlx::query("INSERT INTO t (n) VALUES (0)")
+            .execute(&pool)
+            .await
+            .expect_err("checked");
+        assert!(super::is_permanent(&broken), "{broken:?}");
     }
 }

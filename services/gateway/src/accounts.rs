@@ -24,6 +24,9 @@ pub enum AccountError {
     NoSuchAccount,
     #[error("accounts cannot be reached; try again")]
     Unavailable(#[source] sqlx::Error),
+    /// The store refused the data itself: retrying cannot help.
+    #[error("the account cannot be stored as given: {0}")]
+    Refused(String),
 }
 
 impl From<AccountError> for Status {
@@ -32,13 +35,19 @@ impl From<AccountError> for Status {
             AccountError::NicknameTaken(_) => Status::already_exists(e.to_string()),
             AccountError::NoSuchAccount => Status::not_found(e.to_string()),
             AccountError::Unavailable(_) => Status::unavailable(e.to_string()),
+            AccountError::Refused(_) => Status::invalid_argument(e.to_string()),
         }
     }
 }
 
-/// A store error as an [`AccountError`], logged: the client is told only
-/// that accounts cannot be reached.
+/// A store error as an [`AccountError`], logged: data the store refuses
+/// for good is INVALID_ARGUMENT; anything else is worth a retry and the
+/// client is told only that accounts cannot be reached.
 fn unavailable(e: sqlx::Error) -> AccountError {
+    if ttakji_platform::store::is_permanent(&e) {
+        tracing::warn!(error = %e, "accounts store refused the data");
+        return AccountError::Refused(e.to_string());
+    }
     tracing::error!(error = %e, "accounts store");
     AccountError::Unavailable(e)
 }
