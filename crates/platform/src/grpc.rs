@@ -204,9 +204,33 @@ pub fn unknown_is_unavailable<B>(mut response: http::Response<B>) -> http::Respo
 }
 
 /// The status codes a client of ours may rely on: see
-/// [`oversized_is_invalid_argument`] and [`unknown_is_unavailable`].
+/// [`oversized_is_invalid_argument`], [`undecodable_is_invalid_argument`]
+/// and [`unknown_is_unavailable`].
 pub fn answered_codes<B>(response: http::Response<B>) -> http::Response<B> {
-    unknown_is_unavailable(oversized_is_invalid_argument(response))
+    unknown_is_unavailable(undecodable_is_invalid_argument(
+        oversized_is_invalid_argument(response),
+    ))
+}
+
+/// A request that is not the message it should be (bytes that do not
+/// decode) is INVALID_ARGUMENT, the client's mistake, not tonic's INTERNAL.
+pub fn undecodable_is_invalid_argument<B>(mut response: http::Response<B>) -> http::Response<B> {
+    let internal = http::HeaderValue::from_static("13");
+    let undecodable = response.headers().get("grpc-status") == Some(&internal)
+        && response
+            .headers()
+            .get("grpc-message")
+            .and_then(|m| m.to_str().ok())
+            .is_some_and(|m| {
+                m.replace("%20", " ")
+                    .starts_with("failed to decode Protobuf message")
+            });
+    if undecodable {
+        response
+            .headers_mut()
+            .insert("grpc-status", http::HeaderValue::from_static("3"));
+    }
+    response
 }
 
 /// The connections a gRPC server accepts on `listener`, with Nagle's
