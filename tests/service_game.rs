@@ -438,6 +438,13 @@ async fn nicknames_are_unique_without_regard_to_case_and_can_be_changed() {
         keys().verify(&renamed.access_token).expect("token").name,
         "jin-2"
     );
+    // The token from before the rename still works, under the new name.
+    let game = jin.start(pb::ColorChoice::Black).await;
+    assert_eq!(
+        game.black.map(|p| p.nickname).as_deref(),
+        Some("jin-2"),
+        "a game started with the old token shows the account's name now"
+    );
     // The old name is free again.
     sign_in(&url, "jin").await;
 }

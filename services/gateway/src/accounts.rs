@@ -111,28 +111,33 @@ pub async fn by_google_sub(db: &Database, sub: &str) -> Result<Option<Account>, 
     .map_err(unavailable)
 }
 
-/// Whether an account `user_id` exists.
-pub async fn exists(db: &Database, user_id: &str) -> Result<bool, AccountError> {
+/// The nickname of account `user_id`, if there is one.
+pub async fn nickname_of(db: &Database, user_id: &str) -> Result<Option<String>, AccountError> {
     on_pool!(db, |pool| {
-        sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM accounts WHERE user_id = $1")
+        sqlx::query_scalar::<_, String>("SELECT nickname FROM accounts WHERE user_id = $1")
             .bind(user_id)
-            .fetch_one(pool)
+            .fetch_optional(pool)
             .await
     })
-    .map(|n| n > 0)
     .map_err(unavailable)
 }
 
-/// The accounts a gateway has seen exist, so a caller's token is matched
-/// to its account once in a while rather than on every call.
+/// The accounts a gateway has seen, with their nicknames: a caller's token
+/// is matched to its account once in a while rather than on every call,
+/// and the caller is known by the account's nickname, not the one the
+/// token was issued with (a renamed player's old token still works, under
+/// the new name).
 #[derive(Debug, Clone)]
 pub struct Known {
     db: Database,
-    seen: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, std::time::Instant>>>,
+    seen: std::sync::Arc<
+        std::sync::Mutex<std::collections::HashMap<String, (String, std::time::Instant)>>,
+    >,
 }
 
-/// How long an account seen to exist is taken on trust.
-const KNOWN_FOR: std::time::Duration = std::time::Duration::from_secs(300);
+/// How long an account seen is taken on trust (and a rename made through
+/// another gateway may go unseen here).
+const KNOWN_FOR: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// The most accounts remembered; past it the memory starts again.
 const KNOWN_AT_MOST: usize = 100_000;
@@ -146,28 +151,7 @@ impl Known {
         }
     }
 
-    /// UNAUTHENTICATED when `user_id` has no account (a token signed for a
-    /// subject that was never made, or is gone).
-    ///
-    /// # Errors
-    /// UNAUTHENTICATED, or UNAVAILABLE when accounts cannot be read.
-    pub async fn check(&self, user_id: &str) -> Result<(), Status> {
-        let fresh = |seen: &std::collections::HashMap<String, std::time::Instant>| {
-            seen.get(user_id).is_some_and(|at| at.elapsed() < KNOWN_FOR)
-        };
-        if fresh(
-            &self
-                .seen
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner),
-        ) {
-            return Ok(());
-        }
-        if !exists(&self.db, user_id).await? {
-            return Err(Status::unauthenticated(
-                "this token's account does not exist: sign in again",
-            ));
-        }
+    fn remember(&self, user_id: &str, nickname: &str) {
         let mut seen = self
             .seen
             .lock()
@@ -175,8 +159,40 @@ impl Known {
         if seen.len() >= KNOWN_AT_MOST {
             seen.clear();
         }
-        seen.insert(user_id.to_owned(), std::time::Instant::now());
-        Ok(())
+        seen.insert(
+            user_id.to_owned(),
+            (nickname.to_owned(), std::time::Instant::now()),
+        );
+    }
+
+    /// The account's nickname now; UNAUTHENTICATED when `user_id` has no
+    /// account (a token signed for a subject never made, or gone).
+    ///
+    /// # Errors
+    /// UNAUTHENTICATED, or UNAVAILABLE when accounts cannot be read.
+    pub async fn check(&self, user_id: &str) -> Result<String, Status> {
+        let fresh = self
+            .seen
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(user_id)
+            .filter(|(_, at)| at.elapsed() < KNOWN_FOR)
+            .map(|(name, _)| name.clone());
+        if let Some(name) = fresh {
+            return Ok(name);
+        }
+        let Some(name) = nickname_of(&self.db, user_id).await? else {
+            return Err(Status::unauthenticated(
+                "this token's account does not exist: sign in again",
+            ));
+        };
+        self.remember(user_id, &name);
+        Ok(name)
+    }
+
+    /// The account was renamed through this gateway.
+    pub fn renamed(&self, user_id: &str, nickname: &str) {
+        self.remember(user_id, nickname);
     }
 }
 

@@ -120,7 +120,13 @@ where
         Box::pin(
             async move {
                 let checked = match (checked, accounts, caller) {
-                    (Ok(()), Some(accounts), Some(user_id)) => accounts.check(&user_id).await,
+                    (Ok(()), Some(accounts), Some(user_id)) => {
+                        accounts.check(&user_id).await.map(|nickname| {
+                            if let Some(caller) = request.extensions_mut().get_mut::<Caller>() {
+                                caller.nickname = nickname;
+                            }
+                        })
+                    }
                     (checked, _, _) => checked,
                 };
                 let response = match checked {

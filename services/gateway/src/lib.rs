@@ -171,6 +171,7 @@ impl App {
         };
         let state = state::Gateway {
             google,
+            known: accounts::Known::new(db.clone()),
             db,
             authority,
             matchmaker,
@@ -208,7 +209,7 @@ impl App {
     /// When the server fails.
     pub async fn run_until_stopped(self) -> anyhow::Result<()> {
         let keys = &self.state.keys;
-        let accounts = accounts::Known::new(self.state.db.clone());
+        let accounts = self.state.known.clone();
         self.server
             .add_service(
                 calls::Public::new(

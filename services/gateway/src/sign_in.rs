@@ -71,6 +71,7 @@ impl AuthService for Gateway {
         let me = Caller::of(&request)?;
         let name = Nickname::parse(&request.get_ref().nickname)?;
         accounts::rename(&self.db, &me.user_id, name.as_str()).await?;
+        self.known.renamed(&me.user_id, name.as_str());
         let token = auth::issue(&self.keys, &me.user_id, name.as_str(), me.guest)?;
         Ok(Response::new(pb::ChangeNicknameResponse {
             access_token: token.access_token,

@@ -42,6 +42,8 @@ pub struct Gateway {
     pub shutdown: Shutdown,
     /// This gateway's heartbeat, and the gateways fallen silent.
     pub liveness: crate::presence::Liveness,
+    /// The accounts behind callers' tokens, with their nicknames now.
+    pub known: crate::accounts::Known,
 }
 
 impl Gateway {
