@@ -65,20 +65,7 @@ async fn next_presence(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_player_whose_gateway_dies_counts_as_gone_and_an_idle_game_sends_nothing() {
     let db = fresh_postgres().await;
-    let namespace = db.rsplit('/').next().unwrap_or("presence").to_owned();
-    let authority = spawn(&[
-        "authority",
-        "--listen",
-        "127.0.0.1:0",
-        "--metrics-listen",
-        "127.0.0.1:0",
-        "--database-url",
-        &db,
-        "--redis-url",
-        redis_url(),
-        "--redis-namespace",
-        &namespace,
-    ]);
+    let authority = support::authority_process(&db);
     let authority_url = format!("http://{}", authority.addr);
     let near = gateway(&db, &authority_url);
     let far = gateway(&db, &authority_url);

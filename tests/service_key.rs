@@ -6,7 +6,7 @@ mod support;
 
 use std::time::Duration;
 
-use support::{SERVICE_KEY, fresh_postgres, redis_url, spawn};
+use support::{SERVICE_KEY, fresh_postgres, redis_url};
 use ttakji_proto::v1 as pb;
 use ttakji_proto::v1::authority_service_client::AuthorityServiceClient;
 
@@ -28,20 +28,7 @@ fn load(key: Option<&str>) -> tonic::Request<pb::LoadGameRequest> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_internal_call_without_the_service_key_is_unauthenticated() {
     let db = fresh_postgres().await;
-    let namespace = db.rsplit('/').next().unwrap_or("keys").to_owned();
-    let authority = spawn(&[
-        "authority",
-        "--listen",
-        "127.0.0.1:0",
-        "--metrics-listen",
-        "127.0.0.1:0",
-        "--database-url",
-        &db,
-        "--redis-url",
-        redis_url(),
-        "--redis-namespace",
-        &namespace,
-    ]);
+    let authority = support::authority_process(&db);
     let channel = support::channel(&format!("http://{}", authority.addr)).await;
     let mut client = AuthorityServiceClient::new(channel.clone());
 

@@ -537,6 +537,25 @@ pub fn spawn(args: &[&str]) -> Process {
     }
 }
 
+/// `ttakji authority` as a process on `db` and the tests' Redis, sharing
+/// games only within a namespace of its database's own.
+pub fn authority_process(db: &str) -> Process {
+    let namespace = db.rsplit('/').next().unwrap_or(db);
+    spawn(&[
+        "authority",
+        "--listen",
+        "127.0.0.1:0",
+        "--metrics-listen",
+        "127.0.0.1:0",
+        "--database-url",
+        db,
+        "--redis-url",
+        redis_url(),
+        "--redis-namespace",
+        namespace,
+    ])
+}
+
 /// An empty point among a few: the computer plays where it likes, so a
 /// test's own moves go where there is room.
 pub fn free_point(game: &pb::GameSnapshot) -> &'static str {
