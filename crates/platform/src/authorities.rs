@@ -80,12 +80,16 @@ pub fn unavailable(message: impl Into<String>, retry_after: Duration) -> Status 
 }
 
 /// Whether a failed call may be sent again, here or elsewhere: the
-/// instance was unreachable, went away mid-call (tonic says UNKNOWN for a
-/// broken HTTP/2 connection; our servers never answer UNKNOWN themselves)
-/// or said the game has no owner right now.
+/// instance was unreachable, went away mid-call (tonic says UNKNOWN, or
+/// CANCELLED when the connection closed under the call; our servers never
+/// answer either themselves, and our callers never cancel a call they
+/// still wait for) or said the game has no owner right now.
 #[must_use]
 pub fn is_retryable(status: &Status) -> bool {
-    matches!(status.code(), Code::Unavailable | Code::Unknown)
+    matches!(
+        status.code(),
+        Code::Unavailable | Code::Unknown | Code::Cancelled
+    )
 }
 
 /// A request to the authority, and the game it is about.
