@@ -92,25 +92,27 @@ impl Registry {
     /// back) and computer seats to move start thinking. Returns how many
     /// were loaded.
     pub async fn take_up(&self, shards: &[u32]) -> usize {
-        let ids = match store::playing_games(&self.inner.db).await {
-            Ok(ids) => ids,
-            Err(e) => {
+        self.load_playing(|id| shards.contains(&ttakji_platform::authorities::shard_of(id)))
+            .await
+            .unwrap_or_else(|e| {
                 // Each game is still loaded on its first request.
                 tracing::error!(error = %e, "cannot list the games of shards taken over");
-                return 0;
-            }
-        };
+                0
+            })
+    }
+
+    /// Loads every game still being played that `keep` picks; returns how
+    /// many were loaded (one that cannot be is logged and left).
+    async fn load_playing(&self, keep: impl Fn(&str) -> bool) -> sqlx::Result<usize> {
+        let ids = store::playing_games(&self.inner.db).await?;
         let mut loaded = 0;
-        for id in ids
-            .iter()
-            .filter(|id| shards.contains(&ttakji_platform::authorities::shard_of(id)))
-        {
+        for id in ids.iter().filter(|id| keep(id)) {
             match self.mailbox(id).await {
                 Ok(_) => loaded += 1,
-                Err(status) => tracing::warn!(game_id = %id, %status, "game not taken up"),
+                Err(status) => tracing::error!(game_id = %id, %status, "game not loaded"),
             }
         }
-        loaded
+        Ok(loaded)
     }
 
     /// Stops the actors of every game in `shards` (each after what it is
@@ -148,15 +150,9 @@ impl Registry {
     /// # Errors
     /// When the store cannot be read.
     pub async fn resume_playing(&self) -> Result<usize, Status> {
-        let ids = store::playing_games(&self.inner.db)
+        self.load_playing(|_| true)
             .await
-            .map_err(|e| Status::unavailable(format!("cannot list games to resume: {e}")))?;
-        for id in &ids {
-            if let Err(status) = self.mailbox(id).await {
-                tracing::error!(game_id = %id, %status, "game not resumed");
-            }
-        }
-        Ok(ids.len())
+            .map_err(|e| Status::unavailable(format!("cannot list games to resume: {e}")))
     }
 
     /// Creates a game: stored first, then its actor starts.

@@ -23,6 +23,8 @@ pub struct Authority {
     registry: Registry,
     /// The other instances, for calls about games they own.
     peers: Authorities,
+    /// This instance's URL as the owner metadata of its answers.
+    me: Option<tonic::metadata::MetadataValue<tonic::metadata::Ascii>>,
 }
 
 /// Where a call about a game is answered.
@@ -71,9 +73,11 @@ fn relayed<T>(answer: Result<Response<T>, Status>) -> Result<Response<T>, Status
 impl Authority {
     #[must_use]
     pub fn new(registry: Registry, key: Option<ttakji_platform::grpc::ServiceKey>) -> Authority {
+        let me = registry.ownership().me().parse().ok();
         Authority {
             registry,
             peers: Authorities::peers(key),
+            me,
         }
     }
 
@@ -94,8 +98,8 @@ impl Authority {
     /// An answer from here, naming this instance when it owns the game.
     fn answer<T>(&self, message: T, owner: bool) -> Response<T> {
         let mut response = Response::new(message);
-        if owner && let Ok(me) = self.registry.ownership().me().parse() {
-            response.metadata_mut().insert(OWNER_HEADER, me);
+        if owner && let Some(me) = &self.me {
+            response.metadata_mut().insert(OWNER_HEADER, me.clone());
         }
         response
     }
