@@ -3,34 +3,16 @@
 
 mod support;
 
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use opentelemetry_sdk::error::OTelSdkResult;
-use opentelemetry_sdk::trace::{SpanData, SpanExporter};
-use support::{fresh_postgres, redis_url};
+use opentelemetry_sdk::trace::SpanData;
+use support::{Collected, fresh_postgres, redis_url};
 use ttakji_platform::authorities::Authorities;
 use ttakji_platform::bus::Bus;
 use ttakji_platform::shutdown::{self, ShutdownTrigger};
 use ttakji_platform::store::Database;
 use ttakji_platform::telemetry::{TelemetryConfig, init_with_exporter};
 use ttakji_proto::v1 as pb;
-
-/// Keeps every finished span.
-#[derive(Debug, Clone, Default)]
-struct Collected(Arc<Mutex<Vec<SpanData>>>);
-
-impl SpanExporter for Collected {
-    fn export(
-        &self,
-        batch: Vec<SpanData>,
-    ) -> impl std::future::Future<Output = OTelSdkResult> + Send {
-        if let Ok(mut spans) = self.0.lock() {
-            spans.extend(batch);
-        }
-        async { Ok(()) }
-    }
-}
 
 /// An authority sharing games through Redis under `namespace`.
 async fn authority(db: &str, namespace: &str) -> (String, ShutdownTrigger) {

@@ -4,32 +4,14 @@
 
 mod support;
 
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use opentelemetry::trace::TraceId;
-use opentelemetry_sdk::error::OTelSdkResult;
-use opentelemetry_sdk::trace::{SpanData, SpanExporter};
-use support::{embedded, sign_in, sqlite_memory};
+use opentelemetry_sdk::trace::SpanData;
+use support::{Collected, embedded, sign_in, sqlite_memory};
 use ttakji_platform::bus::Bus;
 use ttakji_platform::telemetry::{TelemetryConfig, init_with_exporter};
 use ttakji_proto::v1 as pb;
-
-/// Keeps every finished span.
-#[derive(Debug, Clone, Default)]
-struct Collected(Arc<Mutex<Vec<SpanData>>>);
-
-impl SpanExporter for Collected {
-    fn export(
-        &self,
-        batch: Vec<SpanData>,
-    ) -> impl std::future::Future<Output = OTelSdkResult> + Send {
-        if let Ok(mut spans) = self.0.lock() {
-            spans.extend(batch);
-        }
-        async { Ok(()) }
-    }
-}
 
 fn method(span: &SpanData) -> Option<String> {
     span.attributes

@@ -455,6 +455,22 @@ pub fn recount(sgf: &str) -> (baduk::Score, String) {
     (game.score_preview(), result)
 }
 
+/// Keeps every finished span, for tests of traces.
+#[derive(Debug, Clone, Default)]
+pub struct Collected(pub std::sync::Arc<std::sync::Mutex<Vec<opentelemetry_sdk::trace::SpanData>>>);
+
+impl opentelemetry_sdk::trace::SpanExporter for Collected {
+    fn export(
+        &self,
+        batch: Vec<opentelemetry_sdk::trace::SpanData>,
+    ) -> impl std::future::Future<Output = opentelemetry_sdk::error::OTelSdkResult> + Send {
+        if let Ok(mut spans) = self.0.lock() {
+            spans.extend(batch);
+        }
+        async { Ok(()) }
+    }
+}
+
 /// A `ttakji` service as a child process, at the addresses its first line
 /// on standard output announced.
 pub struct Process {
