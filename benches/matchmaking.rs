@@ -84,6 +84,7 @@ async fn run() -> anyhow::Result<()> {
             token_keys: TokenKeys::random(Duration::from_secs(3600)),
             google_client_id: None,
             google_jwks_url: String::new(),
+            limits: ttakji_gateway::limits::Config::exempting(&["127.0.0.1"]),
         },
         db,
         bus,

@@ -111,6 +111,7 @@ async fn run() -> anyhow::Result<()> {
             token_keys: keys,
             google_client_id: None,
             google_jwks_url: String::new(),
+            limits: ttakji_gateway::limits::Config::exempting(&["127.0.0.1"]),
         },
         db,
         bus,

@@ -70,6 +70,8 @@ pub struct ServeArgs {
     pub matchmaker_listen: SocketAddr,
     #[command(flatten)]
     pub pairing: ttakji_matchmaker::PairingRules,
+    #[command(flatten)]
+    pub limits: ttakji_gateway::limits::Config,
     /// Seconds per move in games between people.
     #[arg(long, env = "TTAKJI_SECONDS_PER_MOVE", default_value_t = ttakji_matchmaker::SECONDS_PER_MOVE)]
     pub seconds_per_move: u32,
@@ -355,6 +357,7 @@ pub fn serve(args: &ServeArgs) -> anyhow::Result<()> {
                 token_keys: keys,
                 google_client_id: args.google_client_id.clone(),
                 google_jwks_url: args.google_jwks_url.clone(),
+                limits: args.limits.clone(),
             },
             db.clone(),
             bus,

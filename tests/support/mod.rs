@@ -188,6 +188,7 @@ pub async fn embedded_full(
             token_keys: keys(),
             google_client_id: google.as_ref().map(|g| g.0.clone()),
             google_jwks_url: google.map(|g| g.1).unwrap_or_default(),
+            limits: ttakji_gateway::limits::Config::exempting(&["127.0.0.1"]),
         },
         db,
         bus,
@@ -524,6 +525,7 @@ pub fn spawn(args: &[&str]) -> Process {
     let mut child = Command::new(env!("CARGO_BIN_EXE_ttakji"))
         .args(args)
         .env("TTAKJI_SERVICE_KEY", SERVICE_KEY)
+        .env("TTAKJI_LIMITS_EXEMPT", "127.0.0.1")
         .env(
             "RUST_LOG",
             std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".to_owned()),

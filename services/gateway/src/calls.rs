@@ -2,8 +2,8 @@
 //! request: one span per call (`call`, with the method and the caller's
 //! `user_id`), the token check, the time to each answer,
 //! `ttakji_call_seconds{method}`, and the count of refused calls,
-//! `grpc_errors_total{method, code}`, whoever refused them (the token
-//! check, tonic reading the request, the handler).
+//! `grpc_errors_total{method, code}`, whoever refused them (the rate
+//! limits, the token check, tonic reading the request, the handler).
 
 use std::convert::Infallible;
 use std::task::{Context, Poll};
@@ -17,6 +17,7 @@ use ttakji_platform::auth::TokenKeys;
 use ttakji_platform::grpc::code_name;
 
 use crate::auth::{self, Caller};
+use crate::limits::{Class, Limits};
 
 /// A public service as clients reach it. A call to one of its methods is
 /// spanned; unless the method is open ([`crate::api::OPEN`]) it is refused
@@ -40,6 +41,7 @@ pub struct Public<S> {
     inner: S,
     keys: TokenKeys,
     accounts: Option<crate::accounts::Known>,
+    limits: Option<Limits>,
 }
 
 impl<S> Public<S> {
@@ -49,7 +51,16 @@ impl<S> Public<S> {
             inner,
             keys,
             accounts: None,
+            limits: None,
         }
+    }
+
+    /// The same, refusing calls over the address's or the account's budget
+    /// (RESOURCE_EXHAUSTED with a retry hint) before anything else.
+    #[must_use]
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = Some(limits);
+        self
     }
 
     /// The same, also refusing a token whose account does not exist.
@@ -104,7 +115,19 @@ where
             user_id = tracing::field::Empty,
             code = tracing::field::Empty
         );
-        let checked = if crate::api::is_open(path) {
+        // The address's budget is spent before the token is even read, so
+        // a flood of bad tokens costs little; the account's after.
+        let class = Class::of(method);
+        let limits = self.limits.as_ref().and_then(|limits| {
+            let addr = limits.client_address(&request);
+            (!limits.is_exempt(addr)).then_some((limits, addr))
+        });
+        let over_address = limits.and_then(|(limits, addr)| {
+            addr.and_then(|addr| limits.check_address(class, addr).err())
+        });
+        let checked = if let Some(over) = over_address {
+            Err(over.status())
+        } else if crate::api::is_open(path) {
             Ok(())
         } else {
             auth::authenticate(&self.keys, &mut request)
@@ -116,6 +139,12 @@ where
         if let Some(user_id) = &caller {
             span.record("user_id", user_id.as_str());
         }
+        let checked = match (checked, limits, &caller) {
+            (Ok(()), Some((limits, _)), Some(user_id)) => limits
+                .check_account(class, user_id)
+                .map_err(|over| over.status()),
+            (checked, _, _) => checked,
+        };
         let accounts = self.accounts.clone();
         Box::pin(
             async move {

@@ -18,6 +18,7 @@ pub mod calls;
 pub mod games;
 pub mod google;
 pub mod ladder;
+pub mod limits;
 pub mod matching;
 pub mod presence;
 pub mod sign_in;
@@ -96,6 +97,8 @@ pub struct Config {
     /// Where Google publishes its signing keys.
     #[arg(long, env = "TTAKJI_GOOGLE_JWKS_URL", default_value = google::GOOGLE_JWKS_URL)]
     pub google_jwks_url: String,
+    #[command(flatten)]
+    pub limits: limits::Config,
 }
 
 /// Reads token keys (`kid=secret[,kid=secret…]`) for tokens that live
@@ -172,6 +175,7 @@ impl App {
         let state = state::Gateway {
             google,
             known: accounts::Known::new(db.clone()),
+            limits: limits::Limits::start(config.limits, &shutdown),
             db,
             authority,
             matchmaker,
@@ -203,46 +207,37 @@ impl App {
         self.metrics_addr
     }
 
+    /// `inner` as clients reach it: spanned, rate-limited, its tokens and
+    /// their accounts checked ([`calls::Public`]).
+    fn public<S>(&self, inner: S) -> calls::Public<S> {
+        calls::Public::new(inner, self.state.keys.clone())
+            .with_accounts(self.state.known.clone())
+            .with_limits(self.state.limits.clone())
+    }
+
     /// Serves until the shutdown signal.
     ///
     /// # Errors
     /// When the server fails.
     pub async fn run_until_stopped(self) -> anyhow::Result<()> {
-        let keys = &self.state.keys;
-        let accounts = self.state.known.clone();
+        let state = &self.state;
+        let auth = self.public(
+            AuthServiceServer::new(state.clone()).max_decoding_message_size(MAX_REQUEST_BYTES),
+        );
+        let ladder = self.public(
+            LadderServiceServer::new(state.clone()).max_decoding_message_size(MAX_REQUEST_BYTES),
+        );
+        let matching = self.public(
+            MatchServiceServer::new(state.clone()).max_decoding_message_size(MAX_REQUEST_BYTES),
+        );
+        let games = self.public(
+            GameServiceServer::new(state.clone()).max_decoding_message_size(MAX_REQUEST_BYTES),
+        );
         self.server
-            .add_service(
-                calls::Public::new(
-                    AuthServiceServer::new(self.state.clone())
-                        .max_decoding_message_size(MAX_REQUEST_BYTES),
-                    keys.clone(),
-                )
-                .with_accounts(accounts.clone()),
-            )
-            .add_service(
-                calls::Public::new(
-                    LadderServiceServer::new(self.state.clone())
-                        .max_decoding_message_size(MAX_REQUEST_BYTES),
-                    keys.clone(),
-                )
-                .with_accounts(accounts.clone()),
-            )
-            .add_service(
-                calls::Public::new(
-                    MatchServiceServer::new(self.state.clone())
-                        .max_decoding_message_size(MAX_REQUEST_BYTES),
-                    keys.clone(),
-                )
-                .with_accounts(accounts.clone()),
-            )
-            .add_service(
-                calls::Public::new(
-                    GameServiceServer::new(self.state.clone())
-                        .max_decoding_message_size(MAX_REQUEST_BYTES),
-                    keys.clone(),
-                )
-                .with_accounts(accounts.clone()),
-            )
+            .add_service(auth)
+            .add_service(ladder)
+            .add_service(matching)
+            .add_service(games)
             .serve(self.shutdown)
             .await
     }

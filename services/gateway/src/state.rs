@@ -44,6 +44,8 @@ pub struct Gateway {
     pub liveness: crate::presence::Liveness,
     /// The accounts behind callers' tokens, with their nicknames now.
     pub known: crate::accounts::Known,
+    /// The rate limits per client address and per account.
+    pub limits: crate::limits::Limits,
 }
 
 impl Gateway {
