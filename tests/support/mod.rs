@@ -288,8 +288,23 @@ pub async fn channel(addr: &str) -> Channel {
         .expect("connects")
 }
 
+/// A channel to `addr` whose connection comes from `local` (a loopback
+/// address other than 127.0.0.1 is a client the tests' limits apply to).
+pub async fn channel_from(addr: &str, local: std::net::IpAddr) -> Channel {
+    tonic::transport::Endpoint::from_shared(addr.to_owned())
+        .expect("endpoint")
+        .local_address(Some(local))
+        .connect()
+        .await
+        .expect("connects")
+}
+
 pub async fn sign_in(gateway: &str, nickname: &str) -> Player {
-    let channel = channel(gateway).await;
+    sign_in_on(channel(gateway).await, nickname).await
+}
+
+/// A guest signed in over `channel`, which the player then uses.
+pub async fn sign_in_on(channel: Channel, nickname: &str) -> Player {
     let signed = AuthServiceClient::new(channel.clone())
         .sign_in_guest(pb::SignInGuestRequest {
             nickname: nickname.to_owned(),
