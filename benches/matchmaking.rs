@@ -171,6 +171,7 @@ async fn run() -> anyhow::Result<()> {
                         nickname: format!("b{i}"),
                         rating: 1200 + (i % 400) as u32,
                         pool: Some(pb::Pool::default()),
+                        ..pb::EnqueueRequest::default()
                     })
                     .await?
                     .into_inner()

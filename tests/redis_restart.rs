@@ -164,3 +164,125 @@ async fn a_move_made_while_redis_is_away_is_acknowledged_at_once_and_watched_whe
     let _ = server.kill();
     let _ = server.wait();
 }
+
+/// What a queued player's stream said, in order.
+type Said = Arc<Mutex<Vec<Result<pb::Ticket, tonic::Status>>>>;
+
+fn queue(player: &Player) -> Said {
+    let said: Said = Arc::default();
+    let mut matching =
+        ttakji_proto::v1::match_service_client::MatchServiceClient::new(player.channel.clone());
+    let request = player.req(pb::FindMatchRequest {
+        board_size: 9,
+        ruleset: String::new(),
+        ranked: false,
+    });
+    let log = said.clone();
+    tokio::spawn(async move {
+        let mut stream = match matching.find_match(request).await {
+            Ok(answer) => answer.into_inner(),
+            Err(status) => {
+                log.lock().expect("log").push(Err(status));
+                return;
+            }
+        };
+        loop {
+            let next = stream.message().await;
+            let mut log = log.lock().expect("log");
+            match next {
+                Ok(Some(m)) => log.push(Ok(m.ticket.unwrap_or_default())),
+                Ok(None) => return,
+                Err(status) => {
+                    log.push(Err(status));
+                    return;
+                }
+            }
+        }
+    });
+    said
+}
+
+fn last_ticket(said: &Said) -> pb::Ticket {
+    let said = said.lock().expect("log");
+    match said.last() {
+        Some(Ok(ticket)) => ticket.clone(),
+        other => panic!("the queue stream said {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn queued_players_keep_their_tickets_places_and_waits_across_a_redis_restart() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let url = format!("redis://127.0.0.1:{port}");
+    let mut server = redis(port);
+    let (_bus_stop, bus_shutdown) = ttakji_platform::shutdown::channel();
+    let bus = Bus::redis(&url, bus_shutdown).await.expect("redis");
+    let tickets = ttakji_matchmaker::Tickets::redis(&url)
+        .await
+        .expect("the queue on redis");
+    // No pairing after the first round: the three stay in the queue, in
+    // the order they came.
+    let service = support::embedded_tuned(sqlite_memory().await, bus, tickets, None, |m| {
+        m.tick = Duration::from_secs(3600);
+    })
+    .await;
+    let gateway = format!("http://{}", service.gateway);
+    let mut players = Vec::new();
+    let mut streams = Vec::new();
+    for name in ["kim", "lee", "park"] {
+        let player = sign_in(&gateway, name).await;
+        streams.push(queue(&player));
+        players.push(player);
+        tokio::time::sleep(Duration::from_millis(150)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    let before: Vec<pb::Ticket> = streams.iter().map(last_ticket).collect();
+    let places: Vec<u32> = before.iter().map(|t| t.position).collect();
+    assert_eq!(places, [1, 2, 3], "{before:?}");
+
+    // Redis goes away for 2 s and comes back with nothing.
+    server.kill().expect("kill redis");
+    server.wait().expect("redis gone");
+    let gone = Instant::now();
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let mut server = redis(port);
+    let back = Instant::now();
+    let outage = back.duration_since(gone);
+
+    // Each stream goes on with its ticket, queued again where it was.
+    let after = support::eventually(Duration::from_secs(10), || {
+        let streams = streams.clone();
+        let before = before.clone();
+        async move {
+            let after: Vec<pb::Ticket> = streams.iter().map(last_ticket).collect();
+            let requeued = after.iter().zip(&before).all(|(a, b)| {
+                a.waited_ms >= b.waited_ms + i64::try_from(outage.as_millis()).unwrap_or(0)
+                    && a.waiting == 3
+            });
+            if requeued {
+                Ok(after)
+            } else {
+                Err(tonic::Status::unavailable(format!("not yet: {after:?}")))
+            }
+        }
+    })
+    .await;
+    let settled = back.elapsed();
+    eprintln!(
+        "redis restart: three queued tickets back in their places {settled:?} after Redis was back"
+    );
+    for (a, b) in after.iter().zip(&before) {
+        assert_eq!(a.ticket_id, b.ticket_id, "the same ticket");
+        assert_eq!(a.position, b.position, "the same place: {after:?}");
+        assert_eq!(a.state, pb::TicketState::Waiting as i32);
+    }
+    for said in &streams {
+        let said = said.lock().expect("log");
+        assert!(said.iter().all(Result::is_ok), "no stream ended: {said:?}");
+    }
+    let _ = server.kill();
+    let _ = server.wait();
+}

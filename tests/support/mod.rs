@@ -143,6 +143,17 @@ pub async fn embedded_full(
     tickets: ttakji_matchmaker::Tickets,
     google: Option<(String, String)>,
 ) -> Embedded {
+    embedded_tuned(db, bus, tickets, google, |_| {}).await
+}
+
+/// The same, with the matchmaker's settings changed by `tune`.
+pub async fn embedded_tuned(
+    db: Database,
+    bus: Bus,
+    tickets: ttakji_matchmaker::Tickets,
+    google: Option<(String, String)>,
+    tune: impl FnOnce(&mut ttakji_matchmaker::Config),
+) -> Embedded {
     init_logs();
     let (trigger, shutdown) = shutdown::channel();
     let local = "127.0.0.1:0".parse().expect("address");
@@ -159,14 +170,12 @@ pub async fn embedded_full(
     .await
     .expect("authority builds");
     let authority_addr = authority.addr();
-    let matchmaker = ttakji_matchmaker::App::build(
-        quick_matching(local, format!("http://{authority_addr}")),
-        tickets,
-        bus.clone(),
-        shutdown.clone(),
-    )
-    .await
-    .expect("matchmaker builds");
+    let mut matching = quick_matching(local, format!("http://{authority_addr}"));
+    tune(&mut matching);
+    let matchmaker =
+        ttakji_matchmaker::App::build(matching, tickets, bus.clone(), shutdown.clone())
+            .await
+            .expect("matchmaker builds");
     let matchmaker_addr = matchmaker.addr();
     let ratings = ttakji_ratings::App::build(
         ratings_config(authority_addr),

@@ -59,11 +59,23 @@ trait Followed: prost::Message + Default + Clone + PartialEq + Send + 'static {
     }
 }
 
+/// What a queue stream asks with: its ticket, and how to queue its player
+/// again should the matchmaker's store lose the ticket (a Redis restarted
+/// without its data), keeping the ticket's id and the time it has waited.
+#[derive(Debug, Clone)]
+struct Queued {
+    get: pb::GetTicketRequest,
+    enqueue: pb::EnqueueRequest,
+    /// The ticket's wait when it was first answered, and when that was.
+    waited_ms: i64,
+    at: std::time::Instant,
+}
+
 impl Followed for pb::Ticket {
     const BUS_TYPE: &'static str = "ttakji.v1.Ticket";
     const BUFFER: usize = 8;
     type Message = pb::FindMatchResponse;
-    type Query = pb::GetTicketRequest;
+    type Query = Queued;
 
     fn message(&self) -> pb::FindMatchResponse {
         pb::FindMatchResponse {
@@ -77,9 +89,25 @@ impl Followed for pb::Ticket {
     fn is_news_of(&self, followed: &Self) -> bool {
         self.ticket_id == followed.ticket_id
     }
+    /// A ticket the matchmaker no longer knows was lost with its store
+    /// (a cancelled or expired one is still known): the player is queued
+    /// again under the same id, with the wait so far.
     async fn ask(mut matchmaker: MatchmakerClient, query: Self::Query) -> Result<Self, Status> {
-        let answer = matchmaker.get_ticket(query).await?;
-        Ok(answer.into_inner().ticket.unwrap_or_default())
+        let answer = match matchmaker.get_ticket(query.get.clone()).await {
+            Err(status) if status.code() == tonic::Code::NotFound => {
+                let waited = i64::try_from(query.at.elapsed().as_millis()).unwrap_or(i64::MAX);
+                let again = pb::EnqueueRequest {
+                    resume_ticket_id: query.get.ticket_id.clone(),
+                    waited_ms: query.waited_ms.saturating_add(waited),
+                    ..query.enqueue
+                };
+                tracing::info!(ticket_id = %query.get.ticket_id, waited_ms = again.waited_ms, "ticket lost by the matchmaker: queued again");
+                metrics::counter!("ttakji_tickets_requeued_total").increment(1);
+                matchmaker.enqueue(again).await?.into_inner().ticket
+            }
+            answer => answer?.into_inner().ticket,
+        };
+        Ok(answer.unwrap_or_default())
     }
 }
 
@@ -256,26 +284,34 @@ impl MatchService for Gateway {
         }
         let sub = self.news_for(&me.user_id).await?;
         let rating = self.pairing_rating(&me.user_id, req.board_size).await;
+        let enqueue = pb::EnqueueRequest {
+            user_id: me.user_id.clone(),
+            nickname: me.nickname,
+            rating,
+            pool: Some(pb::Pool {
+                board_size: req.board_size,
+                ruleset: req.ruleset,
+                ranked: req.ranked,
+            }),
+            resume_ticket_id: String::new(),
+            waited_ms: 0,
+        };
         let ticket = self
             .matchmaker()
-            .enqueue(pb::EnqueueRequest {
-                user_id: me.user_id.clone(),
-                nickname: me.nickname,
-                rating,
-                pool: Some(pb::Pool {
-                    board_size: req.board_size,
-                    ruleset: req.ruleset,
-                    ranked: req.ranked,
-                }),
-            })
+            .enqueue(enqueue.clone())
             .await?
             .into_inner()
             .ticket
             .ok_or_else(|| Status::internal("the matchmaker sent no ticket"))?;
         tracing::Span::current().record("ticket_id", ticket.ticket_id.as_str());
-        let query = pb::GetTicketRequest {
-            ticket_id: ticket.ticket_id.clone(),
-            user_id: me.user_id,
+        let query = Queued {
+            get: pb::GetTicketRequest {
+                ticket_id: ticket.ticket_id.clone(),
+                user_id: me.user_id,
+            },
+            enqueue,
+            waited_ms: ticket.waited_ms,
+            at: std::time::Instant::now(),
         };
         Ok(Response::new(self.following(sub, ticket, query)))
     }
@@ -392,7 +428,7 @@ mod tests {
         assert!(ticket("t1", pb::TicketState::Matched).is_news_of(&mine));
         assert!(!ticket("t2", pb::TicketState::Matched).is_news_of(&mine));
         let gone = tonic::Status::not_found("no such ticket");
-        assert!(pb::Ticket::ends_stream(&gone));
+        assert!(pb::Ticket::ends_stream(&gone), "not even queued again");
         assert!(!pb::Ticket::ends_stream(&tonic::Status::unavailable(
             "away"
         )));

@@ -3,6 +3,7 @@
 //! show a ticket as its player sees it.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
 
 use tonic::Status;
 use ttakji_platform::authorities::Authorities;
@@ -28,6 +29,10 @@ struct Inner {
     authority: Authorities,
     /// This instance's name in leases.
     instance: String,
+    /// When the store last came back after this instance could not reach
+    /// it (0: never lost). Players' streams could not touch their tickets
+    /// meanwhile, so the grace counts from here too.
+    store_back_ms: AtomicI64,
 }
 
 /// A new random id: of a game, a ticket, or this instance.
@@ -51,8 +56,19 @@ impl Matchmaker {
                 bus,
                 authority,
                 instance: random_id(),
+                store_back_ms: AtomicI64::new(0),
             }),
         }
+    }
+
+    /// When the store last came back after an outage (0: never lost).
+    pub(crate) fn store_back_ms(&self) -> i64 {
+        self.inner.store_back_ms.load(Ordering::Relaxed)
+    }
+
+    /// Notes that the store answers again from `now_ms`.
+    pub(crate) fn store_is_back(&self, now_ms: i64) {
+        self.inner.store_back_ms.store(now_ms, Ordering::Relaxed);
     }
 
     pub(crate) fn config(&self) -> &Config {

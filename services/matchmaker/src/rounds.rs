@@ -34,13 +34,22 @@ impl Matchmaker {
     pub async fn pair_until(self, mut shutdown: Shutdown) {
         let mut tick = tokio::time::interval(self.config().tick);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut failing = false;
         loop {
             tokio::select! {
                 () = shutdown.wait() => return,
                 _ = tick.tick() => {}
             }
-            if let Err(e) = self.pair_round().await {
-                tracing::warn!(error = %e, "pairing round failed");
+            if failing {
+                // If this round reaches the store, it came back about now.
+                self.store_is_back(now_unix_ms());
+            }
+            match self.pair_round().await {
+                Ok(()) => failing = false,
+                Err(e) => {
+                    failing = true;
+                    tracing::warn!(error = %e, "pairing round failed");
+                }
             }
         }
     }
@@ -67,7 +76,10 @@ impl Matchmaker {
         let (grace, ttl) = (millis(rules.grace), millis(rules.ticket_ttl));
         let mut gone = Vec::new();
         waiting.retain(|t| {
-            let keep = now - t.seen_ms <= grace && now - t.enqueued_ms <= ttl;
+            // A player's stream cannot touch its ticket while the store is
+            // away: the grace runs from the store's return at the earliest.
+            let heard = t.seen_ms.max(self.store_back_ms());
+            let keep = now - heard <= grace && now - t.enqueued_ms <= ttl;
             if !keep {
                 gone.push(t.id.clone());
             }
@@ -301,5 +313,24 @@ mod tests {
             .expect("round");
         let t = tickets.get("gone").await.expect("get").expect("ticket");
         assert_eq!(t.state, State::Cancelled);
+    }
+
+    #[tokio::test]
+    async fn after_an_outage_of_the_store_the_grace_runs_from_its_return() {
+        let tickets = Tickets::memory();
+        let now = now_unix_ms();
+        let grace = millis(crate::pairing::PairingRules::default().grace);
+        // Last heard before an outage longer than the grace, which ended
+        // a moment ago: the player's stream had no store to touch.
+        queue(&tickets, "waited", now - grace - 5_000).await;
+        let matchmaker = matchmaker(tickets.clone());
+        matchmaker.store_is_back(now - 100);
+        matchmaker.pair_round().await.expect("round");
+        let t = tickets.get("waited").await.expect("get").expect("ticket");
+        assert_eq!(t.state, State::Waiting, "kept");
+        matchmaker.store_is_back(now - grace - 1_000);
+        matchmaker.pair_round().await.expect("round");
+        let t = tickets.get("waited").await.expect("get").expect("ticket");
+        assert_eq!(t.state, State::Cancelled, "gone once the grace has run out");
     }
 }

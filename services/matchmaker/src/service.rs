@@ -68,15 +68,43 @@ impl MatchmakerService for Matchmaker {
         observe(
             "Enqueue",
             async {
-                let Enqueue { player, rating } = Enqueue::try_from(request.into_inner())?;
-                let ticket = Ticket::waiting(
-                    random_id(),
+                let Enqueue {
+                    player,
+                    rating,
+                    resume,
+                } = Enqueue::try_from(request.into_inner())?;
+                let now = now_unix_ms();
+                let (ticket_id, waited_ms) = match resume {
+                    Some((id, waited_ms)) => {
+                        // Still there (a gateway asked in a blip): as it is.
+                        if let Some(t) = self.tickets().get(&id).await? {
+                            if t.user_id != player.user_id {
+                                return Err(Status::permission_denied(format!(
+                                    "ticket {id} is not this player's"
+                                )));
+                            }
+                            return Ok(Response::new(pb::EnqueueResponse {
+                                ticket: Some(self.ticket_pb(&t).await?),
+                            }));
+                        }
+                        let ttl = i64::try_from(self.config().rules.ticket_ttl.as_millis())
+                            .unwrap_or(i64::MAX);
+                        (id, waited_ms.min(ttl))
+                    }
+                    None => (random_id(), 0),
+                };
+                let mut ticket = Ticket::waiting(
+                    ticket_id,
                     player.user_id,
                     player.nickname,
                     rating,
                     player.pool,
-                    now_unix_ms(),
+                    now,
                 );
+                ticket.enqueued_ms = now - waited_ms;
+                if waited_ms > 0 {
+                    tracing::info!(ticket_id = %ticket.id, waited_ms, "a lost ticket queued again");
+                }
                 let id = self.tickets().enqueue(&ticket).await?;
                 tracing::Span::current().record("ticket_id", id.as_str());
                 Ok(Response::new(pb::EnqueueResponse {

@@ -97,12 +97,26 @@ impl PlayerInPool {
 pub(crate) struct Enqueue {
     pub player: PlayerInPool,
     pub rating: u32,
+    /// A lost ticket queued again: its id and the milliseconds waited.
+    pub resume: Option<(String, i64)>,
 }
 
 impl TryFrom<pb::EnqueueRequest> for Enqueue {
     type Error = Status;
 
     fn try_from(req: pb::EnqueueRequest) -> Result<Enqueue, Status> {
+        let resume = match optional(req.resume_ticket_id) {
+            None => None,
+            Some(ticket_id) => {
+                if req.waited_ms < 0 {
+                    return Err(Status::invalid_argument(format!(
+                        "waited_ms must not be negative (was {})",
+                        req.waited_ms
+                    )));
+                }
+                Some((id(ticket_id, "resume_ticket_id")?, req.waited_ms))
+            }
+        };
         Ok(Enqueue {
             player: PlayerInPool::new(req.user_id, &req.nickname, req.pool)?,
             rating: if req.rating == 0 {
@@ -110,6 +124,7 @@ impl TryFrom<pb::EnqueueRequest> for Enqueue {
             } else {
                 req.rating
             },
+            resume,
         })
     }
 }
@@ -344,9 +359,27 @@ mod tests {
             nickname: "가".repeat(50),
             rating: 0,
             pool: None,
+            ..pb::EnqueueRequest::default()
         })
         .expect("enqueue");
         assert_eq!(req.rating, 1200);
+        assert!(req.resume.is_none());
+        let resumed = Enqueue::try_from(pb::EnqueueRequest {
+            user_id: "u1".to_owned(),
+            resume_ticket_id: "t1".to_owned(),
+            waited_ms: 4_000,
+            ..pb::EnqueueRequest::default()
+        })
+        .expect("a lost ticket queued again");
+        assert_eq!(resumed.resume, Some(("t1".to_owned(), 4_000)));
+        let negative = Enqueue::try_from(pb::EnqueueRequest {
+            user_id: "u1".to_owned(),
+            resume_ticket_id: "t1".to_owned(),
+            waited_ms: -1,
+            ..pb::EnqueueRequest::default()
+        })
+        .expect_err("a negative wait");
+        assert_eq!(negative.code(), Code::InvalidArgument);
         assert_eq!(req.player.nickname.chars().count(), 40);
         let nobody = Enqueue::try_from(pb::EnqueueRequest::default()).expect_err("no user");
         assert_eq!(nobody.code(), Code::InvalidArgument);
