@@ -72,6 +72,9 @@ pub struct ServeArgs {
     pub pairing: ttakji_matchmaker::PairingRules,
     #[command(flatten)]
     pub limits: ttakji_gateway::limits::Config,
+    /// How often guest accounts whose tokens have all expired are removed.
+    #[arg(long, env = "TTAKJI_GUEST_SWEEP_EVERY", default_value = "3600", value_parser = ttakji_platform::config::seconds, value_name = "SECONDS")]
+    pub guest_sweep_every: std::time::Duration,
     /// Seconds per move in games between people.
     #[arg(long, env = "TTAKJI_SECONDS_PER_MOVE", default_value_t = ttakji_matchmaker::SECONDS_PER_MOVE)]
     pub seconds_per_move: u32,
@@ -358,6 +361,7 @@ pub fn serve(args: &ServeArgs) -> anyhow::Result<()> {
                 google_client_id: args.google_client_id.clone(),
                 google_jwks_url: args.google_jwks_url.clone(),
                 limits: args.limits.clone(),
+                guest_sweep_every: args.guest_sweep_every,
             },
             db.clone(),
             bus,

@@ -198,6 +198,7 @@ pub async fn embedded_tuned(
             google_client_id: google.as_ref().map(|g| g.0.clone()),
             google_jwks_url: google.map(|g| g.1).unwrap_or_default(),
             limits: ttakji_gateway::limits::Config::exempting(&["127.0.0.1"]),
+            guest_sweep_every: std::time::Duration::from_secs(3600),
         },
         db,
         bus,

@@ -99,6 +99,9 @@ pub struct Config {
     pub google_jwks_url: String,
     #[command(flatten)]
     pub limits: limits::Config,
+    /// How often guest accounts whose tokens have all expired are removed.
+    #[arg(long, env = "TTAKJI_GUEST_SWEEP_EVERY", default_value = "3600", value_parser = ttakji_platform::config::seconds, value_name = "SECONDS")]
+    pub guest_sweep_every: std::time::Duration,
 }
 
 /// Reads token keys (`kid=secret[,kid=secret…]`) for tokens that live
@@ -172,6 +175,17 @@ impl App {
             )?)),
             None => None,
         };
+        match accounts::backfill_skeletons(&db).await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(
+                accounts = n,
+                "nickname skeletons written for older accounts"
+            ),
+            Err(e) => {
+                tracing::warn!(error = %e, "older accounts' nickname skeletons not written; next start retries")
+            }
+        }
+        accounts::sweep_expired_guests(db.clone(), config.guest_sweep_every, &shutdown);
         let state = state::Gateway {
             google,
             known: accounts::Known::new(db.clone()),

@@ -18,7 +18,7 @@ use crate::MatchmakerClient;
 use crate::auth::Caller;
 use crate::state::Gateway;
 use crate::streams::{self, Sender, Stream};
-use crate::validate::GameId;
+use crate::validate::{self, GameId};
 
 /// How often a waiting stream asks the matchmaker (and so tells it the
 /// player is still there: keep it well under the matchmaker's grace).
@@ -277,6 +277,7 @@ impl MatchService for Gateway {
     ) -> Result<Response<Self::FindMatchStream>, Status> {
         let me = Caller::of(&request)?;
         let req = request.into_inner();
+        validate::text(&req.ruleset, "ruleset")?;
         if req.ranked && me.guest {
             return Err(Status::permission_denied(
                 "sign in to play ranked games; guests play casual games",
@@ -322,10 +323,12 @@ impl MatchService for Gateway {
         request: Request<pb::CancelMatchRequest>,
     ) -> Result<Response<pb::CancelMatchResponse>, Status> {
         let me = Caller::of(&request)?;
+        let ticket_id = request.into_inner().ticket_id;
+        validate::text(&ticket_id, "ticket_id")?;
         let ticket = self
             .matchmaker()
             .cancel_ticket(pb::CancelTicketRequest {
-                ticket_id: request.into_inner().ticket_id,
+                ticket_id,
                 user_id: me.user_id,
             })
             .await?
@@ -342,8 +345,9 @@ impl MatchService for Gateway {
         request: Request<pb::CreateChallengeRequest>,
     ) -> Result<Response<Self::CreateChallengeStream>, Status> {
         let me = Caller::of(&request)?;
-        let sub = self.news_for(&me.user_id).await?;
         let req = request.into_inner();
+        validate::text(&req.ruleset, "ruleset")?;
+        let sub = self.news_for(&me.user_id).await?;
         let challenge = self
             .matchmaker()
             .make_challenge(pb::MakeChallengeRequest {
@@ -371,10 +375,12 @@ impl MatchService for Gateway {
         request: Request<pb::AcceptChallengeRequest>,
     ) -> Result<Response<pb::AcceptChallengeResponse>, Status> {
         let me = Caller::of(&request)?;
+        let code = request.into_inner().code;
+        validate::text(&code, "code")?;
         let joined = self
             .matchmaker()
             .join_challenge(pb::JoinChallengeRequest {
-                code: request.into_inner().code,
+                code,
                 user_id: me.user_id,
                 nickname: me.nickname,
             })

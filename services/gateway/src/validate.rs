@@ -21,6 +21,10 @@ pub enum Invalid {
     /// An id that is empty, too long or not made of id characters.
     #[error("{0}")]
     Id(String),
+    #[error("{field} may not hold control characters (found U+{code:04X})")]
+    ControlCharacter { field: &'static str, code: u32 },
+    #[error("{field} is longer than {max} bytes")]
+    TooLong { field: &'static str, max: usize },
     #[error("point is missing")]
     NoPoint,
     #[error("point (column {column}, row {row}) is off any board")]
@@ -111,13 +115,45 @@ impl GameId {
     }
 }
 
+/// The longest short text field read (a ruleset's name, a challenge code,
+/// a ticket id).
+const MAX_TEXT_LEN: usize = 64;
+
+/// A short text field as a client sent it: no control characters (a NUL
+/// byte never reaches a store) and no longer than any real value. What the
+/// value means is checked by the service it is for.
+///
+/// # Errors
+/// When it holds a control character or is too long.
+pub fn text<'a>(value: &'a str, field: &'static str) -> Result<&'a str, Invalid> {
+    if value.len() > MAX_TEXT_LEN {
+        return Err(Invalid::TooLong {
+            field,
+            max: MAX_TEXT_LEN,
+        });
+    }
+    if let Some(c) = value.chars().find(|c| c.is_control()) {
+        return Err(Invalid::ControlCharacter {
+            field,
+            code: u32::from(c),
+        });
+    }
+    Ok(value)
+}
+
 /// A Google ID token short enough to be read.
 ///
 /// # Errors
-/// When it is longer than any real one.
+/// When it is longer than any real one, or holds a control character.
 pub fn id_token(token: &str) -> Result<&str, Invalid> {
     if token.len() > MAX_ID_TOKEN_LEN {
         return Err(Invalid::IdTokenTooLong);
+    }
+    if let Some(c) = token.chars().find(|c| c.is_control()) {
+        return Err(Invalid::ControlCharacter {
+            field: "id_token",
+            code: u32::from(c),
+        });
     }
     Ok(token)
 }
@@ -291,6 +327,27 @@ mod tests {
                 value: 99
             })
         );
+    }
+
+    #[test]
+    fn short_text_fields_refuse_control_characters_and_great_lengths() {
+        assert_eq!(super::text("japanese", "ruleset"), Ok("japanese"));
+        assert_eq!(super::text("", "ruleset"), Ok(""));
+        let nul = super::text("jap\0anese", "ruleset").expect_err("a NUL byte");
+        assert_eq!(
+            nul.to_string(),
+            "ruleset may not hold control characters (found U+0000)"
+        );
+        assert!(super::text("a\u{7f}", "code").is_err(), "DEL");
+        assert!(super::text("a\u{85}", "code").is_err(), "NEL");
+        let long = "x".repeat(65);
+        assert_eq!(
+            super::text(&long, "code")
+                .expect_err("too long")
+                .to_string(),
+            "code is longer than 64 bytes"
+        );
+        assert!(super::id_token("ey\0J").is_err());
     }
 
     #[test]
