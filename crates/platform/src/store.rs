@@ -171,6 +171,80 @@ pub fn is_permanent(e: &sqlx::Error) -> bool {
         .is_ok_and(|n| matches!(n & 0xff, 18..=20))
 }
 
+/// What a store error means for the caller: the one classification every
+/// service answers with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Failure {
+    /// The database refused the request's data ([`is_permanent`]): the
+    /// same request will always fail. INVALID_ARGUMENT.
+    Refused,
+    /// The store is not as this code expects (a stored value that does not
+    /// decode, a missing table or column, a query the database rejects):
+    /// no retry can help until an operator acts. FAILED_PRECONDITION.
+    Broken,
+    /// The store could not be reached or gave way (a connection, a
+    /// timeout, a lock, a serialization conflict): a retry may pass.
+    /// UNAVAILABLE.
+    Transient,
+}
+
+/// The class of `e`.
+#[must_use]
+pub fn failure(e: &sqlx::Error) -> Failure {
+    match e {
+        sqlx::Error::Database(d) => {
+            if is_permanent(e) {
+                return Failure::Refused;
+            }
+            let code = d.code().unwrap_or_default();
+            // PostgreSQL: 42 (syntax, an undefined table or column, no
+            // privilege), 0A (not supported). SQLite: ERROR (1, as a
+            // missing table is reported), SCHEMA (17).
+            let sqlite = code.parse::<u32>().ok().map(|n| n & 0xff);
+            if code.starts_with("42") || code.starts_with("0A") || matches!(sqlite, Some(1 | 17)) {
+                Failure::Broken
+            } else {
+                Failure::Transient
+            }
+        }
+        sqlx::Error::ColumnDecode { .. }
+        | sqlx::Error::ColumnNotFound(_)
+        | sqlx::Error::ColumnIndexOutOfBounds { .. }
+        | sqlx::Error::Decode(_)
+        | sqlx::Error::TypeNotFound { .. }
+        | sqlx::Error::Encode(_)
+        | sqlx::Error::Migrate(_)
+        | sqlx::Error::Configuration(_) => Failure::Broken,
+        _ => Failure::Transient,
+    }
+}
+
+/// `e` as the status a caller is answered, `doing` saying what failed ("the
+/// game could not be stored"), logged at the level it deserves. A refusal
+/// names the database's reason; the others only say whether to retry.
+#[must_use]
+pub fn status(e: &sqlx::Error, doing: &str) -> tonic::Status {
+    match failure(e) {
+        Failure::Refused => {
+            tracing::warn!(error = %e, "{doing}: the store refused the data");
+            let reason = e
+                .as_database_error()
+                .map_or_else(|| e.to_string(), |d| d.message().to_owned());
+            tonic::Status::invalid_argument(format!("{doing}: {reason}"))
+        }
+        Failure::Broken => {
+            tracing::error!(error = %e, "{doing}: the store is not as expected");
+            tonic::Status::failed_precondition(format!(
+                "{doing}: the server's data cannot be used; retrying will not help"
+            ))
+        }
+        Failure::Transient => {
+            tracing::error!(error = %e, "{doing}: the store cannot be reached");
+            tonic::Status::unavailable(format!("{doing}; try again"))
+        }
+    }
+}
+
 /// The URL with any password replaced, for messages.
 #[must_use]
 pub fn redact(url: &str) -> String {
@@ -230,5 +304,42 @@ mod tests {
             .await
             .expect_err("checked");
         assert!(super::is_permanent(&broken), "{broken:?}");
+        assert_eq!(
+            super::status(&broken, "the row could not be stored").code(),
+            tonic::Code::InvalidArgument
+        );
+    }
+
+    #[tokio::test]
+    async fn store_errors_are_answered_by_whether_a_retry_can_help() {
+        use super::{Failure, failure, status};
+        let pool = sqlx::SqlitePool::connect("sqlite::memory:")
+            .await
+            .expect("sqlite");
+        let missing = sqlx::query("SELECT n FROM no_such_table")
+            .fetch_one(&pool)
+            .await
+            .expect_err("no table");
+        assert_eq!(failure(&missing), Failure::Broken, "{missing:?}");
+        let answer = status(&missing, "the game could not be read");
+        assert_eq!(answer.code(), tonic::Code::FailedPrecondition);
+        assert_eq!(
+            answer.message(),
+            "the game could not be read: the server's data cannot be used; retrying will not help"
+        );
+        let undecodable = sqlx::query_scalar::<_, i64>("SELECT 'not a number'")
+            .fetch_one(&pool)
+            .await
+            .expect_err("text is no integer");
+        assert_eq!(failure(&undecodable), Failure::Broken, "{undecodable:?}");
+        pool.close().await;
+        let closed = sqlx::query("SELECT 1")
+            .fetch_one(&pool)
+            .await
+            .expect_err("closed");
+        assert_eq!(failure(&closed), Failure::Transient);
+        let answer = status(&closed, "the game could not be read");
+        assert_eq!(answer.code(), tonic::Code::Unavailable);
+        assert_eq!(answer.message(), "the game could not be read; try again");
     }
 }

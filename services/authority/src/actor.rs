@@ -98,8 +98,7 @@ pub enum Command {
 }
 
 fn storage_error(e: &sqlx::Error) -> Status {
-    tracing::error!(error = %e, "storage error");
-    Status::unavailable("the game could not be stored; nothing was changed, try again")
+    ttakji_platform::store::status(e, "the game could not be stored; nothing was changed")
 }
 
 /// Why a step was not taken.

@@ -152,7 +152,7 @@ impl Registry {
     pub async fn resume_playing(&self) -> Result<usize, Status> {
         self.load_playing(|_| true)
             .await
-            .map_err(|e| Status::unavailable(format!("cannot list games to resume: {e}")))
+            .map_err(|e| ttakji_platform::store::status(&e, "cannot list games to resume"))
     }
 
     /// Creates a game: stored first, then its actor starts.
@@ -252,13 +252,13 @@ impl Registry {
                 store::epoch(&self.inner.db, game_id).await
             }
         }
-        .map_err(|e| Status::unavailable(format!("cannot read game {game_id}: {e}")))?
+        .map_err(|e| ttakji_platform::store::status(&e, &format!("cannot read game {game_id}")))?
         .ok_or_else(|| Status::not_found(format!("there is no game {game_id}")))?;
         let (stored, moves) = store::load_game(&self.inner.db, game_id)
             .await
             .map_err(|e| match e {
                 store::LoadError::Storage(e) => {
-                    Status::unavailable(format!("cannot read game {game_id}: {e}"))
+                    ttakji_platform::store::status(&e, &format!("cannot read game {game_id}"))
                 }
                 store::LoadError::Unreadable(what) => corrupt(game_id, &what),
             })?
@@ -298,7 +298,9 @@ impl Registry {
             i64::from(limit),
         )
         .await
-        .map_err(|e| Status::unavailable(format!("cannot read events of game {game_id}: {e}")))?;
+        .map_err(|e| {
+            ttakji_platform::store::status(&e, &format!("cannot read events of game {game_id}"))
+        })?;
         rows.iter()
             .map(|bytes| {
                 <pb::GameEvent as prost::Message>::decode(bytes.as_slice()).map_err(|e| {
@@ -317,7 +319,7 @@ impl Registry {
     ) -> Result<Vec<String>, Status> {
         store::finished_since(&self.inner.db, since, ranked_only, limit)
             .await
-            .map_err(|e| Status::unavailable(format!("cannot list finished games: {e}")))
+            .map_err(|e| ttakji_platform::store::status(&e, "cannot list finished games"))
     }
 
     /// Sends a command and waits for its answer.

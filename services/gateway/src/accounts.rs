@@ -32,6 +32,8 @@ pub enum AccountError {
     NoSuchAccount,
     #[error("accounts cannot be reached; try again")]
     Unavailable(#[source] sqlx::Error),
+    #[error("accounts cannot be used on this server; retrying will not help")]
+    Broken(#[source] sqlx::Error),
     /// The store refused the data itself: retrying cannot help.
     #[error("the account cannot be stored as given: {0}")]
     Refused(String),
@@ -43,21 +45,33 @@ impl From<AccountError> for Status {
             AccountError::NicknameTaken(_) => Status::already_exists(e.to_string()),
             AccountError::NoSuchAccount => Status::not_found(e.to_string()),
             AccountError::Unavailable(_) => Status::unavailable(e.to_string()),
+            AccountError::Broken(_) => Status::failed_precondition(e.to_string()),
             AccountError::Refused(_) => Status::invalid_argument(e.to_string()),
         }
     }
 }
 
-/// A store error as an [`AccountError`], logged: data the store refuses
-/// for good is INVALID_ARGUMENT; anything else is worth a retry and the
-/// client is told only that accounts cannot be reached.
+/// A store error as an [`AccountError`], logged, by
+/// [`ttakji_platform::store::failure`]: data the store refuses for good is
+/// INVALID_ARGUMENT, a store not as expected FAILED_PRECONDITION, and
+/// anything else is worth a retry: the client is told only that accounts
+/// cannot be reached.
 fn unavailable(e: sqlx::Error) -> AccountError {
-    if ttakji_platform::store::is_permanent(&e) {
-        tracing::warn!(error = %e, "accounts store refused the data");
-        return AccountError::Refused(e.to_string());
+    use ttakji_platform::store::Failure;
+    match ttakji_platform::store::failure(&e) {
+        Failure::Refused => {
+            tracing::warn!(error = %e, "accounts store refused the data");
+            AccountError::Refused(e.to_string())
+        }
+        Failure::Broken => {
+            tracing::error!(error = %e, "accounts store is not as expected");
+            AccountError::Broken(e)
+        }
+        Failure::Transient => {
+            tracing::error!(error = %e, "accounts store");
+            AccountError::Unavailable(e)
+        }
     }
-    tracing::error!(error = %e, "accounts store");
-    AccountError::Unavailable(e)
 }
 
 fn is_unique_violation(e: &sqlx::Error) -> bool {

@@ -19,9 +19,25 @@ const NICKNAME_CHARS: usize = 40;
 const NEWCOMER_RATING: u32 = 1200;
 
 impl From<StoreError> for Status {
-    /// Every store failure is the caller's to retry: the queue is there
-    /// again when Redis is.
+    /// A store failure is the caller's to retry (the queue is there again
+    /// when Redis is), unless what Redis holds or answered cannot be read
+    /// by this server: a retry cannot help that, FAILED_PRECONDITION.
     fn from(e: StoreError) -> Status {
+        use ::redis::ErrorKind;
+        if let StoreError::Redis(r) = &e
+            && matches!(
+                r.kind(),
+                ErrorKind::Parse
+                    | ErrorKind::UnexpectedReturnType
+                    | ErrorKind::Client
+                    | ErrorKind::InvalidClientConfig
+            )
+        {
+            tracing::error!(error = %e, "ticket store holds what this server cannot read");
+            return Status::failed_precondition(
+                "the queue's store cannot be used by this server; retrying will not help",
+            );
+        }
         tracing::error!(error = %e, "ticket store");
         Status::unavailable("the queue cannot be reached; try again")
     }
@@ -303,6 +319,20 @@ mod tests {
 
     use super::*;
     use crate::tickets::{Match, Opponent};
+
+    #[test]
+    fn a_lost_connection_is_retried_and_an_unreadable_answer_is_not() {
+        let lost = StoreError::Redis(::redis::RedisError::from(std::io::Error::new(
+            std::io::ErrorKind::ConnectionReset,
+            "reset",
+        )));
+        assert_eq!(Status::from(lost).code(), Code::Unavailable);
+        let unreadable = StoreError::Redis(::redis::RedisError::from((
+            ::redis::ErrorKind::UnexpectedReturnType,
+            "not a ticket",
+        )));
+        assert_eq!(Status::from(unreadable).code(), Code::FailedPrecondition);
+    }
 
     fn nine() -> PoolKey {
         PoolKey {

@@ -167,7 +167,7 @@ impl Ratings {
     pub async fn apply(&self, game: &RankedGame) -> Result<bool, Status> {
         let applied = store::apply(&self.db, game, ttakji_platform::now_unix_ms())
             .await
-            .map_err(|e| Status::unavailable(format!("ratings not stored: {e}")))?;
+            .map_err(|e| ttakji_platform::store::status(&e, "ratings not stored"))?;
         let Some(standings) = applied else {
             return Ok(false);
         };
@@ -331,9 +331,9 @@ impl Ratings {
     }
 }
 
-/// The ratings tables could not be read or written: try again.
+/// The ratings tables could not be read or written.
 fn store_status(e: sqlx::Error) -> Status {
-    Status::unavailable(e.to_string())
+    ttakji_platform::store::status(&e, "ratings could not be read")
 }
 
 fn redis_status(e: redis::RedisError) -> Status {
