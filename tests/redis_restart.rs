@@ -1,7 +1,9 @@
-//! Redis restarted in the middle of a game: a move made while it is away is
-//! acknowledged at once (actions never wait on the bus) and reaches the
-//! opponent's stream soon after Redis is back, and watchers see every
-//! event once, in order.
+//! Redis restarted under the services, coming back with nothing: a move
+//! made while it is away is acknowledged at once (actions never wait on the
+//! bus) and reaches the opponent's stream soon after Redis is back, and
+//! watchers see every event once, in order; queued players keep their
+//! tickets, places and waits; ranked results are each applied once and the
+//! ladder is whole again.
 
 mod support;
 
@@ -282,6 +284,157 @@ async fn queued_players_keep_their_tickets_places_and_waits_across_a_redis_resta
     for said in &streams {
         let said = said.lock().expect("log");
         assert!(said.iter().all(Result::is_ok), "no stream ended: {said:?}");
+    }
+    let _ = server.kill();
+    let _ = server.wait();
+}
+
+/// A ranked game between `black` and `white` that White resigns at once.
+async fn ranked_win(service: &support::Embedded, black: &Player, white: &Player) -> String {
+    let seat = |p: &Player| pb::Seat {
+        user_id: p.user_id.clone(),
+        nickname: String::new(),
+        ai_level: 0,
+    };
+    let id =
+        AuthorityServiceClient::new(support::internal(&format!("http://{}", service.authority)))
+            .create_game(pb::CreateGameRequest {
+                board_size: 9,
+                ruleset: String::new(),
+                black: Some(seat(black)),
+                white: Some(seat(white)),
+                seconds_per_move: 0,
+                game_id: String::new(),
+                ranked: true,
+            })
+            .await
+            .expect("create")
+            .into_inner()
+            .game
+            .expect("game")
+            .game_id;
+    white
+        .games
+        .clone()
+        .resign(white.req(pb::ResignRequest {
+            game_id: id.clone(),
+        }))
+        .await
+        .expect("resign");
+    id
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ranked_results_across_a_redis_restart_are_each_applied_once_and_the_ladder_is_whole() {
+    use ttakji_proto::v1::ratings_service_client::RatingsServiceClient;
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let url = format!("redis://127.0.0.1:{port}");
+    let mut server = redis(port);
+    let (_bus_stop, bus_shutdown) = ttakji_platform::shutdown::channel();
+    let bus = Bus::redis(&url, bus_shutdown).await.expect("redis");
+    let service = embedded(sqlite_memory().await, bus.clone()).await;
+    // The ratings service under test: its own store (the embedded one
+    // applies the same games to the services' store), its ladder in this
+    // Redis, reconciling every 300 ms.
+    let mut config = support::ratings_config(service.authority);
+    config.redis_url = Some(url.clone());
+    config.reconcile_every = Duration::from_millis(300);
+    let ratings_service = support::start_ratings(config, sqlite_memory().await, bus).await;
+    let ratings = RatingsServiceClient::new(support::internal(&format!(
+        "http://{}",
+        ratings_service.addr
+    )));
+    let gateway = format!("http://{}", service.gateway);
+    let mut players = Vec::new();
+    for name in ["ahn", "baek", "cho", "deok"] {
+        players.push(sign_in(&gateway, name).await);
+    }
+    let games_of = |ratings: &RatingsServiceClient<_>, user: String| {
+        let mut r: RatingsServiceClient<ttakji_platform::grpc::TracedChannel> = ratings.clone();
+        async move {
+            r.get_rating(pb::GetRatingRequest {
+                user_id: user,
+                board_size: 9,
+            })
+            .await
+            .map(|r| r.into_inner().entry.unwrap_or_default())
+        }
+    };
+    ranked_win(&service, &players[0], &players[1]).await;
+    ranked_win(&service, &players[2], &players[3]).await;
+    for p in &players {
+        support::eventually(Duration::from_secs(10), || {
+            let rated = games_of(&ratings, p.user_id.clone());
+            async move {
+                let entry = rated.await?;
+                if entry.games == 1 {
+                    Ok(())
+                } else {
+                    Err(tonic::Status::unavailable(format!("{entry:?}")))
+                }
+            }
+        })
+        .await;
+    }
+
+    // Redis goes away; two more ranked games end meanwhile.
+    server.kill().expect("kill redis");
+    server.wait().expect("redis gone");
+    ranked_win(&service, &players[0], &players[2]).await;
+    ranked_win(&service, &players[1], &players[3]).await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let mut server = redis(port);
+    let back = Instant::now();
+
+    // Everyone has played two, each counted once, and the ladder lists all.
+    let ladder = support::eventually(Duration::from_secs(15), || {
+        let mut r = ratings.clone();
+        let rated: Vec<_> = players
+            .iter()
+            .map(|p| games_of(&ratings, p.user_id.clone()))
+            .collect();
+        async move {
+            for rated in rated {
+                let entry = rated.await?;
+                if entry.games != 2 {
+                    return Err(tonic::Status::unavailable(format!("{entry:?}")));
+                }
+            }
+            let board = r
+                .get_leaderboard(pb::GetLeaderboardRequest {
+                    board_size: 9,
+                    top: 10,
+                    around_user_id: String::new(),
+                    neighbours: 0,
+                })
+                .await?
+                .into_inner();
+            if board.top.len() == 4 {
+                Ok(board)
+            } else {
+                Err(tonic::Status::unavailable(format!("{board:?}")))
+            }
+        }
+    })
+    .await;
+    let whole = back.elapsed();
+    eprintln!(
+        "redis restart: 4 ranked results (2 while Redis was away) applied once each, ladder of 4 whole {whole:?} after Redis was back"
+    );
+    // And no result is applied twice later on.
+    tokio::time::sleep(Duration::from_millis(900)).await;
+    for p in &players {
+        let entry = games_of(&ratings, p.user_id.clone()).await.expect("rating");
+        assert_eq!(entry.games, 2, "each result once: {entry:?}");
+        let listed = ladder
+            .top
+            .iter()
+            .find(|e| e.user_id == p.user_id)
+            .expect("on the ladder");
+        assert_eq!(listed.rating, entry.rating);
     }
     let _ = server.kill();
     let _ = server.wait();
