@@ -146,8 +146,8 @@ impl Bus {
     /// # Errors
     /// When the URL is invalid or Redis cannot be reached at start.
     pub async fn redis(url: &str, shutdown: Shutdown) -> Result<Bus, BusError> {
-        let client = redis_client(url)?;
-        let publisher = client.get_connection_manager().await?;
+        let target = crate::redis_target::RedisTarget::parse(url)?;
+        let publisher = target.connection().await?;
         let (outbox, queued) = tokio::sync::mpsc::channel(PUBLISH_QUEUE);
         shutdown
             .clone()
@@ -157,9 +157,9 @@ impl Bus {
             sink: Mutex::new(None),
         });
         // Connect once now so a bad address fails at start, not later.
-        let first = client.get_async_pubsub().await?;
+        let first = target.client().await?.get_async_pubsub().await?;
         shutdown.clone().spawn(run_redis_subscriber(
-            client,
+            target,
             first,
             Arc::clone(&subscriptions),
             shutdown,
@@ -225,18 +225,6 @@ impl Bus {
     }
 }
 
-/// A Redis client with Nagle's algorithm off: a small publish or command
-/// goes out at once instead of waiting for the server's delayed ACK.
-///
-/// # Errors
-/// When the URL is not a Redis URL.
-pub fn redis_client(url: &str) -> redis::RedisResult<redis::Client> {
-    use redis::IntoConnectionInfo as _;
-    let info = url.into_connection_info()?;
-    let tcp = info.tcp_settings().clone().set_nodelay(true);
-    redis::Client::open(info.set_tcp_settings(tcp))
-}
-
 impl RedisSubscriptions {
     async fn subscribe(&self, channel: &str) -> Result<Subscription, BusError> {
         let mut channels = self.channels.lock().await;
@@ -274,7 +262,7 @@ impl RedisSubscriptions {
 /// is away it retries the batch, and the queue takes what comes meanwhile.
 /// On shutdown it sends what is left if Redis answers within a second.
 async fn run_redis_publisher(
-    mut conn: redis::aio::ConnectionManager,
+    mut conn: crate::redis_target::SharedConnection,
     mut queued: tokio::sync::mpsc::Receiver<(String, Vec<u8>)>,
     mut shutdown: Shutdown,
 ) {
@@ -324,7 +312,7 @@ async fn run_redis_publisher(
 }
 
 async fn run_redis_subscriber(
-    client: redis::Client,
+    target: crate::redis_target::RedisTarget,
     first: redis::aio::PubSub,
     subscriptions: Arc<RedisSubscriptions>,
     mut shutdown: Shutdown,
@@ -334,7 +322,7 @@ async fn run_redis_subscriber(
     loop {
         let pubsub = match next.take() {
             Some(p) => p,
-            None => match client.get_async_pubsub().await {
+            None => match async { target.client().await?.get_async_pubsub().await }.await {
                 Ok(p) => p,
                 Err(e) => {
                     tracing::warn!(error = %e, "bus: cannot reach redis; retrying");

@@ -10,6 +10,7 @@ pub mod bus;
 pub mod config;
 pub mod grpc;
 pub mod metrics;
+pub mod redis_target;
 pub mod shutdown;
 pub mod store;
 pub mod telemetry;

@@ -100,7 +100,7 @@ fn reconcile_interval(text: &str) -> Result<Duration, String> {
 enum Ladder {
     Database,
     /// A connection and the key prefix.
-    Redis(redis::aio::ConnectionManager, Arc<str>),
+    Redis(ttakji_platform::redis_target::SharedConnection, Arc<str>),
 }
 
 /// The leaderboard's default key prefix.
@@ -510,8 +510,8 @@ impl App {
         .await?;
         let ladder = match &config.redis_url {
             Some(url) => Ladder::Redis(
-                ttakji_platform::bus::redis_client(url)?
-                    .get_connection_manager()
+                ttakji_platform::redis_target::RedisTarget::parse(url)?
+                    .connection()
                     .await
                     .context("connecting the leaderboard to Redis")?,
                 Arc::from(config.ladder_prefix.as_str()),

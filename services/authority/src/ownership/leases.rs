@@ -18,8 +18,8 @@ use std::sync::LazyLock;
 use std::time::Duration;
 
 use redis::Script;
-use redis::aio::ConnectionManager;
 use ttakji_platform::authorities::SHARDS;
+use ttakji_platform::redis_target::{RedisTarget, SharedConnection};
 
 /// How instances share shards, for `ttakji authority`.
 #[derive(Debug, Clone, clap::Args)]
@@ -81,7 +81,7 @@ pub struct Taken {
 /// This instance's leases.
 #[derive(Clone)]
 pub struct Leases {
-    conn: ConnectionManager,
+    conn: SharedConnection,
     namespace: String,
     /// Unique to this process: a restarted instance is a new member.
     member: String,
@@ -105,10 +105,10 @@ impl Leases {
     /// # Errors
     /// When Redis cannot be reached.
     pub async fn connect(url: &str, me: &str, config: LeaseConfig) -> redis::RedisResult<Leases> {
-        let client = ttakji_platform::bus::redis_client(url)?;
+        let target = RedisTarget::parse(url)?;
         let member = uuid::Uuid::new_v4().simple().to_string();
         Ok(Leases {
-            conn: client.get_connection_manager().await?,
+            conn: target.connection().await?,
             namespace: config.namespace.clone(),
             value: format!("{member} {me}"),
             member,

@@ -12,7 +12,7 @@ use std::sync::LazyLock;
 use std::time::Duration;
 
 use redis::Script;
-use redis::aio::ConnectionManager;
+use ttakji_platform::redis_target::{RedisTarget, SharedConnection};
 
 use self::codec::Fields;
 use self::keys::Keys;
@@ -33,7 +33,7 @@ const ENQUEUE_ATTEMPTS: u32 = 8;
 /// The store of a deployment: a connection and the names of its keys.
 #[derive(Clone)]
 pub struct RedisTickets {
-    conn: ConnectionManager,
+    conn: SharedConnection,
     keys: Keys,
 }
 
@@ -57,14 +57,14 @@ impl RedisTickets {
     /// # Errors
     /// When Redis cannot be reached.
     pub async fn connect(url: &str, namespace: &str) -> Result<RedisTickets, StoreError> {
-        let client = ttakji_platform::bus::redis_client(url)?;
+        let target = RedisTarget::parse(url)?;
         Ok(RedisTickets {
-            conn: client.get_connection_manager().await?,
+            conn: target.connection().await?,
             keys: Keys::new(namespace),
         })
     }
 
-    fn conn(&self) -> ConnectionManager {
+    fn conn(&self) -> SharedConnection {
         self.conn.clone()
     }
 

@@ -24,11 +24,12 @@ where
 }
 
 async fn forget(namespace: &str) {
-    let mut conn = ttakji_platform::bus::redis_client(ttakji_test_support::redis_url())
-        .expect("redis url")
-        .get_connection_manager()
-        .await
-        .expect("redis");
+    let mut conn =
+        ttakji_platform::redis_target::RedisTarget::parse(ttakji_test_support::redis_url())
+            .expect("redis url")
+            .connection()
+            .await
+            .expect("redis");
     let mut cursor = 0_u64;
     loop {
         let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
