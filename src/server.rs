@@ -71,7 +71,7 @@ pub struct ServeArgs {
     #[command(flatten)]
     pub pairing: ttakji_matchmaker::PairingRules,
     #[command(flatten)]
-    pub limits: ttakji_gateway::limits::Config,
+    pub limits: ttakji_gateway::limits::Settings,
     /// How often guest accounts whose tokens have all expired are removed.
     #[arg(long, env = "TTAKJI_GUEST_SWEEP_EVERY", default_value = "3600", value_parser = ttakji_platform::config::seconds, value_name = "SECONDS")]
     pub guest_sweep_every: std::time::Duration,

@@ -7,7 +7,7 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use support::{TOKEN_KEYS, sign_in, spawn, with_token};
+use support::{sign_in, with_token};
 use ttakji_proto::v1 as pb;
 use ttakji_proto::v1::auth_service_client::AuthServiceClient;
 use ttakji_proto::v1::match_service_client::MatchServiceClient;
@@ -26,25 +26,7 @@ async fn names_are_unique_by_skeleton_kept_after_a_rename_and_freed_when_a_guest
     let dir = std::env::temp_dir().join(format!("ttakji-names-{}", uuid::Uuid::new_v4().simple()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let db = format!("sqlite://{}", dir.join("ttakji.db").display());
-    let server = spawn(&[
-        "serve",
-        "--listen",
-        "127.0.0.1:0",
-        "--authority-listen",
-        "127.0.0.1:0",
-        "--matchmaker-listen",
-        "127.0.0.1:0",
-        "--ratings-listen",
-        "127.0.0.1:0",
-        "--metrics-listen",
-        "127.0.0.1:0",
-        "--database-url",
-        &db,
-        "--token-keys",
-        TOKEN_KEYS,
-        "--guest-sweep-every",
-        "0.2",
-    ]);
+    let server = support::serve_on(&db, &["--guest-sweep-every", "0.2"]);
     let url = format!("http://{}", server.addr);
     let jin = sign_in(&url, "jin").await;
 

@@ -9,7 +9,6 @@ use support::{Player, embedded, sign_in, sqlite_memory};
 use tonic::Code;
 use ttakji_platform::bus::Bus;
 use ttakji_proto::v1 as pb;
-use ttakji_proto::v1::authority_service_client::AuthorityServiceClient;
 
 /// A game between `black` and `white` with `seconds` per move, made as the
 /// matchmaker makes one: through the authority.
@@ -19,26 +18,7 @@ async fn online_game(
     white: &Player,
     seconds: u32,
 ) -> pb::GameSnapshot {
-    let seat = |p: &Player| pb::Seat {
-        user_id: p.user_id.clone(),
-        nickname: String::new(),
-        ai_level: 0,
-    };
-    AuthorityServiceClient::new(support::internal(&format!("http://{}", service.authority)))
-        .create_game(pb::CreateGameRequest {
-            board_size: 9,
-            ruleset: String::new(),
-            black: Some(seat(black)),
-            white: Some(seat(white)),
-            seconds_per_move: seconds,
-            game_id: String::new(),
-            ranked: false,
-        })
-        .await
-        .expect("create")
-        .into_inner()
-        .game
-        .expect("snapshot")
+    support::game_between(service.authority, black, white, seconds, false).await
 }
 
 async fn two_players() -> (support::Embedded, Player, Player) {

@@ -9,12 +9,11 @@ mod support;
 use std::net::IpAddr;
 use std::time::{Duration, Instant};
 
-use support::{Player, channel_from, embedded, sign_in_on, sqlite_memory};
+use support::{channel_from, embedded, sign_in_on, sqlite_memory};
 use ttakji_platform::authorities::RETRY_AFTER_HEADER;
 use ttakji_platform::bus::Bus;
 use ttakji_proto::v1 as pb;
 use ttakji_proto::v1::auth_service_client::AuthServiceClient;
-use ttakji_proto::v1::authority_service_client::AuthorityServiceClient;
 
 const FLOOD: &str = "127.0.0.2";
 const PLAYER: &str = "127.0.0.3";
@@ -101,8 +100,13 @@ async fn a_flood_of_moves_is_refused_while_a_player_on_another_address_plays_on(
     let player_channel = channel_from(&url, ip(PLAYER)).await;
     let black = sign_in_on(player_channel.clone(), "kim").await;
     let white = sign_in_on(player_channel, "lee").await;
-    let game = game_between(&service, &black, &white).await;
-    let flood_game = game_between(&service, &flooders[0], &flooders[1]).await;
+    let game = support::game_between(service.authority, &black, &white, 60, false)
+        .await
+        .game_id;
+    let flood_game =
+        support::game_between(service.authority, &flooders[0], &flooders[1], 60, false)
+            .await
+            .game_id;
 
     // Ten accounts each send 100 moves a second for 3 s: ten times an
     // account's budget, and ten times the address's.
@@ -157,29 +161,4 @@ async fn a_flood_of_moves_is_refused_while_a_player_on_another_address_plays_on(
         "{passed} flood moves passed (at most {most})"
     );
     assert!(refused >= 1000, "only {refused} flood moves refused");
-}
-
-/// A game between two signed-in players, made on the authority directly.
-async fn game_between(service: &support::Embedded, black: &Player, white: &Player) -> String {
-    let seat = |p: &Player| pb::Seat {
-        user_id: p.user_id.clone(),
-        nickname: "p".into(),
-        ai_level: 0,
-    };
-    AuthorityServiceClient::new(support::internal(&format!("http://{}", service.authority)))
-        .create_game(pb::CreateGameRequest {
-            board_size: 9,
-            ruleset: String::new(),
-            black: Some(seat(black)),
-            white: Some(seat(white)),
-            seconds_per_move: 60,
-            game_id: String::new(),
-            ranked: false,
-        })
-        .await
-        .expect("created")
-        .into_inner()
-        .game
-        .expect("game")
-        .game_id
 }

@@ -12,26 +12,8 @@ use ttakji_proto::v1::authority_service_client::AuthorityServiceClient;
 use ttakji_proto::v1::ratings_service_client::RatingsServiceClient;
 
 async fn ranked_game(authority: std::net::SocketAddr, black: &Player, white: &Player) -> String {
-    let seat = |p: &Player| pb::Seat {
-        user_id: p.user_id.clone(),
-        nickname: String::new(),
-        ai_level: 0,
-    };
-    AuthorityServiceClient::new(support::internal(&format!("http://{authority}")))
-        .create_game(pb::CreateGameRequest {
-            board_size: 9,
-            ruleset: String::new(),
-            black: Some(seat(black)),
-            white: Some(seat(white)),
-            seconds_per_move: 0,
-            game_id: String::new(),
-            ranked: true,
-        })
+    support::game_between(authority, black, white, 0, true)
         .await
-        .expect("create")
-        .into_inner()
-        .game
-        .expect("game")
         .game_id
 }
 

@@ -7,36 +7,17 @@
 
 mod support;
 
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use support::{Player, embedded, sign_in, sqlite_memory};
 use ttakji_platform::bus::Bus;
 use ttakji_proto::v1 as pb;
-use ttakji_proto::v1::authority_service_client::AuthorityServiceClient;
 
 /// A Redis of this test's own, on `port`, keeping nothing on disk.
 fn redis(port: u16) -> Child {
-    let child = Command::new("redis-server")
-        .args([
-            "--port",
-            &port.to_string(),
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("redis-server runs");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "redis-server did not come up");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child
+    support::redis_server(port, &[])
 }
 
 /// What a watcher saw: each event's seq and move count, and when.
@@ -90,10 +71,7 @@ async fn seen_at(events: &Seen, moves: u32) -> Instant {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_move_made_while_redis_is_away_is_acknowledged_at_once_and_watched_when_it_is_back() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port();
+    let port = support::free_port();
     let mut server = redis(port);
     let (_bus_stop, bus_shutdown) = ttakji_platform::shutdown::channel();
     let bus = Bus::redis(&format!("redis://127.0.0.1:{port}"), bus_shutdown)
@@ -103,27 +81,7 @@ async fn a_move_made_while_redis_is_away_is_acknowledged_at_once_and_watched_whe
     let url = format!("http://{}", service.gateway);
     let black = sign_in(&url, "kim").await;
     let white = sign_in(&url, "lee").await;
-    let seat = |p: &Player| pb::Seat {
-        user_id: p.user_id.clone(),
-        nickname: "p".into(),
-        ai_level: 0,
-    };
-    let game =
-        AuthorityServiceClient::new(support::internal(&format!("http://{}", service.authority)))
-            .create_game(pb::CreateGameRequest {
-                board_size: 9,
-                ruleset: String::new(),
-                black: Some(seat(&black)),
-                white: Some(seat(&white)),
-                seconds_per_move: 60,
-                game_id: String::new(),
-                ranked: false,
-            })
-            .await
-            .expect("created")
-            .into_inner()
-            .game
-            .expect("game");
+    let game = support::game_between(service.authority, &black, &white, 60, false).await;
     let id = game.game_id;
     let (black_view, white_view) = (watch(&black, &id), watch(&white, &id));
     black.play(&id, 1, "C3").await.expect("move 1");
@@ -214,10 +172,7 @@ fn last_ticket(said: &Said) -> pb::Ticket {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn queued_players_keep_their_tickets_places_and_waits_across_a_redis_restart() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port();
+    let port = support::free_port();
     let url = format!("redis://127.0.0.1:{port}");
     let mut server = redis(port);
     let (_bus_stop, bus_shutdown) = ttakji_platform::shutdown::channel();
@@ -291,28 +246,9 @@ async fn queued_players_keep_their_tickets_places_and_waits_across_a_redis_resta
 
 /// A ranked game between `black` and `white` that White resigns at once.
 async fn ranked_win(service: &support::Embedded, black: &Player, white: &Player) -> String {
-    let seat = |p: &Player| pb::Seat {
-        user_id: p.user_id.clone(),
-        nickname: String::new(),
-        ai_level: 0,
-    };
-    let id =
-        AuthorityServiceClient::new(support::internal(&format!("http://{}", service.authority)))
-            .create_game(pb::CreateGameRequest {
-                board_size: 9,
-                ruleset: String::new(),
-                black: Some(seat(black)),
-                white: Some(seat(white)),
-                seconds_per_move: 0,
-                game_id: String::new(),
-                ranked: true,
-            })
-            .await
-            .expect("create")
-            .into_inner()
-            .game
-            .expect("game")
-            .game_id;
+    let id = support::game_between(service.authority, black, white, 0, true)
+        .await
+        .game_id;
     white
         .games
         .clone()
@@ -327,10 +263,7 @@ async fn ranked_win(service: &support::Embedded, black: &Player, white: &Player)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ranked_results_across_a_redis_restart_are_each_applied_once_and_the_ladder_is_whole() {
     use ttakji_proto::v1::ratings_service_client::RatingsServiceClient;
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port();
+    let port = support::free_port();
     let url = format!("redis://127.0.0.1:{port}");
     let mut server = redis(port);
     let (_bus_stop, bus_shutdown) = ttakji_platform::shutdown::channel();

@@ -14,16 +14,8 @@ use std::time::{Duration, Instant};
 use support::{Player, sign_in, sqlite_memory};
 use ttakji_platform::bus::Bus;
 use ttakji_proto::v1 as pb;
-use ttakji_proto::v1::authority_service_client::AuthorityServiceClient;
 use ttakji_proto::v1::game_service_client::GameServiceClient;
 use ttakji_proto::v1::match_service_client::MatchServiceClient;
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port()
-}
 
 /// Stops the process when dropped.
 struct Server(Child);
@@ -35,32 +27,13 @@ impl Drop for Server {
     }
 }
 
-fn start(args: &[&str], port: u16) -> Server {
-    let child = Command::new("redis-server")
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("redis-server runs");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            Instant::now() < deadline,
-            "redis-server on {port} did not come up"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    Server(child)
-}
-
 fn redis(port: u16, replica_of: Option<u16>) -> Server {
-    let port_arg = port.to_string();
-    let mut args = vec!["--port", &port_arg, "--save", "", "--appendonly", "no"];
     let master = replica_of.map(|m| m.to_string());
-    if let Some(master) = &master {
-        args.extend(["--replicaof", "127.0.0.1", master]);
-    }
-    start(&args, port)
+    let replica = match &master {
+        Some(master) => vec!["--replicaof", "127.0.0.1", master.as_str()],
+        None => Vec::new(),
+    };
+    Server(support::redis_server(port, &replica))
 }
 
 /// One Sentinel watching the master on `master` as group `ttakji`, quick
@@ -80,8 +53,15 @@ fn sentinel(dir: &std::path::Path, port: u16, master: u16) -> Server {
         ),
     )
     .expect("sentinel.conf");
-    let conf = conf.display().to_string();
-    start(&[&conf, "--sentinel"], port)
+    let child = Command::new("redis-server")
+        .arg(&conf)
+        .arg("--sentinel")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("redis-server runs as a Sentinel");
+    support::wait_for_port(port);
+    Server(child)
 }
 
 async fn master_of(sentinel: u16) -> u16 {
@@ -142,7 +122,11 @@ async fn the_services_follow_a_sentinel_failover_from_the_redis_url_alone() {
     let dir =
         std::env::temp_dir().join(format!("ttakji-sentinel-{}", uuid::Uuid::new_v4().simple()));
     std::fs::create_dir_all(&dir).expect("temp dir");
-    let (first, second, watcher) = (free_port(), free_port(), free_port());
+    let (first, second, watcher) = (
+        support::free_port(),
+        support::free_port(),
+        support::free_port(),
+    );
     let master = redis(first, None);
     let _replica = redis(second, Some(first));
     let _sentinel = sentinel(&dir, watcher, first);
@@ -160,28 +144,9 @@ async fn the_services_follow_a_sentinel_failover_from_the_redis_url_alone() {
     let gateway = format!("http://{}", service.gateway);
     let black = sign_in(&gateway, "kim").await;
     let white = sign_in(&gateway, "lee").await;
-    let seat = |p: &Player| pb::Seat {
-        user_id: p.user_id.clone(),
-        nickname: "p".into(),
-        ai_level: 0,
-    };
-    let game =
-        AuthorityServiceClient::new(support::internal(&format!("http://{}", service.authority)))
-            .create_game(pb::CreateGameRequest {
-                board_size: 9,
-                ruleset: String::new(),
-                black: Some(seat(&black)),
-                white: Some(seat(&white)),
-                seconds_per_move: 60,
-                game_id: String::new(),
-                ranked: false,
-            })
-            .await
-            .expect("created")
-            .into_inner()
-            .game
-            .expect("game")
-            .game_id;
+    let game = support::game_between(service.authority, &black, &white, 60, false)
+        .await
+        .game_id;
     let black_view = watch(&black, &game);
     black.play(&game, 1, "C3").await.expect("move 1");
     seen(&watch(&white, &game), 1, Duration::from_secs(5)).await;

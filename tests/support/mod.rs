@@ -197,7 +197,7 @@ pub async fn embedded_tuned(
             token_keys: keys(),
             google_client_id: google.as_ref().map(|g| g.0.clone()),
             google_jwks_url: google.map(|g| g.1).unwrap_or_default(),
-            limits: ttakji_gateway::limits::Config::exempting(&["127.0.0.1"]),
+            limits: ttakji_gateway::limits::Settings::exempting(&["127.0.0.1"]),
             guest_sweep_every: std::time::Duration::from_secs(3600),
         },
         db,
@@ -610,4 +610,94 @@ pub fn free_point(game: &pb::GameSnapshot) -> &'static str {
             game.stones.get(index) == Some(&(pb::Color::Unspecified as i32))
         })
         .expect("one of nine points is empty early in a game")
+}
+
+/// A game between two signed-in players, made on the authority at
+/// `authority` as the matchmaker makes one: `seconds_per_move` 0 for no
+/// clock. Returns its snapshot.
+pub async fn game_between(
+    authority: SocketAddr,
+    black: &Player,
+    white: &Player,
+    seconds_per_move: u32,
+    ranked: bool,
+) -> pb::GameSnapshot {
+    let seat = |p: &Player| pb::Seat {
+        user_id: p.user_id.clone(),
+        nickname: String::new(),
+        ai_level: 0,
+    };
+    ttakji_proto::v1::authority_service_client::AuthorityServiceClient::new(internal(&format!(
+        "http://{authority}"
+    )))
+    .create_game(pb::CreateGameRequest {
+        board_size: 9,
+        ruleset: String::new(),
+        black: Some(seat(black)),
+        white: Some(seat(white)),
+        seconds_per_move,
+        game_id: String::new(),
+        ranked,
+    })
+    .await
+    .expect("the authority makes the game")
+    .into_inner()
+    .game
+    .expect("snapshot")
+}
+
+/// A free TCP port on loopback.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
+}
+
+/// A `redis-server` of the test's own on `port`, keeping nothing on disk,
+/// with `extra` arguments; up and answering when this returns.
+pub fn redis_server(port: u16, extra: &[&str]) -> Child {
+    let port_arg = port.to_string();
+    let child = Command::new("redis-server")
+        .args(["--port", &port_arg, "--save", "", "--appendonly", "no"])
+        .args(extra)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("redis-server runs");
+    wait_for_port(port);
+    child
+}
+
+/// Waits up to 10 s for something to listen on `port`.
+pub fn wait_for_port(port: u16) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "nothing came up on port {port}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// `ttakji serve` as a process on the database `db`, every listener on a
+/// port of its own choosing, with `extra` arguments.
+pub fn serve_on(db: &str, extra: &[&str]) -> Process {
+    let mut args = vec![
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--authority-listen",
+        "127.0.0.1:0",
+        "--matchmaker-listen",
+        "127.0.0.1:0",
+        "--ratings-listen",
+        "127.0.0.1:0",
+        "--metrics-listen",
+        "127.0.0.1:0",
+        "--database-url",
+        db,
+        "--token-keys",
+        TOKEN_KEYS,
+    ];
+    args.extend_from_slice(extra);
+    spawn(&args)
 }

@@ -98,7 +98,7 @@ pub struct Config {
     #[arg(long, env = "TTAKJI_GOOGLE_JWKS_URL", default_value = google::GOOGLE_JWKS_URL)]
     pub google_jwks_url: String,
     #[command(flatten)]
-    pub limits: limits::Config,
+    pub limits: limits::Settings,
     /// How often guest accounts whose tokens have all expired are removed.
     #[arg(long, env = "TTAKJI_GUEST_SWEEP_EVERY", default_value = "3600", value_parser = ttakji_platform::config::seconds, value_name = "SECONDS")]
     pub guest_sweep_every: std::time::Duration,

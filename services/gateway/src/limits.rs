@@ -234,7 +234,7 @@ fn address_key(addr: IpAddr) -> IpAddr {
 /// The gateway's rate-limit settings (flags and `TTAKJI_*` variables of
 /// `ttakji gateway` and `ttakji serve`).
 #[derive(Debug, Clone, Default, clap::Args)]
-pub struct Config {
+pub struct Settings {
     /// Client addresses or networks that are never rate-limited, per
     /// address or per account, separated by commas (`10.1.0.0/16,::1`):
     /// load generators and probes the operator runs.
@@ -252,11 +252,11 @@ pub struct Config {
     pub client_address_header: Option<http::HeaderName>,
 }
 
-impl Config {
+impl Settings {
     /// Settings that exempt `networks` (tests use loopback).
     #[must_use]
-    pub fn exempting(networks: &[&str]) -> Config {
-        Config {
+    pub fn exempting(networks: &[&str]) -> Settings {
+        Settings {
             exempt: networks.iter().filter_map(|n| n.parse().ok()).collect(),
             client_address_header: None,
         }
@@ -312,14 +312,14 @@ struct Limiters {
 #[derive(Debug, Clone)]
 pub struct Limits {
     limiters: Arc<Limiters>,
-    config: Arc<Config>,
+    config: Arc<Settings>,
 }
 
 impl Limits {
     /// The product's budgets with `config`'s exemptions. Quiet keys are
     /// dropped every minute until `shutdown`.
     #[must_use]
-    pub fn start(config: Config, shutdown: &Shutdown) -> Limits {
+    pub fn start(config: Settings, shutdown: &Shutdown) -> Limits {
         let limits = Limits {
             limiters: Arc::new(Limiters {
                 by_address: Class::ALL
@@ -455,11 +455,11 @@ impl Limiters {
 mod tests {
     use std::net::IpAddr;
 
-    use super::{Class, Config, Limits, Network};
+    use super::{Class, Limits, Network, Settings};
 
     fn limits(exempt: &[&str]) -> Limits {
         let (_trigger, shutdown) = ttakji_platform::shutdown::channel();
-        Limits::start(Config::exempting(exempt), &shutdown)
+        Limits::start(Settings::exempting(exempt), &shutdown)
     }
 
     fn ip(s: &str) -> IpAddr {
