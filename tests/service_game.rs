@@ -398,7 +398,7 @@ async fn resigning_ends_the_game_for_the_computer() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn nicknames_are_unique_without_regard_to_case_and_can_be_changed() {
+async fn nicknames_are_unique_without_regard_to_case_and_a_renamed_player_keeps_the_old_one() {
     let (_service, url) = service().await;
     let jin = sign_in(&url, "Jin").await;
     let mut auth =
@@ -445,8 +445,15 @@ async fn nicknames_are_unique_without_regard_to_case_and_can_be_changed() {
         Some("jin-2"),
         "a game started with the old token shows the account's name now"
     );
-    // The old name is free again.
-    sign_in(&url, "jin").await;
+    // The old name stays the player's: nobody else appears under it.
+    let kept =
+        ttakji_proto::v1::auth_service_client::AuthServiceClient::new(support::channel(&url).await)
+            .sign_in_guest(pb::SignInGuestRequest {
+                nickname: "jin".to_owned(),
+            })
+            .await
+            .expect_err("jin is still jin-2's");
+    assert_eq!(kept.code(), tonic::Code::AlreadyExists);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
