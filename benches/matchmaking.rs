@@ -84,6 +84,7 @@ async fn run() -> anyhow::Result<()> {
             token_keys: TokenKeys::random(Duration::from_secs(3600)),
             google_client_id: None,
             google_jwks_url: String::new(),
+            web_origins: Vec::new(),
             limits: ttakji_gateway::limits::Settings::exempting(&["127.0.0.1"]),
             guest_sweep_every: std::time::Duration::from_secs(3600),
         },

@@ -111,6 +111,7 @@ async fn run() -> anyhow::Result<()> {
             token_keys: keys,
             google_client_id: None,
             google_jwks_url: String::new(),
+            web_origins: Vec::new(),
             limits: ttakji_gateway::limits::Settings::exempting(&["127.0.0.1"]),
             guest_sweep_every: std::time::Duration::from_secs(3600),
         },

@@ -70,6 +70,10 @@ pub struct ServeArgs {
     pub matchmaker_listen: SocketAddr,
     #[command(flatten)]
     pub pairing: ttakji_matchmaker::PairingRules,
+    /// Origins (`https://play.example`, or `*`) whose web pages may call the
+    /// API from the browser (CORS), separated by commas.
+    #[arg(long, env = "TTAKJI_WEB_ORIGINS", value_delimiter = ',')]
+    pub web_origins: Vec<String>,
     #[command(flatten)]
     pub limits: ttakji_gateway::limits::Settings,
     /// How often guest accounts whose tokens have all expired are removed.
@@ -360,6 +364,7 @@ pub fn serve(args: &ServeArgs) -> anyhow::Result<()> {
                 token_keys: keys,
                 google_client_id: args.google_client_id.clone(),
                 google_jwks_url: args.google_jwks_url.clone(),
+                web_origins: args.web_origins.clone(),
                 limits: args.limits.clone(),
                 guest_sweep_every: args.guest_sweep_every,
             },

@@ -397,6 +397,7 @@ async fn two_hundred_players_across_two_matchmakers_and_two_gateways_are_each_ma
             token_keys: support::keys(),
             google_client_id: None,
             google_jwks_url: String::new(),
+            web_origins: Vec::new(),
             limits: ttakji_gateway::limits::Settings::exempting(&["127.0.0.1"]),
             guest_sweep_every: std::time::Duration::from_secs(3600),
         },

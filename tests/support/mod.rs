@@ -197,6 +197,7 @@ pub async fn embedded_tuned(
             token_keys: keys(),
             google_client_id: google.as_ref().map(|g| g.0.clone()),
             google_jwks_url: google.map(|g| g.1).unwrap_or_default(),
+            web_origins: Vec::new(),
             limits: ttakji_gateway::limits::Settings::exempting(&["127.0.0.1"]),
             guest_sweep_every: std::time::Duration::from_secs(3600),
         },

@@ -293,6 +293,55 @@ pub struct GrpcServer {
     /// Calls to the services added after it is set must carry it (health
     /// checks and reflection never need it).
     key: Option<ServiceKey>,
+    /// Set for a server browsers reach: gRPC-web over HTTP/1.1, with CORS
+    /// for these origins.
+    browsers: Option<Browsers>,
+}
+
+/// What a server that browsers reach accepts: gRPC-web (binary and text)
+/// over HTTP/1.1 and HTTP/2 beside native gRPC, and cross-origin calls from
+/// `origins` (a page served from the server's own address needs none).
+#[derive(Debug, Clone, Default)]
+pub struct Browsers {
+    /// Origins (`https://play.example`) whose pages may call; `*` for any.
+    pub origins: Vec<String>,
+}
+
+impl Browsers {
+    /// The CORS layer for these origins: the methods and headers a gRPC-web
+    /// client sends, and the answer headers it must read (`grpc-status`,
+    /// `grpc-message`, the retry hint), cached by the browser for a day.
+    fn cors(&self) -> tower_http::cors::CorsLayer {
+        use tower_http::cors::{AllowOrigin, CorsLayer};
+        let origin = if self.origins.iter().any(|o| o == "*") {
+            AllowOrigin::any()
+        } else {
+            AllowOrigin::list(
+                self.origins
+                    .iter()
+                    .filter_map(|o| http::HeaderValue::from_str(o.trim_end_matches('/')).ok()),
+            )
+        };
+        let header = http::HeaderName::from_static;
+        CorsLayer::new()
+            .allow_origin(origin)
+            .allow_methods([http::Method::POST, http::Method::OPTIONS])
+            .allow_headers([
+                header("content-type"),
+                header("authorization"),
+                header("x-grpc-web"),
+                header("x-user-agent"),
+                header("grpc-timeout"),
+                header("traceparent"),
+            ])
+            .expose_headers([
+                header("grpc-status"),
+                header("grpc-message"),
+                header("grpc-status-details-bin"),
+                header(crate::authorities::RETRY_AFTER_HEADER),
+            ])
+            .max_age(std::time::Duration::from_secs(24 * 3600))
+    }
 }
 
 impl GrpcServer {
@@ -310,7 +359,16 @@ impl GrpcServer {
             routes: tonic::service::RoutesBuilder::default(),
             serving: Vec::new(),
             key: None,
+            browsers: None,
         })
+    }
+
+    /// Lets browsers call this server's services: gRPC-web over HTTP/1.1
+    /// and HTTP/2, with CORS as `browsers` says.
+    #[must_use]
+    pub fn for_browsers(mut self, browsers: Browsers) -> Self {
+        self.browsers = Some(browsers);
+        self
     }
 
     /// Refuses calls without `key` (when given) to the services added
@@ -394,11 +452,18 @@ impl GrpcServer {
             .add_service(health_service)
             .add_service(v1)
             .add_service(v1alpha);
+        let browsers = self.browsers.as_ref();
         tonic::transport::Server::builder()
+            .accept_http1(browsers.is_some())
             .trace_fn(server_span)
-            .layer(tower::util::MapResponseLayer::new(
-                answered_codes::<tonic::body::Body>,
-            ))
+            .layer(
+                tower::ServiceBuilder::new()
+                    .option_layer(browsers.map(Browsers::cors))
+                    .option_layer(browsers.map(|_| tonic_web::GrpcWebLayer::new()))
+                    .layer(tower::util::MapResponseLayer::new(
+                        answered_codes::<tonic::body::Body>,
+                    )),
+            )
             .add_routes(routes.routes())
             .serve_with_incoming_shutdown(incoming(self.listener), async move {
                 shutdown.wait().await;

@@ -97,6 +97,11 @@ pub struct Config {
     /// Where Google publishes its signing keys.
     #[arg(long, env = "TTAKJI_GOOGLE_JWKS_URL", default_value = google::GOOGLE_JWKS_URL)]
     pub google_jwks_url: String,
+    /// Origins (`https://play.example`, or `*` for any) whose web pages may
+    /// call the API from the browser (CORS), separated by commas. Pages
+    /// served from the gateway's own address need none.
+    #[arg(long, env = "TTAKJI_WEB_ORIGINS", value_delimiter = ',')]
+    pub web_origins: Vec<String>,
     #[command(flatten)]
     pub limits: limits::Settings,
     /// How often guest accounts whose tokens have all expired are removed.
@@ -156,7 +161,12 @@ impl App {
         bus: Bus,
         shutdown: Shutdown,
     ) -> anyhow::Result<App> {
-        let server = GrpcServer::bind("gateway", config.listen).await?;
+        // Browsers call with gRPC-web on the same port as native clients.
+        let server = GrpcServer::bind("gateway", config.listen)
+            .await?
+            .for_browsers(grpc::Browsers {
+                origins: config.web_origins.clone(),
+            });
         let addr = server.local_addr()?;
         let metrics_addr =
             ttakji_platform::metrics::serve_if(config.metrics_listen, shutdown.clone(), "gateway")
