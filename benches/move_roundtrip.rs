@@ -7,7 +7,10 @@
 //! in-process bus. With `TTAKJI_BENCH_DATABASE_URL=postgres://…` and
 //! `TTAKJI_BENCH_REDIS_URL=redis://…` it uses Postgres and Redis instead.
 //! Games are between two people (no computer thinking in the path); each
-//! plays 36 moves that capture nothing.
+//! plays 36 moves that capture nothing. Games take turns at how their moves
+//! are sent: native gRPC over HTTP/2, or gRPC-web over a kept-alive HTTP/1.1
+//! connection as a browser sends them; every move's event is read from a
+//! native `WatchGame` stream, so the two differ only in the call.
 
 use std::time::{Duration, Instant};
 
@@ -21,6 +24,10 @@ use ttakji_proto::v1 as pb;
 use ttakji_proto::v1::auth_service_client::AuthServiceClient;
 use ttakji_proto::v1::authority_service_client::AuthorityServiceClient;
 use ttakji_proto::v1::game_service_client::GameServiceClient;
+
+#[path = "../tests/support/grpc_web.rs"]
+#[allow(dead_code)]
+mod grpc_web;
 
 const MOVES: usize = 2000;
 const CALLS: usize = 2000;
@@ -120,7 +127,8 @@ async fn run() -> anyhow::Result<()> {
         stop.clone(),
     )
     .await?;
-    let gateway_url = format!("http://{}", gateway.addr());
+    let gateway_addr = gateway.addr();
+    let gateway_url = format!("http://{gateway_addr}");
     tokio::spawn(authority.run_until_stopped());
     tokio::spawn(gateway.run_until_stopped());
 
@@ -160,8 +168,12 @@ async fn run() -> anyhow::Result<()> {
 
     let script = script();
     let mut moves = Vec::with_capacity(MOVES);
+    let mut web_moves = Vec::with_capacity(MOVES);
+    let mut web = grpc_web::Connection::open(gateway_addr).await;
     let mut warm = 72;
-    while moves.len() < MOVES {
+    let mut over_web = false;
+    while moves.len() < MOVES || web_moves.len() < MOVES {
+        over_web = !over_web;
         let seat = |(id, _): &(String, String)| pb::Seat {
             user_id: id.clone(),
             nickname: String::new(),
@@ -195,19 +207,32 @@ async fn run() -> anyhow::Result<()> {
         for (i, point) in script.iter().enumerate() {
             let token = &players[i % 2].1;
             let number = i as u32 + 1;
+            let request = pb::PlayMoveRequest {
+                game_id: game.game_id.clone(),
+                move_number: number,
+                point: Some(*point),
+            };
             let t = Instant::now();
-            games
-                .clone()
-                .play_move(authed(
-                    pb::PlayMoveRequest {
-                        game_id: game.game_id.clone(),
-                        move_number: number,
-                        point: Some(*point),
-                    },
-                    token,
-                ))
-                .await
-                .with_context(|| format!("move {number}"))?;
+            if over_web {
+                use prost::Message as _;
+                let answer = web
+                    .unary(
+                        "/ttakji.v1.GameService/PlayMove",
+                        Some(token),
+                        &request.encode_to_vec(),
+                    )
+                    .await;
+                anyhow::ensure!(
+                    answer.grpc_status().as_deref() == Some("0"),
+                    "move {number} over gRPC-web: {answer:?}"
+                );
+            } else {
+                games
+                    .clone()
+                    .play_move(authed(request, token))
+                    .await
+                    .with_context(|| format!("move {number}"))?;
+            }
             loop {
                 let event = stream
                     .message()
@@ -218,15 +243,17 @@ async fn run() -> anyhow::Result<()> {
                     break;
                 }
             }
+            let samples = if over_web { &mut web_moves } else { &mut moves };
             if warm > 0 {
                 warm -= 1;
-            } else if moves.len() < MOVES {
-                moves.push(t.elapsed());
+            } else if samples.len() < MOVES {
+                samples.push(t.elapsed());
             }
         }
     }
     report("unary health check", calls);
     report("move round trip", moves);
+    report("move round trip, gRPC-web", web_moves);
     trigger.trigger();
     let _ = std::fs::remove_dir_all(&dir);
     Ok(())

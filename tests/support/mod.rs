@@ -8,6 +8,8 @@
 
 #![allow(dead_code)]
 
+pub mod grpc_web;
+
 use std::io::{BufRead as _, BufReader};
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
