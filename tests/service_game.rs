@@ -481,3 +481,77 @@ async fn a_well_signed_token_for_an_account_that_does_not_exist_is_refused() {
     let jin = sign_in(&url, "jin").await;
     jin.start(pb::ColorChoice::Black).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_snapshot_says_whose_it_is_and_the_servers_time() {
+    let service = embedded(sqlite_memory().await, Bus::in_process()).await;
+    let url = format!("http://{}", service.gateway);
+    let kim = sign_in(&url, "kim").await;
+    let lee = sign_in(&url, "lee").await;
+    let now = || {
+        i64::try_from(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .expect("after 1970")
+                .as_millis(),
+        )
+        .expect("ms")
+    };
+    let near_now = |t: i64| (now() - t).abs() < 5_000;
+
+    let computer = kim.start(pb::ColorChoice::White).await;
+    assert_eq!(computer.your_color, pb::Color::White as i32);
+    assert!(
+        near_now(computer.server_time_unix_ms),
+        "{}",
+        computer.server_time_unix_ms
+    );
+
+    let game = support::game_between(service.authority, &kim, &lee, 30, false).await;
+    assert_eq!(
+        kim.game(&game.game_id).await.your_color,
+        pb::Color::Black as i32
+    );
+    assert_eq!(
+        lee.game(&game.game_id).await.your_color,
+        pb::Color::White as i32
+    );
+    // Someone who only watches has no colour, on the stream too.
+    let watcher = sign_in(&url, "park").await;
+    assert_eq!(
+        watcher.game(&game.game_id).await.your_color,
+        pb::Color::Unspecified as i32
+    );
+    let mut stream = watcher
+        .games
+        .clone()
+        .watch_game(watcher.req(pb::WatchGameRequest {
+            game_id: game.game_id.clone(),
+            after_seq: 0,
+        }))
+        .await
+        .expect("watch")
+        .into_inner();
+    let first = stream
+        .message()
+        .await
+        .expect("an event")
+        .and_then(|m| m.event)
+        .and_then(|e| e.snapshot)
+        .expect("a snapshot");
+    assert_eq!(first.your_color, pb::Color::Unspecified as i32);
+    assert!(near_now(first.server_time_unix_ms));
+    let played = lee
+        .play(&game.game_id, 1, "E5")
+        .await
+        .expect_err("not White's turn");
+    assert_eq!(played.code(), Code::FailedPrecondition);
+    let moved = kim
+        .play(&game.game_id, 1, "E5")
+        .await
+        .expect("Black's move")
+        .game
+        .expect("snapshot");
+    assert_eq!(moved.your_color, pb::Color::Black as i32);
+    assert_eq!(moved.to_move, pb::Color::White as i32, "whose turn it is");
+}

@@ -168,6 +168,9 @@ pub fn snapshot(live: &OnlineGame, preview: bool) -> pb::GameSnapshot {
         undo_allowed: live.undo_allowed(),
         ranked: meta.ranked,
         finished_at_unix_ms: live.finished_at(),
+        // The gateway fills these in for the player it answers.
+        your_color: pb::Color::Unspecified as i32,
+        server_time_unix_ms: 0,
         draw_offered_by: live
             .draw_offer()
             .map_or(pb::Color::Unspecified, color_to_pb) as i32,

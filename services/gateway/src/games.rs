@@ -72,6 +72,7 @@ impl GameService for Gateway {
         request: Request<pb::StartAiGameRequest>,
     ) -> Result<Response<pb::StartAiGameResponse>, Status> {
         let me = Caller::of(&request)?;
+        let viewer = me.user_id.clone();
         let terms = AiGame::try_from(request.into_inner())?;
         let (black, white) = ai_game_seats(me, &terms);
         let created = self
@@ -93,7 +94,7 @@ impl GameService for Gateway {
             .await?
             .into_inner();
         Ok(Response::new(pb::StartAiGameResponse {
-            game: created.game,
+            game: seen_by(created.game, &viewer),
         }))
     }
 
@@ -103,6 +104,7 @@ impl GameService for Gateway {
         request: Request<pb::GetGameRequest>,
     ) -> Result<Response<pb::GetGameResponse>, Status> {
         let me = Caller::of(&request)?;
+        let viewer = me.user_id.clone();
         let req = request.into_inner();
         let loaded = self
             .authority
@@ -116,7 +118,9 @@ impl GameService for Gateway {
             )
             .await?
             .into_inner();
-        Ok(Response::new(pb::GetGameResponse { game: loaded.game }))
+        Ok(Response::new(pb::GetGameResponse {
+            game: seen_by(loaded.game, &viewer),
+        }))
     }
 
     #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id, move_number = request.get_ref().move_number))]
@@ -125,6 +129,7 @@ impl GameService for Gateway {
         request: Request<pb::PlayMoveRequest>,
     ) -> Result<Response<pb::PlayMoveResponse>, Status> {
         let me = Caller::of(&request)?;
+        let viewer = me.user_id.clone();
         let play = PlayMove::try_from(request.into_inner())?;
         let place = Action::Place(play.point);
         let done = self
@@ -132,7 +137,7 @@ impl GameService for Gateway {
             .await?;
         Ok(Response::new(pb::PlayMoveResponse {
             r#move: done.r#move,
-            game: done.game,
+            game: seen_by(done.game, &viewer),
         }))
     }
 
@@ -142,13 +147,14 @@ impl GameService for Gateway {
         request: Request<pb::PassRequest>,
     ) -> Result<Response<pb::PassResponse>, Status> {
         let me = Caller::of(&request)?;
+        let viewer = me.user_id.clone();
         let req = request.into_inner();
         let game_id = GameId::parse(&req.game_id)?;
         let pass = Action::Pass(pb::PassAction {});
         let done = self.submit(me, game_id, req.move_number, pass).await?;
         Ok(Response::new(pb::PassResponse {
             r#move: done.r#move,
-            game: done.game,
+            game: seen_by(done.game, &viewer),
         }))
     }
 
@@ -158,10 +164,13 @@ impl GameService for Gateway {
         request: Request<pb::ResignRequest>,
     ) -> Result<Response<pb::ResignResponse>, Status> {
         let me = Caller::of(&request)?;
+        let viewer = me.user_id.clone();
         let game_id = GameId::parse(&request.get_ref().game_id)?;
         let resign = Action::Resign(pb::ResignAction {});
         let done = self.submit(me, game_id, 0, resign).await?;
-        Ok(Response::new(pb::ResignResponse { game: done.game }))
+        Ok(Response::new(pb::ResignResponse {
+            game: seen_by(done.game, &viewer),
+        }))
     }
 
     #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
@@ -170,6 +179,7 @@ impl GameService for Gateway {
         request: Request<pb::UndoMoveRequest>,
     ) -> Result<Response<pb::UndoMoveResponse>, Status> {
         let me = Caller::of(&request)?;
+        let viewer = me.user_id.clone();
         let req = request.into_inner();
         let done = self
             .authority
@@ -183,7 +193,9 @@ impl GameService for Gateway {
             )
             .await?
             .into_inner();
-        Ok(Response::new(pb::UndoMoveResponse { game: done.game }))
+        Ok(Response::new(pb::UndoMoveResponse {
+            game: seen_by(done.game, &viewer),
+        }))
     }
 
     #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
@@ -228,6 +240,7 @@ impl GameService for Gateway {
         request: Request<pb::OfferDrawRequest>,
     ) -> Result<Response<pb::OfferDrawResponse>, Status> {
         let me = Caller::of(&request)?;
+        let viewer = me.user_id.clone();
         let game_id = GameId::parse(&request.get_ref().game_id)?.into_string();
         let done = self
             .authority
@@ -240,7 +253,9 @@ impl GameService for Gateway {
             )
             .await?
             .into_inner();
-        Ok(Response::new(pb::OfferDrawResponse { game: done.game }))
+        Ok(Response::new(pb::OfferDrawResponse {
+            game: seen_by(done.game, &viewer),
+        }))
     }
 
     #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
@@ -249,6 +264,7 @@ impl GameService for Gateway {
         request: Request<pb::AnswerDrawRequest>,
     ) -> Result<Response<pb::AnswerDrawResponse>, Status> {
         let me = Caller::of(&request)?;
+        let viewer = me.user_id.clone();
         let req = request.into_inner();
         let done = self
             .authority
@@ -262,7 +278,9 @@ impl GameService for Gateway {
             )
             .await?
             .into_inner();
-        Ok(Response::new(pb::AnswerDrawResponse { game: done.game }))
+        Ok(Response::new(pb::AnswerDrawResponse {
+            game: seen_by(done.game, &viewer),
+        }))
     }
 
     type WatchGameStream = Stream<pb::WatchGameResponse>;
@@ -278,4 +296,21 @@ impl GameService for Gateway {
         let stream = crate::watch::watch(self, game_id, req.after_seq, me.user_id).await?;
         Ok(Response::new(stream))
     }
+}
+
+/// `game` as sent to `viewer`: with their colour in it and the server's
+/// time now, for the client's clock offset.
+pub(crate) fn seen_by(game: Option<pb::GameSnapshot>, viewer: &str) -> Option<pb::GameSnapshot> {
+    game.map(|mut game| {
+        let seat = |p: &Option<pb::Player>| p.as_ref().is_some_and(|p| p.user_id == viewer);
+        game.your_color = if seat(&game.black) {
+            pb::Color::Black as i32
+        } else if seat(&game.white) {
+            pb::Color::White as i32
+        } else {
+            pb::Color::Unspecified as i32
+        };
+        game.server_time_unix_ms = ttakji_platform::now_unix_ms();
+        game
+    })
 }

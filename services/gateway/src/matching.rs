@@ -375,6 +375,7 @@ impl MatchService for Gateway {
         request: Request<pb::AcceptChallengeRequest>,
     ) -> Result<Response<pb::AcceptChallengeResponse>, Status> {
         let me = Caller::of(&request)?;
+        let viewer = me.user_id.clone();
         let code = request.into_inner().code;
         validate::text(&code, "code")?;
         let joined = self
@@ -387,7 +388,7 @@ impl MatchService for Gateway {
             .await?
             .into_inner();
         Ok(Response::new(pb::AcceptChallengeResponse {
-            game: joined.game,
+            game: crate::games::seen_by(joined.game, &viewer),
         }))
     }
 

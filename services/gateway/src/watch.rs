@@ -300,6 +300,10 @@ impl Watcher {
             }
             self.last = event.seq;
             let finished = matches!(event.kind, Some(pb::game_event::Kind::Finished(_)));
+            let event = pb::GameEvent {
+                snapshot: crate::games::seen_by(event.snapshot, &self.viewer),
+                ..event
+            };
             let sent = tx
                 .send(Ok(pb::WatchGameResponse {
                     event: Some(event),
