@@ -36,6 +36,9 @@ pub struct Sentinels {
     master: String,
     db: i64,
     password: Option<String>,
+    /// The connection to the Sentinel that answered last, asked first next
+    /// time: following the master asks twice a second, on one connection.
+    answering: tokio::sync::Mutex<Option<redis::aio::MultiplexedConnection>>,
 }
 
 fn invalid(message: String) -> RedisError {
@@ -120,6 +123,7 @@ impl RedisTarget {
             master,
             db,
             password,
+            answering: tokio::sync::Mutex::new(None),
         })))
     }
 
@@ -192,13 +196,32 @@ impl RedisTarget {
 }
 
 impl Sentinels {
-    /// The master's address, from the first Sentinel that knows it.
+    /// The master's address: from the Sentinel that answered last, or
+    /// else from the first that knows it.
     async fn master(&self) -> RedisResult<(String, u16)> {
+        let mut answering = self.answering.lock().await;
+        if let Some(conn) = answering.as_mut()
+            && let Ok(Ok(Some(addr))) = tokio::time::timeout(SENTINEL_TIMEOUT, self.ask(conn)).await
+        {
+            return Ok(addr);
+        }
+        *answering = None;
         let mut last = None;
         for (host, port) in &self.addrs {
-            match tokio::time::timeout(SENTINEL_TIMEOUT, self.ask(host, *port)).await {
-                Ok(Ok(Some(addr))) => return Ok(addr),
-                Ok(Ok(None)) => {
+            let asked = tokio::time::timeout(SENTINEL_TIMEOUT, async {
+                let mut conn = client(&format!("redis://{host}:{port}"))?
+                    .get_multiplexed_async_connection()
+                    .await?;
+                let addr = self.ask(&mut conn).await?;
+                Ok::<_, RedisError>((conn, addr))
+            })
+            .await;
+            match asked {
+                Ok(Ok((conn, Some(addr)))) => {
+                    *answering = Some(conn);
+                    return Ok(addr);
+                }
+                Ok(Ok((_, None))) => {
                     last = Some(invalid(format!(
                         "Sentinel {host}:{port} knows no master group {:?}",
                         self.master
@@ -216,16 +239,15 @@ impl Sentinels {
         Err(last.unwrap_or_else(|| invalid("no Sentinel".to_owned())))
     }
 
-    async fn ask(&self, host: &str, port: u16) -> RedisResult<Option<(String, u16)>> {
-        let mut conn = client(&format!("redis://{host}:{port}"))?
-            .get_multiplexed_async_connection()
-            .await?;
-        let addr: Option<(String, u16)> = redis::cmd("SENTINEL")
+    async fn ask(
+        &self,
+        conn: &mut redis::aio::MultiplexedConnection,
+    ) -> RedisResult<Option<(String, u16)>> {
+        redis::cmd("SENTINEL")
             .arg("get-master-addr-by-name")
             .arg(&self.master)
-            .query_async(&mut conn)
-            .await?;
-        Ok(addr)
+            .query_async(conn)
+            .await
     }
 
     fn url(&self, host: &str, port: u16) -> String {
