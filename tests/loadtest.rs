@@ -7,7 +7,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use support::{TOKEN_KEYS, spawn};
+use support::{serve_args, spawn};
 
 /// A folder of its own for one test's database.
 fn temp_dir() -> std::path::PathBuf {
@@ -15,29 +15,6 @@ fn temp_dir() -> std::path::PathBuf {
         std::env::temp_dir().join(format!("ttakji-loadtest-{}", uuid::Uuid::new_v4().simple()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     dir
-}
-
-/// `ttakji serve` on port 0 (or `listen`) with the database `db`.
-fn serve_args(db: &str, listen: &str) -> Vec<String> {
-    [
-        "serve",
-        "--listen",
-        listen,
-        "--authority-listen",
-        "127.0.0.1:0",
-        "--matchmaker-listen",
-        "127.0.0.1:0",
-        "--ratings-listen",
-        "127.0.0.1:0",
-        "--metrics-listen",
-        "127.0.0.1:0",
-        "--database-url",
-        db,
-        "--token-keys",
-        TOKEN_KEYS,
-    ]
-    .map(str::to_owned)
-    .to_vec()
 }
 
 /// Runs `ttakji loadtest ARGS --json` to its end and reads its report.

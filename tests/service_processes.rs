@@ -129,26 +129,7 @@ async fn the_single_process_server_restarted_on_its_sqlite_file_continues_the_ga
     let dir = std::env::temp_dir().join(format!("ttakji-test-{}", uuid::Uuid::new_v4().simple()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let db = format!("sqlite://{}", dir.join("ttakji.db").display());
-    let args = [
-        "serve",
-        "--listen",
-        "127.0.0.1:0",
-        "--authority-listen",
-        "127.0.0.1:0",
-        "--matchmaker-listen",
-        "127.0.0.1:0",
-        "--ratings-listen",
-        "127.0.0.1:0",
-        "--metrics-listen",
-        "127.0.0.1:0",
-        "--database-url",
-        &db,
-        "--token-keys",
-        TOKEN_KEYS,
-        "--ai-max-playouts",
-        "150",
-    ];
-    let server = spawn(&args);
+    let server = support::serve_on(&db, &["--ai-max-playouts", "150"]);
     let jin = sign_in(&format!("http://{}", server.addr), "jin").await;
     let game = jin.start(pb::ColorChoice::White).await;
     let id = game.game_id.clone();
@@ -160,7 +141,7 @@ async fn the_single_process_server_restarted_on_its_sqlite_file_continues_the_ga
     assert_eq!(before.move_count, 3);
     server.kill();
 
-    let server = spawn(&args);
+    let server = support::serve_on(&db, &["--ai-max-playouts", "150"]);
     let mut jin = jin;
     jin.games = ttakji_proto::v1::game_service_client::GameServiceClient::new(
         support::channel(&format!("http://{}", server.addr)).await,

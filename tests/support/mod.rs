@@ -687,13 +687,13 @@ pub fn wait_for_port(port: u16) {
     }
 }
 
-/// `ttakji serve` as a process on the database `db`, every listener on a
-/// port of its own choosing, with `extra` arguments.
-pub fn serve_on(db: &str, extra: &[&str]) -> Process {
-    let mut args = vec![
+/// The arguments of `ttakji serve` on the database `db`, its gateway on
+/// `listen` and every other listener on a port of its own choosing.
+pub fn serve_args(db: &str, listen: &str) -> Vec<String> {
+    [
         "serve",
         "--listen",
-        "127.0.0.1:0",
+        listen,
         "--authority-listen",
         "127.0.0.1:0",
         "--matchmaker-listen",
@@ -706,7 +706,15 @@ pub fn serve_on(db: &str, extra: &[&str]) -> Process {
         db,
         "--token-keys",
         TOKEN_KEYS,
-    ];
-    args.extend_from_slice(extra);
-    spawn(&args)
+    ]
+    .map(str::to_owned)
+    .to_vec()
+}
+
+/// `ttakji serve` as a process on the database `db`, every listener on a
+/// port of its own choosing, with `extra` arguments.
+pub fn serve_on(db: &str, extra: &[&str]) -> Process {
+    let mut args = serve_args(db, "127.0.0.1:0");
+    args.extend(extra.iter().map(|a| (*a).to_owned()));
+    spawn(&args.iter().map(String::as_str).collect::<Vec<_>>())
 }
