@@ -380,7 +380,7 @@ pub fn serve(args: &ServeArgs) -> anyhow::Result<()> {
             .on("ratings", ratings.addr())
             .on("metrics", metrics)
             .announce(&format!(
-                "ttakji serving: clients connect to http://{} (gRPC), metrics at http://{}/metrics, database {}, bus {}",
+                "ttakji serving: play in a browser at http://{}/ (apps connect there too, gRPC or gRPC-web), metrics at http://{}/metrics, database {}, bus {}",
                 gateway.addr(),
                 metrics,
                 ttakji_platform::store::redact(&args.database_url),

@@ -299,12 +299,86 @@ pub struct GrpcServer {
 }
 
 /// What a server that browsers reach accepts: gRPC-web (binary and text)
-/// over HTTP/1.1 and HTTP/2 beside native gRPC, and cross-origin calls from
-/// `origins` (a page served from the server's own address needs none).
-#[derive(Debug, Clone, Default)]
+/// over HTTP/1.1 and HTTP/2 beside native gRPC, cross-origin calls from
+/// `origins` (a page served from the server's own address needs none), and
+/// the web pages `pages` answers.
+#[derive(Clone, Default)]
 pub struct Browsers {
     /// Origins (`https://play.example`) whose pages may call; `*` for any.
     pub origins: Vec<String>,
+    /// Answers every GET and HEAD (gRPC calls are POSTs): the web client.
+    pub pages: Option<Pages>,
+}
+
+/// The answer to a GET or HEAD request, whole: a server's web pages.
+pub type Pages = std::sync::Arc<
+    dyn Fn(&http::request::Parts) -> http::Response<bytes::Bytes> + Send + Sync + 'static,
+>;
+
+impl std::fmt::Debug for Browsers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Browsers")
+            .field("origins", &self.origins)
+            .field("pages", &self.pages.is_some())
+            .finish()
+    }
+}
+
+/// Answers GET and HEAD requests with [`Pages`] and passes every other
+/// request (gRPC, gRPC-web, CORS preflights) to the service behind.
+#[derive(Clone)]
+struct PagesLayer(Pages);
+
+impl<S> tower::Layer<S> for PagesLayer {
+    type Service = ServePages<S>;
+    fn layer(&self, inner: S) -> ServePages<S> {
+        ServePages {
+            inner,
+            pages: self.0.clone(),
+        }
+    }
+}
+
+#[derive(Clone)]
+struct ServePages<S> {
+    inner: S,
+    pages: Pages,
+}
+
+impl<S, B> tower::Service<http::Request<B>> for ServePages<S>
+where
+    S: tower::Service<http::Request<B>, Response = http::Response<tonic::body::Body>>,
+{
+    type Response = http::Response<tonic::body::Body>;
+    type Error = S::Error;
+    type Future = futures_util::future::Either<
+        std::future::Ready<Result<Self::Response, S::Error>>,
+        S::Future,
+    >;
+
+    fn poll_ready(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: http::Request<B>) -> Self::Future {
+        let method = request.method();
+        if method != http::Method::GET && method != http::Method::HEAD {
+            return futures_util::future::Either::Right(self.inner.call(request));
+        }
+        let (parts, _) = request.into_parts();
+        let head = parts.method == http::Method::HEAD;
+        let response = (self.pages)(&parts).map(|body| {
+            if head {
+                tonic::body::Body::empty()
+            } else {
+                tonic::body::Body::new(http_body_util::Full::new(body))
+            }
+        });
+        futures_util::future::Either::Left(std::future::ready(Ok(response)))
+    }
 }
 
 impl Browsers {
@@ -458,6 +532,7 @@ impl GrpcServer {
             .trace_fn(server_span)
             .layer(
                 tower::ServiceBuilder::new()
+                    .option_layer(browsers.and_then(|b| b.pages.clone()).map(PagesLayer))
                     .option_layer(browsers.map(Browsers::cors))
                     .option_layer(browsers.map(|_| tonic_web::GrpcWebLayer::new()))
                     .layer(tower::util::MapResponseLayer::new(

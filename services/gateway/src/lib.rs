@@ -26,6 +26,7 @@ pub mod state;
 pub mod streams;
 pub mod validate;
 pub mod watch;
+pub mod web;
 
 pub use state::{MatchmakerClient, RatingsClient};
 
@@ -166,6 +167,9 @@ impl App {
             .await?
             .for_browsers(grpc::Browsers {
                 origins: config.web_origins.clone(),
+                pages: Some(web::pages(&web::PageConfig {
+                    google_client_id: config.google_client_id.clone(),
+                })),
             });
         let addr = server.local_addr()?;
         let metrics_addr =

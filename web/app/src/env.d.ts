@@ -1,0 +1,2 @@
+// Stylesheets are imported for Vite to bundle.
+declare module "*.css";

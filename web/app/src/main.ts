@@ -1,0 +1,933 @@
+// The Ttakji web client: every way to play that seed 000 describes, in one
+// page served by the gateway itself. The page keeps no game state of its
+// own that the server does not have: a game is its snapshot plus the events
+// after it, so a reload or a dropped connection resumes where it was.
+
+import {
+  AiLevel,
+  Code,
+  Color,
+  ColorChoice,
+  ConnectError,
+  EndReason,
+  GameStatus,
+  TicketState,
+  clockOffsetMs,
+  colorName,
+  connect,
+  resultInWords,
+  retryAfterMs,
+  type Count,
+  type GameEvent,
+  type GameSnapshot,
+  type LadderEntry,
+  type Player,
+  type Point,
+} from "@ttakji/client";
+import { Board } from "./board";
+import "./style.css";
+
+// ---------------------------------------------------------------- session
+
+interface Session {
+  token: string;
+  userId: string;
+  nickname: string;
+  /** Signed in with Google: may play ranked games. */
+  google: boolean;
+  expiresAtMs: number;
+}
+
+const SESSION_KEY = "ttakji.session";
+const ATARI_KEY = "ttakji.showAtari";
+
+function loadSession(): Session | undefined {
+  try {
+    const s = JSON.parse(localStorage.getItem(SESSION_KEY) ?? "null") as Session | null;
+    if (s && typeof s.token === "string" && s.expiresAtMs > Date.now()) return s;
+  } catch {
+    // A damaged entry is the same as none.
+  }
+  return undefined;
+}
+
+let session = loadSession();
+
+function saveSession(s: Session | undefined): void {
+  session = s;
+  if (s) localStorage.setItem(SESSION_KEY, JSON.stringify(s));
+  else localStorage.removeItem(SESSION_KEY);
+}
+
+const api = connect(location.origin, () => session?.token);
+
+/** What the operator configured for the page (`/config.json`). */
+interface PageConfig {
+  googleClientId?: string;
+}
+let pageConfig: PageConfig = {};
+
+// ---------------------------------------------------------------- helpers
+
+type Child = Node | string | false | null | undefined;
+
+function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs: Record<string, string | boolean | ((e: Event) => void)> = {},
+  ...children: Child[]
+): HTMLElementTagNameMap[K] {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (typeof v === "function") el.addEventListener(k.replace(/^on/, ""), v);
+    else if (v === true) el.setAttribute(k, "");
+    else if (v !== false) el.setAttribute(k, v);
+  }
+  for (const c of children) if (c !== false && c !== null && c !== undefined) el.append(c);
+  return el;
+}
+
+/** Puts `children` (the ones given) in `el` instead of what it held. */
+function fill(el: Element, ...children: Child[]): void {
+  el.replaceChildren(...children.filter((c): c is Node | string => !!c));
+}
+
+/** What went wrong, in the server's words. */
+function describe(e: unknown): string {
+  if (e instanceof ConnectError) {
+    if (e.code === Code.Unavailable) return "The server can't be reached right now. Trying again…";
+    return e.rawMessage || e.message;
+  }
+  return e instanceof Error ? e.message : String(e);
+}
+
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const t = setTimeout(resolve, ms);
+    signal?.addEventListener("abort", () => {
+      clearTimeout(t);
+      resolve();
+    });
+  });
+
+/**
+ * Calls `f`, retrying for up to 10 s while the server says to (UNAVAILABLE or
+ * RESOURCE_EXHAUSTED, after the wait it names). Moves carry their number, so
+ * a retried move is applied once.
+ */
+async function retrying<T>(f: () => Promise<T>): Promise<T> {
+  const until = Date.now() + 10_000;
+  for (;;) {
+    try {
+      return await f();
+    } catch (e) {
+      const again =
+        e instanceof ConnectError &&
+        (e.code === Code.Unavailable || e.code === Code.ResourceExhausted) &&
+        Date.now() < until;
+      if (!again) throw e;
+      await sleep(Math.min(retryAfterMs(e) ?? 300, 2_000));
+    }
+  }
+}
+
+function unauthenticated(e: unknown): boolean {
+  return e instanceof ConnectError && e.code === Code.Unauthenticated;
+}
+
+// ---------------------------------------------------------------- screens
+
+const root = document.getElementById("app") as HTMLElement;
+/** Stops the streams and timers of the screen on show. */
+let leave: () => void = () => {};
+
+function show(title: string, ...children: Child[]): void {
+  leave();
+  leave = () => {};
+  document.title = `${title} · Ttakji`;
+  root.replaceChildren(...children.filter((c): c is Node | string => !!c));
+  const heading = root.querySelector<HTMLElement>("h1, h2");
+  if (heading) {
+    heading.tabIndex = -1;
+    heading.focus({ preventScroll: true });
+  }
+}
+
+function onLeave(f: () => void): void {
+  const before = leave;
+  leave = () => {
+    before();
+    f();
+  };
+}
+
+function navigate(path: string, replace = false): void {
+  if (replace) history.replaceState(null, "", path);
+  else history.pushState(null, "", path);
+  void route();
+}
+
+window.addEventListener("popstate", () => void route());
+
+async function route(): Promise<void> {
+  const path = location.pathname;
+  const game = /^\/g\/([^/]+)$/.exec(path);
+  const challenge = /^\/c\/([A-Za-z0-9]+)$/.exec(path);
+  if (!session) {
+    signInScreen(challenge ? "A friend invited you to a game of Go. Choose a nickname to join." : undefined);
+    return;
+  }
+  if (game) return gameScreen(decodeURIComponent(game[1]));
+  if (challenge) return joinChallenge(challenge[1]);
+  lobby();
+}
+
+// Sign-in: a nickname for a guest, or Google for ranked play.
+function signInScreen(why?: string): void {
+  const status = h("p", { class: "status", role: "alert" });
+  const input = h("input", {
+    id: "nickname",
+    name: "nickname",
+    autocomplete: "nickname",
+    required: true,
+    minlength: "2",
+    maxlength: "20",
+    pattern: "[\\p{L}\\p{N}_\\-]{2,20}",
+    title: "2 to 20 letters, digits, - or _",
+  });
+  const form = h(
+    "form",
+    {
+      class: "card",
+      onsubmit: async (e: Event) => {
+        e.preventDefault();
+        status.textContent = "";
+        try {
+          const r = await retrying(() => api.auth.signInGuest({ nickname: input.value.trim() }));
+          saveSession({
+            token: r.accessToken,
+            userId: r.userId,
+            nickname: input.value.trim(),
+            google: false,
+            expiresAtMs: Number(r.expiresAtUnixMs),
+          });
+          void route();
+        } catch (e) {
+          status.textContent =
+            e instanceof ConnectError && e.code === Code.AlreadyExists
+              ? `“${input.value.trim()}” is taken: choose another nickname.`
+              : describe(e);
+        }
+      },
+    },
+    h("label", { for: "nickname" }, "Nickname"),
+    input,
+    h("p", { class: "hint" }, "2 to 20 letters, digits, - or _."),
+    h("button", { type: "submit", class: "primary" }, "Play as a guest"),
+  );
+  const google = h("div", { class: "google" });
+  show(
+    "Play Go",
+    h("h1", {}, "Ttakji"),
+    h("p", { class: "lead" }, why ?? "Play Go (baduk) against the computer, a random opponent or a friend."),
+    form,
+    pageConfig.googleClientId &&
+      h(
+        "section",
+        { class: "card" },
+        h("h2", {}, "Ranked games"),
+        h("p", {}, "Sign in with Google to play ranked games and join the 9×9 leaderboard."),
+        google,
+      ),
+    status,
+  );
+  if (pageConfig.googleClientId) googleButton(google, pageConfig.googleClientId, input, status);
+}
+
+interface GoogleId {
+  accounts: {
+    id: {
+      initialize(o: { client_id: string; callback: (r: { credential: string }) => void }): void;
+      renderButton(el: HTMLElement, o: Record<string, string>): void;
+    };
+  };
+}
+
+function googleButton(el: HTMLElement, clientId: string, nickname: HTMLInputElement, status: HTMLElement): void {
+  const ready = () => {
+    const g = (window as unknown as { google?: GoogleId }).google;
+    if (!g) return;
+    g.accounts.id.initialize({
+      client_id: clientId,
+      callback: async ({ credential }) => {
+        try {
+          const r = await retrying(() =>
+            api.auth.signInGoogle({ idToken: credential, nickname: nickname.validity.valid ? nickname.value.trim() : "" }),
+          );
+          saveSession({
+            token: r.accessToken,
+            userId: r.userId,
+            nickname: r.nickname,
+            google: true,
+            expiresAtMs: Number(r.expiresAtUnixMs),
+          });
+          void route();
+        } catch (e) {
+          status.textContent = describe(e);
+        }
+      },
+    });
+    g.accounts.id.renderButton(el, { theme: "outline", size: "large", text: "signin_with" });
+  };
+  if ((window as unknown as { google?: GoogleId }).google) return ready();
+  const script = h("script", { src: "https://accounts.google.com/gsi/client", async: true });
+  script.addEventListener("load", ready);
+  document.head.append(script);
+}
+
+function signedOut(message: string): void {
+  saveSession(undefined);
+  signInScreen(message);
+}
+
+// The lobby: every way to start a game, the options and the ladder.
+function lobby(message?: string): void {
+  const s = session as Session;
+  const status = h("p", { class: "status", role: "alert" }, message ?? "");
+  const select = (id: string, label: string, options: [string, string][], value: string) =>
+    h(
+      "div",
+      { class: "field" },
+      h("label", { for: id }, label),
+      h("select", { id, name: id }, ...options.map(([v, t]) => h("option", { value: v, selected: v === value }, t))),
+    );
+  const sizes: [string, string][] = [
+    ["9", "9×9"],
+    ["13", "13×13"],
+    ["19", "19×19"],
+  ];
+  const aiForm = h(
+    "form",
+    {
+      class: "card",
+      onsubmit: async (e: Event) => {
+        e.preventDefault();
+        const f = new FormData(e.target as HTMLFormElement);
+        status.textContent = "";
+        try {
+          const r = await retrying(() =>
+            api.games.startAiGame({
+              boardSize: Number(f.get("ai-size")),
+              level: Number(f.get("ai-level")) as AiLevel,
+              color: Number(f.get("ai-color")) as ColorChoice,
+            }),
+          );
+          if (r.game) navigate(`/g/${r.game.gameId}`);
+        } catch (e) {
+          if (unauthenticated(e)) return signedOut("Your sign-in has expired: choose a nickname again.");
+          status.textContent = describe(e);
+        }
+      },
+    },
+    h("h2", {}, "Play the computer"),
+    h("p", { class: "hint" }, "No clock, and you may undo."),
+    select("ai-size", "Board size", sizes, "9"),
+    select(
+      "ai-level",
+      "Level",
+      [
+        [String(AiLevel.EASY), "Easy"],
+        [String(AiLevel.NORMAL), "Normal"],
+        [String(AiLevel.HARD), "Hard"],
+      ],
+      String(AiLevel.EASY),
+    ),
+    select(
+      "ai-color",
+      "Your colour",
+      [
+        [String(ColorChoice.BLACK), "Black (you start)"],
+        [String(ColorChoice.WHITE), "White"],
+        [String(ColorChoice.RANDOM), "Random"],
+      ],
+      String(ColorChoice.BLACK),
+    ),
+    h("button", { type: "submit", class: "primary" }, "Play the computer"),
+  );
+  const ranked = h("input", { type: "checkbox", id: "ranked", disabled: !s.google });
+  const queueForm = h(
+    "form",
+    {
+      class: "card",
+      onsubmit: (e: Event) => {
+        e.preventDefault();
+        queueScreen(ranked.checked);
+      },
+    },
+    h("h2", {}, "Play a random opponent"),
+    h("p", { class: "hint" }, "9×9, 30 seconds a move. If nobody is free after a short wait, you play the computer."),
+    h(
+      "div",
+      { class: "check" },
+      ranked,
+      h("label", { for: "ranked" }, s.google ? "Ranked game" : "Ranked game (sign in with Google first)"),
+    ),
+    h("button", { type: "submit", class: "primary" }, "Find an opponent"),
+  );
+  const code = h("input", {
+    id: "code",
+    name: "code",
+    autocomplete: "off",
+    required: true,
+    pattern: "[A-Za-z0-9]{6}",
+    maxlength: "6",
+    title: "the six letters and digits your friend sent",
+  });
+  const friendCard = h(
+    "section",
+    { class: "card" },
+    h("h2", {}, "Play a friend"),
+    h("button", { type: "button", class: "primary", onclick: () => challengeScreen() }, "Invite a friend by link"),
+    h(
+      "form",
+      {
+        class: "inline",
+        onsubmit: (e: Event) => {
+          e.preventDefault();
+          navigate(`/c/${code.value.trim().toUpperCase()}`);
+        },
+      },
+      h("label", { for: "code" }, "Friend's code"),
+      code,
+      h("button", { type: "submit" }, "Join"),
+    ),
+  );
+  const atari = h("input", {
+    type: "checkbox",
+    id: "show-atari",
+    checked: localStorage.getItem(ATARI_KEY) === "1",
+    onchange: (e: Event) => localStorage.setItem(ATARI_KEY, (e.target as HTMLInputElement).checked ? "1" : "0"),
+  });
+  const ladder = h("section", { class: "card ladder" }, h("h2", {}, "9×9 leaderboard"), h("p", {}, "Loading…"));
+  show(
+    "Lobby",
+    h(
+      "header",
+      { class: "top" },
+      h("h1", {}, "Ttakji"),
+      h(
+        "p",
+        {},
+        `Playing as ${s.nickname}${s.google ? " (signed in)" : " (guest)"} `,
+        h("button", { type: "button", class: "link", onclick: () => signedOut("Signed out.") }, "Sign out"),
+      ),
+    ),
+    status,
+    h("div", { class: "cards" }, aiForm, queueForm, friendCard, ladder),
+    h(
+      "section",
+      { class: "card" },
+      h("h2", {}, "Options"),
+      h("div", { class: "check" }, atari, h("label", { for: "show-atari" }, "Mark stones in atari")),
+    ),
+  );
+  void fillLadder(ladder);
+}
+
+async function fillLadder(el: HTMLElement): Promise<void> {
+  try {
+    const r = await retrying(() => api.ladder.getLadder({ boardSize: 9, top: 10 }));
+    const table = (rows: LadderEntry[], caption: string) =>
+      h(
+        "table",
+        {},
+        h("caption", {}, caption),
+        h("thead", {}, h("tr", {}, h("th", {}, "Rank"), h("th", {}, "Player"), h("th", {}, "Rating"), h("th", {}, "Games"))),
+        h(
+          "tbody",
+          {},
+          ...rows.map((e) =>
+            h(
+              "tr",
+              { class: e.userId === session?.userId ? "me" : "" },
+              h("td", {}, String(e.rank)),
+              h("td", {}, e.nickname + (e.userId === session?.userId ? " (you)" : "")),
+              h("td", {}, String(e.rating)),
+              h("td", {}, String(e.games)),
+            ),
+          ),
+        ),
+      );
+    fill(el,
+      h("h2", {}, "9×9 leaderboard"),
+      r.top.length ? table(r.top, "Top players") : h("p", {}, "No ranked games yet."),
+      r.aroundMe.length
+        ? table(r.aroundMe, "Your place")
+        : h("p", { class: "hint" }, "Play a ranked game to get a place on the ladder."),
+    );
+  } catch (e) {
+    el.replaceChildren(h("h2", {}, "9×9 leaderboard"), h("p", {}, describe(e)));
+  }
+}
+
+// The queue: the wait shown, then the game.
+function queueScreen(ranked: boolean): void {
+  const abort = new AbortController();
+  let ticketId = "";
+  const wait = h("p", { class: "wait", "aria-live": "polite" }, "Joining the queue…");
+  const cancel = async () => {
+    abort.abort();
+    if (ticketId) await api.match.cancelMatch({ ticketId }).catch(() => {});
+    lobby();
+  };
+  show(
+    "Finding an opponent",
+    h(
+      "section",
+      { class: "card center" },
+      h("h2", {}, "Looking for an opponent"),
+      wait,
+      h("button", { type: "button", onclick: cancel }, "Cancel"),
+    ),
+  );
+  onLeave(() => abort.abort());
+  void (async () => {
+    try {
+      for await (const r of api.match.findMatch({ boardSize: 9, ranked }, { signal: abort.signal })) {
+        const t = r.ticket;
+        if (!t) continue;
+        ticketId = t.ticketId;
+        if (t.state === TicketState.MATCHED && t.gameId) return navigate(`/g/${t.gameId}`);
+        if (t.state === TicketState.CANCELLED) return lobby("You left the queue.");
+        const seconds = Math.floor(Number(t.waitedMs) / 1000);
+        wait.textContent = `Waiting ${seconds} s · ${t.waiting} ${t.waiting === 1 ? "player" : "players"} in the queue`;
+      }
+    } catch (e) {
+      if (abort.signal.aborted) return;
+      if (unauthenticated(e)) return signedOut("Your sign-in has expired: choose a nickname again.");
+      lobby(describe(e));
+    }
+  })();
+}
+
+// A friend challenge: the link to send, then the game once the friend joins.
+function challengeScreen(): void {
+  const abort = new AbortController();
+  const body = h("div", {}, h("p", {}, "Making a link…"));
+  show(
+    "Invite a friend",
+    h(
+      "section",
+      { class: "card center" },
+      h("h2", {}, "Invite a friend"),
+      body,
+      h(
+        "button",
+        {
+          type: "button",
+          onclick: () => {
+            abort.abort();
+            lobby();
+          },
+        },
+        "Cancel",
+      ),
+    ),
+  );
+  onLeave(() => abort.abort());
+  void (async () => {
+    try {
+      for await (const r of api.match.createChallenge({ boardSize: 9 }, { signal: abort.signal })) {
+        const c = r.challenge;
+        if (!c) continue;
+        if (c.gameId) return navigate(`/g/${c.gameId}`);
+        // The link is on this server's own address, whatever address the
+        // friend's browser reaches it by.
+        const link = `${location.origin}/c/${c.code}`;
+        const field = h("input", { id: "link", readonly: true, value: link });
+        fill(body,
+          h("label", { for: "link" }, "Send this link to your friend"),
+          field,
+          h(
+            "button",
+            {
+              type: "button",
+              class: "primary",
+              onclick: async (e: Event) => {
+                await navigator.clipboard?.writeText(link).catch(() => {});
+                (e.target as HTMLButtonElement).textContent = "Link copied";
+              },
+            },
+            "Copy the link",
+          ),
+          h("p", {}, "Or tell them the code ", h("strong", { class: "code" }, c.code), "."),
+          h("p", { class: "wait", "aria-live": "polite" }, "Waiting for your friend to join…"),
+        );
+      }
+    } catch (e) {
+      if (abort.signal.aborted) return;
+      if (unauthenticated(e)) return signedOut("Your sign-in has expired: choose a nickname again.");
+      lobby(describe(e));
+    }
+  })();
+}
+
+async function joinChallenge(code: string): Promise<void> {
+  show("Joining", h("section", { class: "card center" }, h("h2", {}, "Joining your friend's game…")));
+  try {
+    const r = await retrying(() => api.match.acceptChallenge({ code }));
+    if (r.game) navigate(`/g/${r.game.gameId}`, true);
+  } catch (e) {
+    if (unauthenticated(e)) return signedOut("Your sign-in has expired: choose a nickname again.");
+    history.replaceState(null, "", "/");
+    lobby(`That link did not work: ${describe(e)}`);
+  }
+}
+
+// ---------------------------------------------------------------- the game
+
+const isAi = (p?: Player) => !!p && p.aiLevel !== AiLevel.UNSPECIFIED;
+
+async function gameScreen(gameId: string): Promise<void> {
+  show("Game", h("p", { class: "card center" }, "Loading the game…"));
+  let first: GameSnapshot | undefined;
+  try {
+    first = (await retrying(() => api.games.getGame({ gameId }))).game;
+  } catch (e) {
+    if (unauthenticated(e)) return signedOut("Your sign-in has expired: choose a nickname again.");
+    return lobby(`That game could not be opened: ${describe(e)}`);
+  }
+  if (first) new GameView(first).mount();
+}
+
+class GameView {
+  private game: GameSnapshot;
+  private offsetMs = 0;
+  private busy = false;
+  /** The count shown: asked for, or sent after the opponent's pass. */
+  private preview?: Count;
+  private abort = new AbortController();
+  private board = new Board((p) => void this.play(p));
+  private players = h("div", { class: "players" });
+  private turn = h("p", { class: "turn", "aria-live": "polite" });
+  private status = h("p", { class: "status", role: "alert" });
+  private controls = h("div", { class: "controls" });
+  private count = h("div", { class: "count", "aria-live": "polite" });
+  private after = h("div", { class: "after" });
+  private resignArmed = false;
+  private rematching = false;
+  private opponentHere = true;
+
+  constructor(game: GameSnapshot) {
+    this.game = game;
+    this.took(game);
+  }
+
+  mount(): void {
+    show(
+      "Game",
+      h("h2", { class: "sr-only" }, "Game"),
+      h(
+        "div",
+        { class: "game" },
+        h("div", { class: "side" }, this.players, this.turn),
+        this.board.element,
+        h("div", { class: "side" }, this.controls, this.status, this.after, this.count),
+      ),
+    );
+    const tick = setInterval(() => this.drawClock(), 250);
+    onLeave(() => {
+      clearInterval(tick);
+      this.abort.abort();
+    });
+    this.draw();
+    void this.watch();
+  }
+
+  private get mine(): Color {
+    return this.game.yourColor;
+  }
+
+  private get opponent(): Player | undefined {
+    return this.mine === Color.BLACK ? this.game.white : this.game.black;
+  }
+
+  private get playing(): boolean {
+    return this.game.status === GameStatus.PLAYING;
+  }
+
+  /** Keeps a snapshot if it is not older than the one shown. */
+  private took(g: GameSnapshot, event?: GameEvent): boolean {
+    if (g.eventSeq < this.game.eventSeq) return false;
+    const offset = clockOffsetMs(g);
+    if (offset !== undefined) this.offsetMs = offset;
+    const moved = g.moveCount !== this.game.moveCount || g.status !== this.game.status;
+    this.game = g;
+    if (g.scorePreview) this.preview = g.scorePreview;
+    else if (moved) this.preview = undefined;
+    const kind = event?.kind;
+    if (kind?.case === "movePlayed" && !kind.value.move?.point && kind.value.move?.color !== this.mine && g.scorePreview) {
+      this.status.textContent = `${colorName(kind.value.move?.color ?? Color.UNSPECIFIED)} passed. Passing too ends the game with this count.`;
+    }
+    if (kind?.case === "drawDeclined" && kind.value.by !== this.mine) this.status.textContent = "Your draw offer was declined.";
+    return true;
+  }
+
+  /** The game's events from the last one seen, again after every drop, until it ends. */
+  private async watch(): Promise<void> {
+    let backoff = 250;
+    while (!this.abort.signal.aborted) {
+      try {
+        const stream = api.games.watchGame(
+          { gameId: this.game.gameId, afterSeq: this.game.eventSeq },
+          { signal: this.abort.signal },
+        );
+        for await (const r of stream) {
+          backoff = 250;
+          const event = r.event;
+          if (event?.snapshot && this.took(event.snapshot, event)) this.draw();
+          const p = r.presence;
+          if (p && p.userId && p.userId === this.opponent?.userId) {
+            this.opponentHere = p.connected;
+            this.drawPlayers();
+          }
+        }
+        if (!this.playing) return;
+      } catch (e) {
+        if (this.abort.signal.aborted) return;
+        if (unauthenticated(e)) return signedOut("Your sign-in has expired: choose a nickname again.");
+      }
+      this.turn.textContent = "Reconnecting…";
+      await sleep(backoff, this.abort.signal);
+      backoff = Math.min(backoff * 2, 5_000);
+      // What happened while the stream was down comes first on the next one.
+    }
+  }
+
+  private async act(f: () => Promise<{ game?: GameSnapshot }>): Promise<void> {
+    if (this.busy) return;
+    this.busy = true;
+    this.status.textContent = "";
+    try {
+      const r = await retrying(f);
+      if (r.game) this.took(r.game);
+    } catch (e) {
+      if (unauthenticated(e)) return signedOut("Your sign-in has expired: choose a nickname again.");
+      this.status.textContent = describe(e);
+    } finally {
+      this.busy = false;
+      this.draw();
+    }
+  }
+
+  private play(point: Point): void {
+    if (!this.playing) return;
+    if (this.game.toMove !== this.mine) {
+      this.status.textContent = `It is ${colorName(this.game.toMove)}'s turn.`;
+      return;
+    }
+    const { gameId, moveCount } = this.game;
+    void this.act(() => api.games.playMove({ gameId, moveNumber: moveCount + 1, point }));
+  }
+
+  private draw(): void {
+    const g = this.game;
+    const shownCount = this.playing ? this.preview : g.result?.count;
+    this.board.update({
+      size: g.boardSize,
+      stones: g.stones,
+      lastMove: g.lastMove?.point,
+      ko: this.playing ? g.koForbidden : [],
+      dead: shownCount?.deadStones ?? [],
+      atari: this.playing && localStorage.getItem(ATARI_KEY) === "1",
+    });
+    this.drawPlayers();
+    this.drawControls();
+    this.drawCount(shownCount);
+    this.drawAfter();
+  }
+
+  private drawPlayers(): void {
+    const g = this.game;
+    const seat = (c: Color, p: Player | undefined, captures: number) =>
+      h(
+        "div",
+        { class: `player ${c === Color.BLACK ? "black" : "white"}${g.toMove === c ? " to-move" : ""}` },
+        h("span", { class: "swatch", "aria-hidden": "true" }),
+        h(
+          "span",
+          { class: "name" },
+          `${colorName(c)}: ${p?.nickname ?? "?"}${c === this.mine ? " (you)" : ""}`,
+          c !== this.mine && this.mine !== Color.UNSPECIFIED && !isAi(p) && !this.opponentHere ? " · away" : "",
+        ),
+        h("span", { class: "captures" }, `${captures} captured`),
+        g.clock && this.playing && g.toMove === c ? h("span", { class: "clock", role: "timer", "data-color": String(c) }) : null,
+      );
+    this.players.replaceChildren(
+      seat(Color.BLACK, g.black, g.blackCaptures),
+      seat(Color.WHITE, g.white, g.whiteCaptures),
+    );
+    if (this.playing) {
+      this.turn.textContent =
+        g.toMove === this.mine ? "Your turn" : `${colorName(g.toMove)} to move${isAi(this.opponent) ? " (thinking…)" : ""}`;
+    } else {
+      this.turn.textContent = "The game is over";
+    }
+    this.drawClock();
+  }
+
+  private drawClock(): void {
+    const el = this.players.querySelector<HTMLElement>(".clock");
+    const clock = this.game.clock;
+    if (!el || !clock) return;
+    const left = Math.max(0, Number(clock.deadlineUnixMs) - (Date.now() + this.offsetMs));
+    const seconds = Math.ceil(left / 1000);
+    el.textContent = `0:${String(seconds).padStart(2, "0")}`;
+    el.setAttribute("aria-label", `${seconds} seconds left`);
+    el.classList.toggle("low", seconds <= 10);
+  }
+
+  private drawControls(): void {
+    const g = this.game;
+    const mine = this.mine;
+    if (!this.playing || mine === Color.UNSPECIFIED) {
+      this.controls.replaceChildren();
+      return;
+    }
+    const myTurn = g.toMove === mine;
+    const againstAi = isAi(this.opponent);
+    const button = (label: string, onclick: () => void, enabled = true, extra = "") =>
+      h("button", { type: "button", class: extra, disabled: !enabled || this.busy, onclick }, label);
+    const offeredBy = g.drawOfferedBy;
+    fill(this.controls,
+      button(
+        "Pass",
+        () => void this.act(() => api.games.pass({ gameId: g.gameId, moveNumber: g.moveCount + 1 })),
+        myTurn,
+      ),
+      againstAi &&
+        button(
+          "Undo",
+          () => void this.act(() => api.games.undoMove({ gameId: g.gameId, moveCount: g.moveCount })),
+          g.undoAllowed,
+        ),
+      button("Count now", () => void this.askCount()),
+      !againstAi &&
+        offeredBy === Color.UNSPECIFIED &&
+        button("Offer a draw", () => void this.act(() => api.games.offerDraw({ gameId: g.gameId }))),
+      !againstAi && offeredBy === mine && h("span", { class: "note" }, "You offered a draw."),
+      !againstAi &&
+        offeredBy !== Color.UNSPECIFIED &&
+        offeredBy !== mine &&
+        h(
+          "div",
+          { class: "offer", role: "group", "aria-label": "Draw offer" },
+          h("span", {}, "Your opponent offers a draw."),
+          button("Accept the draw", () => void this.act(() => api.games.answerDraw({ gameId: g.gameId, accept: true }))),
+          button("Decline", () => void this.act(() => api.games.answerDraw({ gameId: g.gameId, accept: false }))),
+        ),
+      button(
+        this.resignArmed ? "Really resign?" : "Resign",
+        () => {
+          if (!this.resignArmed) {
+            this.resignArmed = true;
+            this.drawControls();
+            setTimeout(() => {
+              this.resignArmed = false;
+              this.drawControls();
+            }, 4_000);
+            return;
+          }
+          this.resignArmed = false;
+          void this.act(() => api.games.resign({ gameId: g.gameId }));
+        },
+        true,
+        "danger",
+      ),
+    );
+  }
+
+  private async askCount(): Promise<void> {
+    try {
+      const r = await retrying(() => api.games.getScorePreview({ gameId: this.game.gameId }));
+      this.preview = r.count;
+      this.draw();
+    } catch (e) {
+      this.status.textContent = describe(e);
+    }
+  }
+
+  private drawCount(count: Count | undefined): void {
+    if (!count) {
+      this.count.replaceChildren();
+      return;
+    }
+    const dead = count.deadStones.length;
+    fill(this.count,
+      h("p", {}, `${this.playing ? "If the game ended now: " : "Final count: "}${count.summary}`),
+      dead > 0 &&
+        h("p", { class: "hint" }, `${dead} dead ${dead === 1 ? "stone is" : "stones are"} taken off (crossed on the board).`),
+    );
+  }
+
+  private drawAfter(): void {
+    const g = this.game;
+    if (this.playing || !g.result) {
+      this.after.replaceChildren();
+      return;
+    }
+    const words = resultInWords(g);
+    const won = g.result.winner !== Color.UNSPECIFIED && g.result.winner === this.mine;
+    const lost = g.result.winner !== Color.UNSPECIFIED && this.mine !== Color.UNSPECIFIED && !won;
+    const human = !isAi(g.black) && !isAi(g.white);
+    const reason =
+      g.result.reason === EndReason.MOVE_CAP ? " (the move limit was reached)" : "";
+    fill(this.after,
+      h(
+        "section",
+        { class: "result", "aria-label": "Result" },
+        h("h3", {}, words + reason),
+        h("p", { class: "sgf-result" }, g.result.text === "0" ? "Jigo" : g.result.text),
+        won && h("p", {}, "You won."),
+        lost && h("p", {}, "You lost."),
+        g.ranked && h("p", { class: "hint" }, "Ranked: your rating has been updated."),
+      ),
+      human &&
+        this.mine !== Color.UNSPECIFIED &&
+        h(
+          "button",
+          { type: "button", class: "primary", disabled: this.rematching, onclick: () => void this.rematch() },
+          this.rematching ? "Waiting for your opponent to agree…" : "Rematch (colours swapped)",
+        ),
+      h("button", { type: "button", onclick: () => navigate("/") }, "Back to the lobby"),
+    );
+  }
+
+  private async rematch(): Promise<void> {
+    this.rematching = true;
+    this.drawAfter();
+    try {
+      for await (const r of api.match.rematch({ gameId: this.game.gameId }, { signal: this.abort.signal })) {
+        if (r.newGameId) return navigate(`/g/${r.newGameId}`);
+      }
+    } catch (e) {
+      if (this.abort.signal.aborted) return;
+      this.status.textContent = describe(e);
+    }
+    this.rematching = false;
+    this.drawAfter();
+  }
+}
+
+// ---------------------------------------------------------------- start
+
+async function start(): Promise<void> {
+  try {
+    const r = await fetch("/config.json");
+    if (r.ok) pageConfig = (await r.json()) as PageConfig;
+  } catch {
+    // Served from elsewhere: no Google sign-in.
+  }
+  await route();
+}
+
+void start();

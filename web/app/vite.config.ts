@@ -1,0 +1,21 @@
+import { defineConfig } from "vite";
+
+// The built page is embedded in the gateway's binary (services/gateway),
+// which serves it at `/`; `npm run build` writes it to dist/.
+export default defineConfig({
+  base: "/",
+  build: {
+    outDir: "dist",
+    emptyOutDir: true,
+    target: "es2022",
+    // One script and one stylesheet: the page is small, and one request
+    // each gets a board on screen soonest.
+    cssCodeSplit: false,
+    modulePreload: false,
+    reportCompressedSize: true,
+  },
+  server: {
+    // `npm run dev` sends the API to a `ttakji serve` on its default port.
+    proxy: { "/ttakji.v1.": "http://127.0.0.1:50051" },
+  },
+});

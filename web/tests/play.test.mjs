@@ -1,0 +1,137 @@
+// The web client in a real browser against a real server: every way to
+// play, to the end. `npm test` in web/ (after `cargo build`), as CI does.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { startServer, launch, player, point, stones, myColor, screenshot, PHONE } from "./harness.mjs";
+
+let server;
+let browser;
+
+before(async () => {
+  // Nobody is paired with the computer while two people are queued.
+  server = await startServer(["--ai-after", "60"]);
+  browser = await launch();
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+const other = (c) => (c === "Black" ? "White" : "Black");
+
+/** The two pages of one game, Black's first. */
+async function byColor(a, b) {
+  return (await myColor(a)) === "Black" ? [a, b] : [b, a];
+}
+
+test("two players meet in the queue, play to the end and see the same count", async () => {
+  const a = await player(browser, server.url, "queue-ann");
+  const b = await player(browser, server.url, "queue-bo", { viewport: PHONE });
+  await a.getByRole("button", { name: "Find an opponent" }).click();
+  await a.getByText(/Waiting \d+ s/).waitFor();
+  await screenshot(a, "queue");
+  await b.getByRole("button", { name: "Find an opponent" }).click();
+  await a.waitForURL(/\/g\//);
+  await b.waitForURL(/\/g\//);
+  assert.equal(new URL(a.url()).pathname, new URL(b.url()).pathname, "both are in the same game");
+  const [black, white] = await byColor(a, b);
+  await black.getByText("Your turn").waitFor();
+  await point(black, "C3").click();
+  await point(white, "C3").and(white.getByRole("button", { name: /black stone, last move/ })).waitFor();
+  await point(white, "G7").click();
+  await point(black, "G7").and(black.getByRole("button", { name: /white stone, last move/ })).waitFor();
+  await screenshot(a, "game");
+  await black.getByRole("button", { name: "Pass" }).click();
+  // After the opponent's pass the count shows by itself.
+  await white.getByText(/If the game ended now: /).waitFor();
+  await white.getByRole("button", { name: "Pass" }).click();
+  const counts = [];
+  for (const page of [black, white]) {
+    await page.getByRole("heading", { name: "White wins by 7" }).waitFor();
+    counts.push(await page.getByText(/^Final count: /).textContent());
+  }
+  assert.equal(counts[0], counts[1], "both see the same count");
+  assert.match(counts[0], /Black 1 – White 8 \(komi 7\)/);
+  await white.getByText("You won.").waitFor();
+  await black.getByText("You lost.").waitFor();
+  await screenshot(a, "result");
+
+  // A rematch once both ask: colours swapped.
+  const finished = new URL(black.url()).pathname;
+  for (const page of [black, white]) await page.getByRole("button", { name: "Rematch (colours swapped)" }).click();
+  for (const page of [black, white]) await page.waitForURL((u) => u.pathname.startsWith("/g/") && u.pathname !== finished);
+  assert.equal(new URL(black.url()).pathname, new URL(white.url()).pathname, "one new game");
+  await black.getByRole("group", { name: "Go board" }).waitFor();
+  assert.equal(await myColor(black), "White", "the rematch swaps colours");
+  assert.equal(await myColor(white), "Black");
+  await a.context().close();
+  await b.context().close();
+});
+
+test("against the computer, a move and its reply are taken back with undo", async () => {
+  const page = await player(browser, server.url, "ai-undo");
+  await screenshot(page, "lobby");
+  await page.getByLabel("Level").selectOption({ label: "Easy" });
+  await page.getByLabel("Your colour").selectOption({ label: "Black (you start)" });
+  await page.getByRole("button", { name: "Play the computer" }).click();
+  await page.getByRole("group", { name: "Go board" }).waitFor();
+  await page.getByText("Your turn").waitFor();
+  await point(page, "E5").click();
+  await point(page, "E5").and(page.getByRole("button", { name: /black stone/ })).waitFor();
+  // The computer's reply comes on the game's stream.
+  await page.getByRole("button", { name: /white stone, last move/ }).waitFor({ timeout: 20_000 });
+  await page.getByText("Your turn").waitFor();
+  assert.equal(await stones(page, "black"), 1);
+  assert.equal(await stones(page, "white"), 1);
+  await page.getByRole("button", { name: "Undo" }).click();
+  await point(page, "E5").and(page.getByRole("button", { name: "E5, empty" })).waitFor();
+  assert.equal(await stones(page, "white"), 0, "the reply went too");
+  assert.equal(await stones(page, "black"), 0);
+  // An illegal move gets the rules' reason and changes nothing.
+  await point(page, "E5").click();
+  await page.getByRole("button", { name: /white stone, last move/ }).waitFor({ timeout: 20_000 });
+  await page.getByText("Your turn").waitFor();
+  await point(page, "E5").click();
+  await page.getByRole("alert").filter({ hasText: /occupied/ }).waitFor();
+  assert.equal(await stones(page, "black"), 1);
+  await page.context().close();
+});
+
+test("a friend joins by the link, and a reload mid-game resumes it", async () => {
+  const host = await player(browser, server.url, "host-hana");
+  await host.getByRole("button", { name: "Invite a friend by link" }).click();
+  const link = await host.getByLabel("Send this link to your friend").inputValue();
+  assert.match(link, new RegExp(`^${server.url}/c/[A-Z0-9]{6}$`), "a link on the server's own address");
+  await screenshot(host, "invite");
+  const context = await browser.newContext({ viewport: PHONE });
+  const friend = await context.newPage();
+  await friend.goto(link);
+  await friend.getByText("A friend invited you").waitFor();
+  await screenshot(friend, "sign-in");
+  await friend.getByLabel("Nickname").fill("friend-fei");
+  await friend.getByRole("button", { name: "Play as a guest" }).click();
+  await friend.waitForURL(/\/g\//);
+  await host.waitForURL(/\/g\//);
+  assert.equal(new URL(friend.url()).pathname, new URL(host.url()).pathname);
+  await friend.getByText(/host-hana/).first().waitFor();
+  await host.getByText(/friend-fei/).first().waitFor();
+  const [black, white] = await byColor(host, friend);
+  await point(black, "D4").click();
+  await point(white, "D4").and(white.getByRole("button", { name: /black stone/ })).waitFor();
+
+  // Reload in the middle of the game: the page comes back to it.
+  await white.reload();
+  await point(white, "D4").and(white.getByRole("button", { name: /black stone, last move/ })).waitFor();
+  await white.getByText("Your turn").waitFor();
+  await point(white, "F6").click();
+  await point(black, "F6").and(black.getByRole("button", { name: /white stone, last move/ })).waitFor();
+  // The reloaded page still hears the opponent.
+  await point(black, "C7").click();
+  await point(white, "C7").and(white.getByRole("button", { name: /black stone, last move/ })).waitFor();
+  await white.getByRole("button", { name: "Resign" }).click();
+  await white.getByRole("button", { name: "Really resign?" }).click();
+  await black.getByRole("heading", { name: "Black wins by resignation" }).waitFor();
+  await host.context().close();
+  await context.close();
+});
