@@ -82,9 +82,10 @@ pub struct ServeArgs {
     /// Seconds per move in games between people.
     #[arg(long, env = "TTAKJI_SECONDS_PER_MOVE", default_value_t = ttakji_matchmaker::SECONDS_PER_MOVE)]
     pub seconds_per_move: u32,
-    /// A challenge's link is this followed by its code.
-    #[arg(long, env = "TTAKJI_LINK_BASE", default_value = ttakji_matchmaker::LINK_BASE)]
-    pub link_base: String,
+    /// A challenge's link is this followed by its code; by default the
+    /// page this process serves, `http://<--listen>/c/`.
+    #[arg(long, env = "TTAKJI_LINK_BASE")]
+    pub link_base: Option<String>,
     /// Where Prometheus reads `/metrics` (one endpoint for the process).
     #[arg(long, env = "TTAKJI_METRICS_LISTEN", default_value = "127.0.0.1:9090")]
     pub metrics_listen: SocketAddr,
@@ -342,7 +343,10 @@ pub fn serve(args: &ServeArgs) -> anyhow::Result<()> {
             ttakji_matchmaker::Config::new(args.matchmaker_listen, authority_url.clone());
         matching.rules = args.pairing.clone();
         matching.seconds_per_move = args.seconds_per_move;
-        matching.link_base = args.link_base.clone();
+        matching.link_base = args
+            .link_base
+            .clone()
+            .unwrap_or_else(|| format!("http://{}/c/", args.listen));
         matching.service_key = service_key.clone();
         let matchmaker =
             ttakji_matchmaker::App::build(matching, tickets, bus.clone(), shutdown.clone()).await?;
@@ -702,6 +706,7 @@ mod tests {
         assert_eq!(args.database_url, "sqlite://ttakji.db");
         assert!(args.token_keys.is_none() && args.redis_url.is_none());
         assert_eq!(args.seconds_per_move, 30);
+        assert!(args.link_base.is_none(), "links point at the page served");
         assert_eq!(args.pairing.ai_after, Duration::from_secs(10));
     }
 }

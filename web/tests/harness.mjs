@@ -2,6 +2,7 @@
 // ports with its own SQLite file, Debian's Chromium driven by
 // playwright-core, and players who sign in through the page.
 import { spawn } from "node:child_process";
+import { createServer } from "node:net";
 import { mkdtempSync, rmSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -18,12 +19,26 @@ export function serverBinary() {
   return join(target, "debug", "ttakji");
 }
 
-/** Starts `ttakji serve` on free loopback ports; resolves with its page's address. */
+/** A loopback port nobody listens on now. */
+async function freePort() {
+  const probe = createServer();
+  await new Promise((ok) => probe.listen(0, "127.0.0.1", ok));
+  const { port } = probe.address();
+  await new Promise((ok) => probe.close(ok));
+  return port;
+}
+
+/**
+ * Starts `ttakji serve` on loopback, its page on a port of its own and the
+ * rest on free ports; resolves with the page's address, and ways to stop
+ * it, kill it (SIGKILL) and start it again on the same address and files.
+ */
 export async function startServer(extra = []) {
   const dir = mkdtempSync(join(tmpdir(), "ttakji-web-"));
+  const port = await freePort();
   const args = [
     "serve",
-    "--listen", "127.0.0.1:0",
+    "--listen", `127.0.0.1:${port}`,
     "--authority-listen", "127.0.0.1:0",
     "--matchmaker-listen", "127.0.0.1:0",
     "--ratings-listen", "127.0.0.1:0",
@@ -33,26 +48,41 @@ export async function startServer(extra = []) {
     "--limits-exempt", "127.0.0.1",
     ...extra,
   ];
-  const child = spawn(serverBinary(), args, {
-    stdio: ["ignore", "pipe", process.env.TEST_LOG ? "inherit" : "ignore"],
-  });
-  const lines = createInterface({ input: child.stdout });
-  const url = await new Promise((ok, fail) => {
-    const timer = setTimeout(() => fail(new Error("ttakji serve did not say where it listens in 60 s")), 60_000);
-    child.once("exit", (code) => fail(new Error(`ttakji serve exited (${code}) before listening`)));
-    lines.on("line", (line) => {
-      const m = /^listening gateway=(\S+)/.exec(line);
-      if (m) {
-        clearTimeout(timer);
-        ok(`http://${m[1]}`);
-      }
+  let child;
+  const run = async () => {
+    child = spawn(serverBinary(), args, {
+      stdio: ["ignore", "pipe", process.env.TEST_LOG ? "inherit" : "ignore"],
     });
-  });
+    const lines = createInterface({ input: child.stdout });
+    return new Promise((ok, fail) => {
+      const timer = setTimeout(() => fail(new Error("ttakji serve did not say where it listens in 60 s")), 60_000);
+      child.once("error", (e) => fail(new Error(`starting ${serverBinary()}: ${e.message} (build it with cargo build)`)));
+      child.once("exit", (code) => fail(new Error(`ttakji serve exited (${code}) before listening`)));
+      lines.on("line", (line) => {
+        const m = /^listening gateway=(\S+)/.exec(line);
+        if (m) {
+          clearTimeout(timer);
+          ok(`http://${m[1]}`);
+        }
+      });
+    });
+  };
+  const ended = (signal) => {
+    const c = child;
+    if (c.exitCode !== null || c.signalCode !== null) return Promise.resolve();
+    const exit = new Promise((ok) => c.once("exit", ok));
+    c.kill(signal);
+    return exit;
+  };
+  const url = await run();
   return {
     url,
+    /** SIGKILL, as a machine dying does. */
+    kill: () => ended("SIGKILL"),
+    /** Starts it again on the same address, database and token key. */
+    restart: run,
     async stop() {
-      child.kill("SIGTERM");
-      await new Promise((ok) => (child.exitCode !== null ? ok() : child.once("exit", ok)));
+      await ended("SIGTERM");
       rmSync(dir, { recursive: true, force: true });
     },
   };

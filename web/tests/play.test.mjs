@@ -88,17 +88,22 @@ test("against the computer, a move and its reply are taken back with undo", asyn
   await point(page, "E5").and(page.getByRole("button", { name: "E5, empty" })).waitFor();
   assert.equal(await stones(page, "white"), 0, "the reply went too");
   assert.equal(await stones(page, "black"), 0);
-  // An illegal move gets the rules' reason and changes nothing.
-  await point(page, "E5").click();
+  // By keyboard: the arrow keys move between the points, Enter plays.
+  await point(page, "E5").focus();
+  await page.keyboard.press("ArrowUp");
+  assert.match(await page.evaluate(() => document.activeElement?.getAttribute("aria-label")), /^E6, empty/);
+  await page.keyboard.press("Enter");
+  await point(page, "E6").and(page.getByRole("button", { name: /black stone/ })).waitFor();
   await page.getByRole("button", { name: /white stone, last move/ }).waitFor({ timeout: 20_000 });
   await page.getByText("Your turn").waitFor();
-  await point(page, "E5").click();
+  // An illegal move gets the rules' reason and changes nothing.
+  await point(page, "E6").click();
   await page.getByRole("alert").filter({ hasText: /occupied/ }).waitFor();
   assert.equal(await stones(page, "black"), 1);
   await page.context().close();
 });
 
-test("a friend joins by the link, and a reload mid-game resumes it", async () => {
+test("a friend joins by the link, a reload and a server killed mid-game resume it, and a draw is agreed", async () => {
   const host = await player(browser, server.url, "host-hana");
   await host.getByRole("button", { name: "Invite a friend by link" }).click();
   const link = await host.getByLabel("Send this link to your friend").inputValue();
@@ -129,9 +134,25 @@ test("a friend joins by the link, and a reload mid-game resumes it", async () =>
   // The reloaded page still hears the opponent.
   await point(black, "C7").click();
   await point(white, "C7").and(white.getByRole("button", { name: /black stone, last move/ })).waitFor();
-  await white.getByRole("button", { name: "Resign" }).click();
-  await white.getByRole("button", { name: "Really resign?" }).click();
-  await black.getByRole("heading", { name: "Black wins by resignation" }).waitFor();
+  // The server killed mid-game and started again: both pages carry on.
+  await point(white, "E3").click();
+  await point(black, "E3").and(black.getByRole("button", { name: /white stone, last move/ })).waitFor();
+  await server.kill();
+  await black.getByText("Reconnecting…").waitFor();
+  await server.restart();
+  await black.getByText("Your turn").waitFor();
+  await point(black, "G3").click();
+  await point(white, "G3").and(white.getByRole("button", { name: /black stone, last move/ })).waitFor();
+  assert.equal(await stones(white, "black"), 3, "no move was lost");
+
+  // A draw offered, declined, offered again and accepted.
+  await white.getByRole("button", { name: "Offer a draw" }).click();
+  await black.getByText("Your opponent offers a draw.").waitFor();
+  await black.getByRole("button", { name: "Decline" }).click();
+  await white.getByText("Your draw offer was declined.").waitFor();
+  await white.getByRole("button", { name: "Offer a draw" }).click();
+  await black.getByRole("button", { name: "Accept the draw" }).click();
+  for (const page of [black, white]) await page.getByRole("heading", { name: "A draw by agreement" }).waitFor();
   await host.context().close();
   await context.close();
 });

@@ -65,7 +65,10 @@ const api = connect(location.origin, () => session?.token);
 interface PageConfig {
   googleClientId?: string;
 }
-let pageConfig: PageConfig = {};
+/** Asked for at once and waited for only by the sign-in page, so a game's board never waits for it. */
+const pageConfig: Promise<PageConfig> = fetch("/config.json")
+  .then((r) => (r.ok ? (r.json() as Promise<PageConfig>) : {}))
+  .catch(() => ({}));
 
 // ---------------------------------------------------------------- helpers
 
@@ -224,13 +227,19 @@ function signInScreen(why?: string): void {
     h("p", { class: "hint" }, "2 to 20 letters, digits, - or _."),
     h("button", { type: "submit", class: "primary" }, "Play as a guest"),
   );
-  const google = h("div", { class: "google" });
+  const ranked = h("div", {});
   show(
     "Play Go",
     h("h1", {}, "Ttakji"),
     h("p", { class: "lead" }, why ?? "Play Go (baduk) against the computer, a random opponent or a friend."),
     form,
-    pageConfig.googleClientId &&
+    ranked,
+    status,
+  );
+  void pageConfig.then(({ googleClientId }) => {
+    if (!googleClientId || !ranked.isConnected) return;
+    const google = h("div", { class: "google" });
+    ranked.replaceWith(
       h(
         "section",
         { class: "card" },
@@ -238,9 +247,9 @@ function signInScreen(why?: string): void {
         h("p", {}, "Sign in with Google to play ranked games and join the 9×9 leaderboard."),
         google,
       ),
-    status,
-  );
-  if (pageConfig.googleClientId) googleButton(google, pageConfig.googleClientId, input, status);
+    );
+    googleButton(google, googleClientId, input, status);
+  });
 }
 
 interface GoogleId {
@@ -606,6 +615,8 @@ class GameView {
   /** The count shown: asked for, or sent after the opponent's pass. */
   private preview?: Count;
   private abort = new AbortController();
+  /** The current WatchGame stream's: aborting it starts the stream again. */
+  private stream?: AbortController;
   private board = new Board((p) => void this.play(p));
   private players = h("div", { class: "players" });
   private turn = h("p", { class: "turn", "aria-live": "polite" });
@@ -635,8 +646,14 @@ class GameView {
       ),
     );
     const tick = setInterval(() => this.drawClock(), 250);
+    const again = () => this.stream?.abort();
+    const shown = () => document.visibilityState === "visible" && again();
+    window.addEventListener("online", again);
+    document.addEventListener("visibilitychange", shown);
     onLeave(() => {
       clearInterval(tick);
+      window.removeEventListener("online", again);
+      document.removeEventListener("visibilitychange", shown);
       this.abort.abort();
     });
     this.draw();
@@ -672,16 +689,26 @@ class GameView {
     return true;
   }
 
-  /** The game's events from the last one seen, again after every drop, until it ends. */
+  /**
+   * The game's events from the last one seen, until it ends: again after
+   * every drop, and at once when the device is back online or the page is
+   * shown again (a connection may have died without a word meanwhile).
+   */
   private async watch(): Promise<void> {
     let backoff = 250;
     while (!this.abort.signal.aborted) {
+      const stream = new AbortController();
+      this.stream = stream;
+      const stop = () => stream.abort();
+      this.abort.signal.addEventListener("abort", stop);
+      let restarted = false;
       try {
-        const stream = api.games.watchGame(
+        const events = api.games.watchGame(
           { gameId: this.game.gameId, afterSeq: this.game.eventSeq },
-          { signal: this.abort.signal },
+          // Connected again: say whose turn it is instead of "Reconnecting…".
+          { signal: stream.signal, onHeader: () => this.drawPlayers() },
         );
-        for await (const r of stream) {
+        for await (const r of events) {
           backoff = 250;
           const event = r.event;
           if (event?.snapshot && this.took(event.snapshot, event)) this.draw();
@@ -694,12 +721,16 @@ class GameView {
         if (!this.playing) return;
       } catch (e) {
         if (this.abort.signal.aborted) return;
-        if (unauthenticated(e)) return signedOut("Your sign-in has expired: choose a nickname again.");
+        restarted = stream.signal.aborted;
+        if (!restarted && unauthenticated(e)) return signedOut("Your sign-in has expired: choose a nickname again.");
+      } finally {
+        this.abort.signal.removeEventListener("abort", stop);
       }
+      if (restarted) continue;
+      // What happened while the stream was down comes first on the next one.
       this.turn.textContent = "Reconnecting…";
       await sleep(backoff, this.abort.signal);
       backoff = Math.min(backoff * 2, 5_000);
-      // What happened while the stream was down comes first on the next one.
     }
   }
 
@@ -920,14 +951,4 @@ class GameView {
 
 // ---------------------------------------------------------------- start
 
-async function start(): Promise<void> {
-  try {
-    const r = await fetch("/config.json");
-    if (r.ok) pageConfig = (await r.json()) as PageConfig;
-  } catch {
-    // Served from elsewhere: no Google sign-in.
-  }
-  await route();
-}
-
-void start();
+void route();
