@@ -102,6 +102,7 @@ async fn create(router: &Authorities) -> anyhow::Result<String> {
                 seconds_per_move: 30,
                 game_id: id.clone(),
                 ranked: false,
+                ..Default::default()
             },
             |mut c, r| async move { c.create_game(r).await },
         )

@@ -154,6 +154,7 @@ async fn game(a: &Player, b: &Player) -> anyhow::Result<(String, Player, Player)
         .create_challenge(a.req(pb::CreateChallengeRequest {
             board_size: 9,
             ruleset: String::new(),
+            rules: None,
         }))
         .await?
         .into_inner();

@@ -135,6 +135,7 @@ async fn main() -> anyhow::Result<()> {
                 seconds_per_move: 3600,
                 game_id: String::new(),
                 ranked: false,
+                ..Default::default()
             })
             .await?
             .into_inner()

@@ -188,6 +188,7 @@ async fn run() -> anyhow::Result<()> {
                 seconds_per_move: 0,
                 game_id: String::new(),
                 ranked: false,
+                ..Default::default()
             })
             .await?
             .into_inner()

@@ -259,6 +259,7 @@ async fn challenge(client: &Client, size: u32) -> anyhow::Result<String> {
         .create_challenge(client.request(pb::CreateChallengeRequest {
             board_size: size,
             ruleset: String::new(),
+            rules: None,
         }))
         .await
         .map_err(refused("cannot make a challenge"))?

@@ -138,6 +138,7 @@ impl Cluster {
                     seconds_per_move,
                     game_id: id.clone(),
                     ranked: false,
+                    ..Default::default()
                 },
                 |mut c, r| async move { c.create_game(r).await },
             )
@@ -576,6 +577,7 @@ async fn a_rolling_restart_of_every_authority_fails_no_call() {
                                 seconds_per_move: 30,
                                 game_id: new.clone(),
                                 ranked: false,
+                                ..Default::default()
                             },
                             |mut c, r| async move { c.create_game(r).await },
                         )
@@ -716,6 +718,7 @@ async fn a_game_against_the_computer_goes_on_after_its_owner_dies() {
                 seconds_per_move: 0,
                 game_id: id.clone(),
                 ranked: false,
+                ..Default::default()
             },
             |mut c, r| async move { c.create_game(r).await },
         )

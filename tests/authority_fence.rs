@@ -60,6 +60,7 @@ async fn create(client: &mut Client, seconds_per_move: u32) -> String {
             seconds_per_move,
             game_id: String::new(),
             ranked: false,
+            ..Default::default()
         })
         .await
         .expect("created")

@@ -208,6 +208,7 @@ async fn a_friend_code_starts_one_game_and_works_once() {
         .create_challenge(maker.req(pb::CreateChallengeRequest {
             board_size: 9,
             ruleset: String::new(),
+            rules: None,
         }))
         .await
         .expect("challenge")

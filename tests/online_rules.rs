@@ -326,3 +326,27 @@ async fn at_three_hundred_moves_the_game_is_counted_as_if_both_had_passed() {
     let late = white.pass(id, 301).await.expect_err("over");
     assert_eq!(late.code(), Code::FailedPrecondition);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_snapshot_names_the_stones_in_atari_until_they_are_taken() {
+    let (service, black, white) = two_players().await;
+    let game = online_game(&service, &black, &white, 0).await;
+    let id = &game.game_id;
+    let named = |game: &pb::GameSnapshot| -> Vec<(u32, u32)> {
+        game.in_atari.iter().map(|p| (p.column, p.row)).collect()
+    };
+    assert!(named(&game).is_empty());
+    black.play(id, 1, "B1").await.expect("B1");
+    let after = white.play(id, 2, "A1").await.expect("A1");
+    // White's A1 has one liberty left (A2); Black's B1 has two.
+    assert_eq!(named(&after.game.expect("a game")), [(0, 0)]);
+    let watcher_sees = black.game(id).await;
+    assert_eq!(named(&watcher_sees), [(0, 0)]);
+    let taken = black.play(id, 3, "A2").await.expect("A2 takes A1");
+    let taken = taken.game.expect("a game");
+    assert_eq!(taken.white_captures + taken.black_captures, 1);
+    assert!(
+        named(&taken).is_empty(),
+        "a captured stone is in atari no more"
+    );
+}

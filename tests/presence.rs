@@ -89,6 +89,7 @@ async fn a_player_whose_gateway_dies_counts_as_gone_and_an_idle_game_sends_nothi
             seconds_per_move: 600,
             game_id: String::new(),
             ranked: false,
+            ..Default::default()
         };
         async move {
             router

@@ -153,6 +153,7 @@ async fn a_ranked_win_moves_both_ratings_once_and_unranked_games_move_nothing() 
                 seconds_per_move: 0,
                 game_id: String::new(),
                 ranked: false,
+                ..Default::default()
             })
             .await
             .expect("create")

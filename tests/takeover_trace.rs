@@ -68,6 +68,7 @@ async fn the_games_of_shards_taken_over_are_loaded_in_one_trace() {
                     seconds_per_move: 60,
                     game_id: id.clone(),
                     ranked: false,
+                    ..Default::default()
                 },
                 |mut c, r| async move { c.create_game(r).await },
             )

@@ -395,6 +395,7 @@ impl Bot {
                     .create_challenge(self.req(pb::CreateChallengeRequest {
                         board_size: run.board_size,
                         ruleset: String::new(),
+                        rules: None,
                     })),
             )
             .await;

@@ -647,6 +647,7 @@ pub async fn game_between(
         seconds_per_move,
         game_id: String::new(),
         ranked,
+        ..Default::default()
     })
     .await
     .expect("the authority makes the game")

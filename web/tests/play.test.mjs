@@ -156,3 +156,28 @@ test("a friend joins by the link, a reload and a server killed mid-game resume i
   await host.context().close();
   await context.close();
 });
+
+test("a host sets house rules for a table and the friend plays under them", async () => {
+  const host = await player(browser, server.url, "host-hiro");
+  await host.getByText("House rules").click();
+  await host.getByLabel("Start from").selectOption({ label: "Classic: 19×19, territory, komi 6.5, no time limit" });
+  await host.locator("#table-size").selectOption("13");
+  await host.getByLabel("Komi for White").selectOption({ label: "None (an equal count is a draw)" });
+  await host.getByLabel("Swap who plays Black on every rematch").uncheck();
+  await screenshot(host, "house-rules");
+  await host.getByRole("button", { name: "Invite a friend by link" }).click();
+  const link = await host.getByLabel("Send this link to your friend").inputValue();
+  const friend = await player(browser, server.url, "friend-fumi", { path: new URL(link).pathname });
+  for (const page of [host, friend]) {
+    await page.waitForURL(/\/g\//);
+    await page.getByText("13×13 · territory scoring · no komi · no time limit").waitFor();
+    assert.equal(await page.getByRole("group", { name: "Go board" }).getByRole("button").count(), 169);
+    assert.equal(await page.getByRole("timer").count(), 0, "no clock");
+  }
+  const [black] = await byColor(host, friend);
+  await black.getByRole("button", { name: "Resign" }).click();
+  await black.getByRole("button", { name: "Really resign?" }).click();
+  for (const page of [host, friend]) await page.getByRole("button", { name: "Rematch (same colours)" }).waitFor();
+  await host.context().close();
+  await friend.context().close();
+});

@@ -474,6 +474,16 @@ impl Board {
         lib_single(self.libs[self.chain_head(v) & VERTEX_MASK])
     }
 
+    /// Every stone whose chain has exactly one liberty, row by row from A1:
+    /// the stones a client rings as "in atari".
+    #[must_use]
+    pub fn stones_in_atari(&self) -> Vec<Point> {
+        self.vertices()
+            .filter(|&v| !self.is_empty(v) && self.in_atari(v))
+            .map(|v| self.point(v))
+            .collect()
+    }
+
     /// The only liberty of a chain in atari.
     #[must_use]
     pub fn atari_liberty(&self, v: Vertex) -> Option<Vertex> {
@@ -1022,6 +1032,27 @@ impl Iterator for ChainStones<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_stones_in_atari_are_every_stone_of_a_chain_with_one_liberty() {
+        // Black's pair on A1-B1 has one liberty (C1); White's A2-C2 has
+        // five; Black's lone D4 has four.
+        let board = Board::from_ascii(
+            ". . . . .
+             . . . X .
+             . . . . .
+             O O O . .
+             X X . . .",
+        )
+        .expect("a position");
+        let names: Vec<String> = board
+            .stones_in_atari()
+            .into_iter()
+            .map(|p| p.to_string())
+            .collect();
+        assert_eq!(names, ["A1", "B1"]);
+        assert!(Board::new(BoardSize::NINE).stones_in_atari().is_empty());
+    }
 
     fn at(b: &Board, s: &str) -> Vertex {
         b.vertex(b.size().parse_point(s).expect("test point"))

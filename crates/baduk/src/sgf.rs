@@ -52,6 +52,9 @@ pub struct Record {
     pub setup: Vec<(Color, Point)>,
     /// `PL`: who moves first after the setup, when stated.
     pub first_to_move: Option<Color>,
+    /// `TM[0]OT[1x30 byo-yomi]`: the seconds every move is given, when the
+    /// game had a move clock.
+    pub seconds_per_move: Option<u32>,
     /// The main line's moves, passes included.
     pub moves: Vec<Move>,
     /// Where each move was written, for error messages when replaying.
@@ -69,6 +72,7 @@ impl PartialEq for Record {
             && self.result == other.result
             && self.setup == other.setup
             && self.first_to_move == other.first_to_move
+            && self.seconds_per_move == other.seconds_per_move
             && self.moves == other.moves
     }
 }
@@ -85,6 +89,7 @@ impl Record {
             result: None,
             setup: Vec::new(),
             first_to_move: None,
+            seconds_per_move: None,
             moves: Vec::new(),
             move_locations: Vec::new(),
         }
@@ -167,6 +172,10 @@ impl Record {
         }
         if let Some(r) = self.result {
             out.push_str(&format!("RE[{r}]"));
+        }
+        if let Some(s) = self.seconds_per_move.filter(|&s| s > 0) {
+            // No main time, then one period of `s` seconds for every move.
+            out.push_str(&format!("TM[0]OT[1x{s} byo-yomi]"));
         }
         for color in [Color::Black, Color::White] {
             let stones: Vec<Point> = self
@@ -468,6 +477,7 @@ fn build_record(nodes: &[Node]) -> Result<Record, SgfError> {
     let mut size = BoardSize::NINETEEN; // SGF's default for Go
     let mut komi = None;
     let mut preset = None;
+    let mut seconds_per_move = None;
     for prop in root {
         let value = || single(prop);
         match prop.ident.as_str() {
@@ -495,6 +505,15 @@ fn build_record(nodes: &[Node]) -> Result<Record, SgfError> {
                 // Unknown rule names (AGA, NZ, …) fall back to Ttakji's rules.
                 preset = Preset::parse(value()?).ok();
             }
+            "OT" => {
+                // A move clock as written above; other overtimes are kept by
+                // nobody here.
+                seconds_per_move = value()?
+                    .trim()
+                    .strip_prefix("1x")
+                    .and_then(|rest| rest.strip_suffix(" byo-yomi"))
+                    .and_then(|s| s.parse().ok());
+            }
             _ => {}
         }
     }
@@ -503,6 +522,7 @@ fn build_record(nodes: &[Node]) -> Result<Record, SgfError> {
         rules = rules.with_komi(k);
     }
     let mut record = Record::new(rules);
+    record.seconds_per_move = seconds_per_move;
     let point = |s: &str, at: Location| -> Result<Point, SgfError> { parse_sgf_point(s, size, at) };
     for (i, node) in nodes.iter().enumerate() {
         let mut moved = false;
@@ -627,6 +647,20 @@ mod tests {
         assert_eq!(again, record);
         let game = record.to_game().expect("legal game");
         assert_eq!(game.move_number(), 4);
+    }
+
+    #[test]
+    fn a_move_clock_is_written_as_byo_yomi_and_read_back() {
+        let mut record = Record::new(Rules::japanese().with_board_size(BoardSize::THIRTEEN));
+        record.seconds_per_move = Some(60);
+        let text = record.to_sgf();
+        assert!(
+            text.contains("SZ[13]KM[6.5]RU[japanese]TM[0]OT[1x60 byo-yomi]"),
+            "{text}"
+        );
+        assert_eq!(parse(&text).expect("reads back"), record);
+        record.seconds_per_move = None;
+        assert!(!record.to_sgf().contains("TM["), "no clock, no time");
     }
 
     #[test]

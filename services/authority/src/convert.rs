@@ -23,6 +23,30 @@ pub fn board_size(size: u32) -> Result<BoardSize, Status> {
     }
 }
 
+/// The most komi a game may give: 50 points.
+pub const MAX_KOMI_HALF_POINTS: i32 = 100;
+
+/// Komi from the wire, in half points: none to 50 points.
+pub fn komi(half: i32) -> Result<baduk::Komi, Status> {
+    if !(0..=MAX_KOMI_HALF_POINTS).contains(&half) {
+        return Err(Status::invalid_argument(format!(
+            "komi of {} points is not offered: use 0 to 50 in half points",
+            f64::from(half) / 2.0
+        )));
+    }
+    baduk::Komi::from_half_points(half).map_err(|e| Status::invalid_argument(e.to_string()))
+}
+
+/// A move clock from the wire: none (0), or up to an hour a move.
+pub fn seconds_per_move(seconds: u32) -> Result<u32, Status> {
+    if seconds > 3600 {
+        return Err(Status::invalid_argument(format!(
+            "{seconds} seconds a move is more than an hour"
+        )));
+    }
+    Ok(seconds)
+}
+
 /// A game id as a client sends it.
 pub fn game_id(id: &str) -> Result<&str, Status> {
     ttakji_platform::grpc::id(id, "game_id")

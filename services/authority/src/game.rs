@@ -253,6 +253,7 @@ impl OnlineGame {
         record.white = Some(self.meta.white.name.clone());
         record.date = Some(date_of(self.meta.created_at));
         record.result = self.finished.as_ref().map(|f| f.result);
+        record.seconds_per_move = Some(self.meta.seconds_per_move).filter(|&s| s > 0);
         record.to_sgf()
     }
 

@@ -25,6 +25,8 @@ pub struct GameMeta {
     pub created_at: i64,
     /// Ranked games change ratings.
     pub ranked: bool,
+    /// A rematch keeps the colours instead of swapping who plays Black.
+    pub keep_colors: bool,
 }
 
 impl GameMeta {

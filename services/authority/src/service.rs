@@ -179,9 +179,12 @@ impl AuthorityService for Authority {
                 } else {
                     req.ruleset.as_str()
                 };
-                let rules = Rules::named(ruleset)
+                let mut rules = Rules::named(ruleset)
                     .map_err(|e| Status::invalid_argument(e.to_string()))?
                     .with_board_size(size);
+                if let Some(half) = req.komi_half_points {
+                    rules = rules.with_komi(convert::komi(half)?);
+                }
                 let black = seat(req.black.as_ref(), "black")?;
                 let white = seat(req.white.as_ref(), "white")?;
                 if black.ai.is_some() && white.ai.is_some() {
@@ -214,7 +217,8 @@ impl AuthorityService for Authority {
                     rules,
                     black,
                     white,
-                    seconds_per_move: req.seconds_per_move,
+                    seconds_per_move: convert::seconds_per_move(req.seconds_per_move)?,
+                    keep_colors: req.keep_colors_on_rematch,
                     created_at: ttakji_platform::now_unix_ms(),
                 };
                 tracing::info!(game_id = %meta.id, "game created");

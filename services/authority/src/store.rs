@@ -42,8 +42,8 @@ pub async fn insert_game(
         let mut tx = pool.begin().await?;
         sqlx::query(
             "INSERT INTO games (id, board_size, ruleset, komi_half, black_user_id, black_name, black_ai_level, \
-             white_user_id, white_name, white_ai_level, seconds_per_move, status, created_at, deadline_at, ranked) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'playing', $12, $13, $14)",
+             white_user_id, white_name, white_ai_level, seconds_per_move, status, created_at, deadline_at, ranked, \
+             keep_colors) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'playing', $12, $13, $14, $15)",
         )
         .bind(&meta.id)
         .bind(i64::from(meta.rules.board_size.get()))
@@ -59,6 +59,7 @@ pub async fn insert_game(
         .bind(meta.created_at)
         .bind(deadline_at)
         .bind(meta.ranked)
+        .bind(meta.keep_colors)
         .execute(&mut *tx)
         .await?;
         sqlx::query(
@@ -340,6 +341,7 @@ struct GameColumns {
     deadline_at: Option<i64>,
     draw_offered_by: Option<String>,
     ranked: bool,
+    keep_colors: bool,
     finished_at: Option<i64>,
 }
 
@@ -374,6 +376,7 @@ impl GameColumns {
                 seconds_per_move: u32::try_from(self.seconds_per_move).unwrap_or(0),
                 created_at: self.created_at,
                 ranked: self.ranked,
+                keep_colors: self.keep_colors,
             },
             end_reason: optional(self.end_reason.as_deref(), codec::end_reason)?,
             deadline_at: self.deadline_at,
@@ -399,7 +402,7 @@ pub async fn load_game(
         let Some(r) = sqlx::query(
             "SELECT id, board_size, ruleset, komi_half, black_user_id, black_name, black_ai_level, white_user_id, \
              white_name, white_ai_level, seconds_per_move, end_reason, created_at, deadline_at, \
-             draw_offered_by, ranked, finished_at FROM games WHERE id = $1",
+             draw_offered_by, ranked, keep_colors, finished_at FROM games WHERE id = $1",
         )
         .bind(game_id)
         .fetch_optional(pool)
@@ -430,6 +433,7 @@ pub async fn load_game(
             deadline_at: r.try_get("deadline_at")?,
             draw_offered_by: r.try_get("draw_offered_by")?,
             ranked: r.try_get("ranked")?,
+            keep_colors: r.try_get("keep_colors")?,
             finished_at: r.try_get("finished_at")?,
         };
         let moves = sqlx::query(
@@ -593,6 +597,7 @@ mod tests {
             seconds_per_move: 30,
             created_at: 1,
             ranked: false,
+            keep_colors: false,
         };
         super::insert_game(&db, &meta, Some(30_001), &event(1))
             .await

@@ -157,6 +157,15 @@ pub fn snapshot(live: &OnlineGame, preview: bool) -> pb::GameSnapshot {
         } else {
             Vec::new()
         },
+        in_atari: if playing {
+            game.board()
+                .stones_in_atari()
+                .into_iter()
+                .map(point_to_pb)
+                .collect()
+        } else {
+            Vec::new()
+        },
         passes_in_a_row: game.passes_in_a_row(),
         result: result_pb(live),
         clock: (playing && meta.seconds_per_move > 0).then(|| pb::Clock {
@@ -174,6 +183,12 @@ pub fn snapshot(live: &OnlineGame, preview: bool) -> pb::GameSnapshot {
         draw_offered_by: live
             .draw_offer()
             .map_or(pb::Color::Unspecified, color_to_pb) as i32,
+        scoring: match meta.rules.scoring {
+            baduk::Scoring::Area => pb::Scoring::Area,
+            baduk::Scoring::Territory => pb::Scoring::Territory,
+        } as i32,
+        keep_colors_on_rematch: meta.keep_colors,
+        seconds_per_move: meta.seconds_per_move,
     }
 }
 

@@ -88,6 +88,7 @@ impl GameService for Gateway {
                     // authority that owns its shard.
                     game_id: uuid::Uuid::new_v4().simple().to_string(),
                     ranked: false,
+                    ..Default::default()
                 },
                 |mut c, r| async move { c.create_game(r).await },
             )

@@ -347,18 +347,37 @@ impl MatchService for Gateway {
         let me = Caller::of(&request)?;
         let req = request.into_inner();
         validate::text(&req.ruleset, "ruleset")?;
-        let sub = self.news_for(&me.user_id).await?;
-        let challenge = self
-            .matchmaker()
-            .make_challenge(pb::MakeChallengeRequest {
-                user_id: me.user_id,
-                nickname: me.nickname,
+        let made = match &req.rules {
+            Some(rules) => {
+                let table = validate::Table::parse(rules)?;
+                pb::MakeChallengeRequest {
+                    user_id: me.user_id.clone(),
+                    nickname: me.nickname.clone(),
+                    pool: Some(pb::Pool {
+                        board_size: table.board_size,
+                        ruleset: table.ruleset.to_owned(),
+                        ranked: false,
+                    }),
+                    komi_half_points: table.komi_half,
+                    seconds_per_move: table.seconds_per_move,
+                    keep_colors_on_rematch: table.keep_colors,
+                }
+            }
+            None => pb::MakeChallengeRequest {
+                user_id: me.user_id.clone(),
+                nickname: me.nickname.clone(),
                 pool: Some(pb::Pool {
                     board_size: req.board_size,
                     ruleset: req.ruleset,
                     ranked: false,
                 }),
-            })
+                ..Default::default()
+            },
+        };
+        let sub = self.news_for(&me.user_id).await?;
+        let challenge = self
+            .matchmaker()
+            .make_challenge(made)
             .await?
             .into_inner()
             .challenge

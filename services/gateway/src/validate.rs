@@ -33,6 +33,12 @@ pub enum Invalid {
     UnknownValue { field: &'static str, value: i32 },
     #[error("the ID token is too long")]
     IdTokenTooLong,
+    #[error("board size {0} is not offered: use 9, 13 or 19")]
+    BoardSize(u32),
+    #[error("komi {0} is not offered: use 0 (none) to 50 points, in steps of 0.5")]
+    Komi(String),
+    #[error("{0} seconds a move is not offered: use 0 (no limit) or 5 to 600")]
+    MoveTime(u32),
 }
 
 impl From<Invalid> for Status {
@@ -112,6 +118,73 @@ impl GameId {
     #[must_use]
     pub fn into_string(self) -> String {
         self.0
+    }
+}
+
+/// A table's house rules (seed 001), resolved against its preset: what the
+/// matchmaker keeps with the challenge.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Table {
+    pub board_size: u32,
+    /// `ttakji` for area scoring, `japanese` for territory scoring.
+    pub ruleset: &'static str,
+    /// Komi in half points; `None` keeps the ruleset's (7 under area
+    /// scoring, 6.5 under territory scoring).
+    pub komi_half: Option<i32>,
+    /// Seconds a move, 0 for none; `None` takes the service's move clock.
+    pub seconds_per_move: Option<u32>,
+    pub keep_colors: bool,
+}
+
+impl Table {
+    /// # Errors
+    /// When a choice is unknown or outside what a table may set.
+    pub fn parse(rules: &pb::HouseRules) -> Result<Table, Invalid> {
+        let preset =
+            pb::TablePreset::try_from(rules.preset).map_err(|_| Invalid::UnknownValue {
+                field: "preset",
+                value: rules.preset,
+            })?;
+        let scoring = pb::Scoring::try_from(rules.scoring).map_err(|_| Invalid::UnknownValue {
+            field: "scoring",
+            value: rules.scoring,
+        })?;
+        // Seed 000's table (the service's move clock), or seed 001's.
+        let (size, territory, seconds) = match preset {
+            pb::TablePreset::Unspecified | pb::TablePreset::Ttakji => (9, false, None),
+            pb::TablePreset::Classic => (19, true, Some(0)),
+        };
+        let board_size = match rules.board_size {
+            0 => size,
+            9 | 13 | 19 => rules.board_size,
+            other => return Err(Invalid::BoardSize(other)),
+        };
+        let territory = match scoring {
+            pb::Scoring::Unspecified => territory,
+            pb::Scoring::Area => false,
+            pb::Scoring::Territory => true,
+        };
+        let komi_half = match rules.komi {
+            None => None,
+            Some(k) if (0.0..=50.0).contains(&k) && (k * 2.0).fract() == 0.0 => {
+                // Whole and within 0..=100, checked above.
+                #[allow(clippy::cast_possible_truncation)]
+                Some((k * 2.0) as i32)
+            }
+            Some(k) => return Err(Invalid::Komi(k.to_string())),
+        };
+        let seconds_per_move = match rules.seconds_per_move {
+            None => seconds,
+            Some(s) if s == 0 || (5..=600).contains(&s) => Some(s),
+            Some(s) => return Err(Invalid::MoveTime(s)),
+        };
+        Ok(Table {
+            board_size,
+            ruleset: if territory { "japanese" } else { "ttakji" },
+            komi_half,
+            seconds_per_move,
+            keep_colors: rules.keep_colors_on_rematch,
+        })
     }
 }
 
@@ -221,7 +294,80 @@ impl TryFrom<pb::StartAiGameRequest> for AiGame {
 mod tests {
     use ttakji_proto::v1 as pb;
 
-    use super::{AiGame, GameId, Invalid, Nickname, PlayMove};
+    use super::{AiGame, GameId, Invalid, Nickname, PlayMove, Table};
+
+    #[test]
+    fn a_tables_house_rules_start_from_its_preset() {
+        let classic = Table::parse(&pb::HouseRules {
+            preset: pb::TablePreset::Classic as i32,
+            ..Default::default()
+        });
+        assert_eq!(
+            classic,
+            Ok(Table {
+                board_size: 19,
+                ruleset: "japanese",
+                komi_half: None,
+                seconds_per_move: Some(0),
+                keep_colors: false,
+            }),
+            "seed 001's defaults"
+        );
+        let changed = Table::parse(&pb::HouseRules {
+            preset: pb::TablePreset::Classic as i32,
+            board_size: 13,
+            komi: Some(0.0),
+            scoring: pb::Scoring::Area as i32,
+            seconds_per_move: Some(60),
+            keep_colors_on_rematch: true,
+        });
+        assert_eq!(
+            changed,
+            Ok(Table {
+                board_size: 13,
+                ruleset: "ttakji",
+                komi_half: Some(0),
+                seconds_per_move: Some(60),
+                keep_colors: true,
+            })
+        );
+        let ttakji = Table::parse(&pb::HouseRules::default()).expect("the default table");
+        assert_eq!(
+            (ttakji.board_size, ttakji.ruleset, ttakji.seconds_per_move),
+            (9, "ttakji", None)
+        );
+    }
+
+    #[test]
+    fn a_table_refuses_what_no_table_may_set() {
+        let with = |f: &dyn Fn(&mut pb::HouseRules)| {
+            let mut rules = pb::HouseRules::default();
+            f(&mut rules);
+            Table::parse(&rules).map_err(|e| e.to_string())
+        };
+        for (bad, says) in [
+            (with(&|r| r.board_size = 11), "board size 11 is not offered"),
+            (with(&|r| r.komi = Some(6.3)), "komi 6.3 is not offered"),
+            (with(&|r| r.komi = Some(-1.0)), "komi -1 is not offered"),
+            (with(&|r| r.komi = Some(51.0)), "komi 51 is not offered"),
+            (
+                with(&|r| r.komi = Some(f64::NAN)),
+                "komi NaN is not offered",
+            ),
+            (with(&|r| r.seconds_per_move = Some(3)), "3 seconds a move"),
+            (
+                with(&|r| r.seconds_per_move = Some(601)),
+                "601 seconds a move",
+            ),
+            (with(&|r| r.preset = 9), "preset 9 is not a known value"),
+            (with(&|r| r.scoring = 7), "scoring 7 is not a known value"),
+        ] {
+            let message = bad.expect_err(says);
+            assert!(message.contains(says), "{message}");
+        }
+        assert!(with(&|r| r.komi = Some(6.5)).is_ok());
+        assert!(with(&|r| r.seconds_per_move = Some(0)).is_ok());
+    }
 
     #[test]
     fn a_nickname_is_two_to_twenty_letters_digits_dashes_or_underscores() {

@@ -184,6 +184,7 @@ impl Matchmaker {
             },
             game_id: game_id.clone(),
             ranked: a.pool.ranked && b.is_some(),
+            ..Default::default()
         };
         let game = match self.create_game(request).await {
             Ok(game) => game,

@@ -186,7 +186,9 @@ impl MatchmakerService for Matchmaker {
         observe(
             "MakeChallenge",
             async {
-                let maker = PlayerInPool::try_from(request.into_inner())?;
+                let req = request.into_inner();
+                let terms = crate::wire::table_terms(&req)?;
+                let maker = PlayerInPool::try_from(req)?;
                 let ttl = self.config().challenge_ttl;
                 for _ in 0..CODE_DRAWS {
                     let record = ChallengeRecord {
@@ -197,6 +199,7 @@ impl MatchmakerService for Matchmaker {
                         expires_ms: now_unix_ms()
                             + i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX),
                         game_id: None,
+                        terms: terms.clone(),
                     };
                     if self.tickets().make_challenge(&record, ttl).await? {
                         metrics::counter!("ttakji_challenges_total", "event" => "made")
@@ -287,9 +290,14 @@ impl MatchmakerService for Matchmaker {
                         ruleset: record.pool.ruleset.clone(),
                         black: Some(black),
                         white: Some(white),
-                        seconds_per_move: self.config().seconds_per_move,
+                        seconds_per_move: record
+                            .terms
+                            .seconds_per_move
+                            .unwrap_or(self.config().seconds_per_move),
                         game_id: game_id.clone(),
                         ranked: false,
+                        komi_half_points: record.terms.komi_half,
+                        keep_colors_on_rematch: record.terms.keep_colors,
                     })
                     .await?;
                 metrics::counter!("ttakji_challenges_total", "event" => "joined").increment(1);
@@ -359,15 +367,23 @@ impl MatchmakerService for Matchmaker {
                         .tickets()
                         .settle_rematch(&req.game_id, &random_id(), REMATCH_KEPT)
                         .await?;
-                    // Colours swapped; the same clock and pool.
+                    // The same table: its size, rules, komi and clock, with
+                    // colours swapped unless its host chose to keep them.
+                    let (new_black, new_white) = if old.keep_colors_on_rematch {
+                        (&black, &white)
+                    } else {
+                        (&white, &black)
+                    };
                     self.create_game(pb::CreateGameRequest {
                         board_size: old.board_size,
                         ruleset: old.ruleset.clone(),
-                        black: Some(seat(&white)),
-                        white: Some(seat(&black)),
-                        seconds_per_move: old.clock.as_ref().map_or(0, |c| c.seconds_per_move),
+                        black: Some(seat(new_black)),
+                        white: Some(seat(new_white)),
+                        seconds_per_move: old.seconds_per_move,
                         game_id: id.clone(),
                         ranked: false,
+                        komi_half_points: Some(crate::wire::komi_half_points(old.komi)?),
+                        keep_colors_on_rematch: old.keep_colors_on_rematch,
                     })
                     .await?;
                     rematch_id = id;

@@ -7,7 +7,7 @@ use baduk_ai::Level;
 use tonic::Status;
 use ttakji_proto::v1 as pb;
 
-use crate::tickets::{ChallengeRecord, Place, PoolKey, State, StoreError, Ticket};
+use crate::tickets::{ChallengeRecord, Place, PoolKey, State, StoreError, TableTerms, Ticket};
 
 /// Codes are read out and typed: no 0/O, 1/I/L.
 pub(crate) const CODE_ALPHABET: &[u8] = b"ABCDEFGHJKMNPQRSTUVWXYZ23456789";
@@ -189,6 +189,45 @@ impl TryFrom<pb::MakeChallengeRequest> for PlayerInPool {
     fn try_from(req: pb::MakeChallengeRequest) -> Result<PlayerInPool, Status> {
         PlayerInPool::new(req.user_id, &req.nickname, req.pool)
     }
+}
+
+/// The house rules of a challenge beyond its pool. The authority checks
+/// the komi and the clock again when it makes the game; here they are only
+/// kept from being absurd.
+pub(crate) fn table_terms(req: &pb::MakeChallengeRequest) -> Result<TableTerms, Status> {
+    if let Some(k) = req.komi_half_points
+        && !(0..=100).contains(&k)
+    {
+        return Err(Status::invalid_argument(format!(
+            "komi of {} points is not offered: use 0 to 50",
+            f64::from(k) / 2.0
+        )));
+    }
+    if let Some(s) = req.seconds_per_move
+        && s > 3600
+    {
+        return Err(Status::invalid_argument(format!(
+            "{s} seconds a move is more than an hour"
+        )));
+    }
+    Ok(TableTerms {
+        komi_half: req.komi_half_points,
+        seconds_per_move: req.seconds_per_move,
+        keep_colors: req.keep_colors_on_rematch,
+    })
+}
+
+/// A snapshot's komi (points, a multiple of 0.5) in half points.
+pub(crate) fn komi_half_points(komi: f64) -> Result<i32, Status> {
+    let half = komi * 2.0;
+    if half.fract() != 0.0 || !(0.0..=100.0).contains(&half) {
+        return Err(Status::internal(format!(
+            "the game's komi {komi} is not one"
+        )));
+    }
+    // Whole and within 0..=100, checked above.
+    #[allow(clippy::cast_possible_truncation)]
+    Ok(half as i32)
 }
 
 /// A player joining a friend's challenge by its code.

@@ -17,8 +17,8 @@ export interface BoardView {
   ko: Point[];
   /** Stones the count takes off as dead. */
   dead: Point[];
-  /** Mark stones in atari (groups with one liberty left). */
-  atari: boolean;
+  /** Stones to ring as in atari (their group has one liberty left). */
+  atari: Point[];
 }
 
 /** Whether (row, column) is a star point: the corners' and the centre, and the sides' on 19×19. */
@@ -55,7 +55,7 @@ export class Board {
     const last = view.lastMove ? at(view.lastMove) : -1;
     const ko = new Set(view.ko.map(at));
     const dead = new Set(view.dead.map(at));
-    const atari = view.atari ? inAtari(view.stones, n) : new Set<number>();
+    const atari = new Set(view.atari.map(at));
     for (let i = 0; i < n * n; i++) {
       const b = this.points[i];
       const c = view.stones[i] ?? Color.UNSPECIFIED;
@@ -157,39 +157,4 @@ export class Board {
 
 function pointAt(i: number, n: number): Point {
   return { column: i % n, row: Math.floor(i / n) } as Point;
-}
-
-/** The points of stones whose group has exactly one liberty. */
-export function inAtari(stones: Color[], n: number): Set<number> {
-  const out = new Set<number>();
-  const seen = new Uint8Array(n * n);
-  const neighbours = (i: number) => {
-    const r = Math.floor(i / n);
-    const c = i % n;
-    const v: number[] = [];
-    if (r > 0) v.push(i - n);
-    if (r < n - 1) v.push(i + n);
-    if (c > 0) v.push(i - 1);
-    if (c < n - 1) v.push(i + 1);
-    return v;
-  };
-  for (let i = 0; i < n * n; i++) {
-    const color = stones[i];
-    if (color === Color.UNSPECIFIED || color === undefined || seen[i]) continue;
-    const group = [i];
-    const liberties = new Set<number>();
-    seen[i] = 1;
-    for (let k = 0; k < group.length; k++) {
-      for (const j of neighbours(group[k])) {
-        const s = stones[j] ?? Color.UNSPECIFIED;
-        if (s === Color.UNSPECIFIED) liberties.add(j);
-        else if (s === color && !seen[j]) {
-          seen[j] = 1;
-          group.push(j);
-        }
-      }
-    }
-    if (liberties.size === 1) for (const j of group) out.add(j);
-  }
-  return out;
 }

@@ -11,6 +11,8 @@ import {
   ConnectError,
   EndReason,
   GameStatus,
+  Scoring,
+  TablePreset,
   TicketState,
   clockOffsetMs,
   colorName,
@@ -369,11 +371,13 @@ function lobby(message?: string): void {
       class: "card",
       onsubmit: (e: Event) => {
         e.preventDefault();
-        queueScreen(ranked.checked);
+        const f = new FormData(e.target as HTMLFormElement);
+        queueScreen(Number(f.get("queue-size")), ranked.checked);
       },
     },
     h("h2", {}, "Play a random opponent"),
-    h("p", { class: "hint" }, "9×9, 30 seconds a move. If nobody is free after a short wait, you play the computer."),
+    h("p", { class: "hint" }, "30 seconds a move. If nobody is free after a short wait, you play the computer."),
+    select("queue-size", "Board size", sizes, "9"),
     h(
       "div",
       { class: "check" },
@@ -391,11 +395,86 @@ function lobby(message?: string): void {
     maxlength: "6",
     title: "the six letters and digits your friend sent",
   });
+  // A table's house rules (seed 001): a preset, and any choice changed.
+  const tableForm = h(
+    "form",
+    {
+      onsubmit: (e: Event) => {
+        e.preventDefault();
+        const f = new FormData(e.target as HTMLFormElement);
+        const pick = (name: string) => String(f.get(name) ?? "");
+        const komi = pick("table-komi");
+        const time = pick("table-time");
+        challengeScreen({
+          preset: Number(pick("table-preset")) as TablePreset,
+          boardSize: Number(pick("table-size")),
+          komi: komi === "" ? undefined : Number(komi),
+          scoring: Number(pick("table-scoring")) as Scoring,
+          secondsPerMove: time === "" ? undefined : Number(time),
+          keepColorsOnRematch: f.get("table-swap") === null,
+        });
+      },
+    },
+    h(
+      "details",
+      {},
+      h("summary", {}, "House rules"),
+      select(
+        "table-preset",
+        "Start from",
+        [
+          [String(TablePreset.TTAKJI), "Ttakji: 9×9, area, komi 7, 30 s a move"],
+          [String(TablePreset.CLASSIC), "Classic: 19×19, territory, komi 6.5, no time limit"],
+        ],
+        String(TablePreset.TTAKJI),
+      ),
+      select("table-size", "Board size", [["0", "As the preset"], ...sizes], "0"),
+      select(
+        "table-scoring",
+        "Scoring",
+        [
+          [String(Scoring.UNSPECIFIED), "As the preset"],
+          [String(Scoring.AREA), "Area (stones and surrounded points)"],
+          [String(Scoring.TERRITORY), "Territory (Japanese: territory and prisoners)"],
+        ],
+        String(Scoring.UNSPECIFIED),
+      ),
+      select(
+        "table-komi",
+        "Komi for White",
+        [
+          ["", "As the preset"],
+          ["7", "7"],
+          ["6.5", "6.5"],
+          ["0", "None (an equal count is a draw)"],
+        ],
+        "",
+      ),
+      select(
+        "table-time",
+        "Time for each move",
+        [
+          ["", "As the preset"],
+          ["0", "No limit"],
+          ["30", "30 seconds"],
+          ["60", "60 seconds"],
+        ],
+        "",
+      ),
+      h(
+        "div",
+        { class: "check" },
+        h("input", { type: "checkbox", id: "table-swap", name: "table-swap", checked: true }),
+        h("label", { for: "table-swap" }, "Swap who plays Black on every rematch"),
+      ),
+    ),
+    h("button", { type: "submit", class: "primary" }, "Invite a friend by link"),
+  );
   const friendCard = h(
     "section",
     { class: "card" },
     h("h2", {}, "Play a friend"),
-    h("button", { type: "button", class: "primary", onclick: () => challengeScreen() }, "Invite a friend by link"),
+    tableForm,
     h(
       "form",
       {
@@ -479,7 +558,7 @@ async function fillLadder(el: HTMLElement): Promise<void> {
 }
 
 // The queue: the wait shown, then the game.
-function queueScreen(ranked: boolean): void {
+function queueScreen(boardSize: number, ranked: boolean): void {
   const abort = new AbortController();
   let ticketId = "";
   const wait = h("p", { class: "wait", "aria-live": "polite" }, "Joining the queue…");
@@ -493,7 +572,7 @@ function queueScreen(ranked: boolean): void {
     h(
       "section",
       { class: "card center" },
-      h("h2", {}, "Looking for an opponent"),
+      h("h2", {}, `Looking for an opponent (${boardSize}×${boardSize})`),
       wait,
       h("button", { type: "button", onclick: cancel }, "Cancel"),
     ),
@@ -501,7 +580,7 @@ function queueScreen(ranked: boolean): void {
   onLeave(() => abort.abort());
   void (async () => {
     try {
-      for await (const r of api.match.findMatch({ boardSize: 9, ranked }, { signal: abort.signal })) {
+      for await (const r of api.match.findMatch({ boardSize, ranked }, { signal: abort.signal })) {
         const t = r.ticket;
         if (!t) continue;
         ticketId = t.ticketId;
@@ -519,7 +598,10 @@ function queueScreen(ranked: boolean): void {
 }
 
 // A friend challenge: the link to send, then the game once the friend joins.
-function challengeScreen(): void {
+/** A table's house rules as a challenge sends them. */
+type TableRules = Parameters<typeof api.match.createChallenge>[0]["rules"];
+
+function challengeScreen(rules: TableRules): void {
   const abort = new AbortController();
   const body = h("div", {}, h("p", {}, "Making a link…"));
   show(
@@ -545,7 +627,7 @@ function challengeScreen(): void {
   onLeave(() => abort.abort());
   void (async () => {
     try {
-      for await (const r of api.match.createChallenge({ boardSize: 9 }, { signal: abort.signal })) {
+      for await (const r of api.match.createChallenge({ rules }, { signal: abort.signal })) {
         const c = r.challenge;
         if (!c) continue;
         if (c.gameId) return navigate(`/g/${c.gameId}`);
@@ -596,6 +678,15 @@ async function joinChallenge(code: string): Promise<void> {
 
 const isAi = (p?: Player) => !!p && p.aiLevel !== AiLevel.UNSPECIFIED;
 
+/** "19×19 · territory scoring · komi 6.5 · no time limit". */
+function rulesInWords(g: GameSnapshot): string {
+  const n = g.boardSize;
+  const scoring = g.scoring === Scoring.TERRITORY ? "territory scoring" : "area scoring";
+  const komi = g.komi === 0 ? "no komi" : `komi ${g.komi}`;
+  const time = g.secondsPerMove > 0 ? `${g.secondsPerMove} s a move` : "no time limit";
+  return `${n}×${n} · ${scoring} · ${komi} · ${time}`;
+}
+
 async function gameScreen(gameId: string): Promise<void> {
   show("Game", h("p", { class: "card center" }, "Loading the game…"));
   let first: GameSnapshot | undefined;
@@ -640,7 +731,7 @@ class GameView {
       h(
         "div",
         { class: "game" },
-        h("div", { class: "side" }, this.players, this.turn),
+        h("div", { class: "side" }, this.players, this.turn, h("p", { class: "hint rules" }, rulesInWords(this.game))),
         this.board.element,
         h("div", { class: "side" }, this.controls, this.status, this.after, this.count),
       ),
@@ -769,7 +860,7 @@ class GameView {
       lastMove: g.lastMove?.point,
       ko: this.playing ? g.koForbidden : [],
       dead: shownCount?.deadStones ?? [],
-      atari: this.playing && localStorage.getItem(ATARI_KEY) === "1",
+      atari: localStorage.getItem(ATARI_KEY) === "1" ? g.inAtari : [],
     });
     this.drawPlayers();
     this.drawControls();
@@ -927,7 +1018,11 @@ class GameView {
         h(
           "button",
           { type: "button", class: "primary", disabled: this.rematching, onclick: () => void this.rematch() },
-          this.rematching ? "Waiting for your opponent to agree…" : "Rematch (colours swapped)",
+          this.rematching
+            ? "Waiting for your opponent to agree…"
+            : g.keepColorsOnRematch
+              ? "Rematch (same colours)"
+              : "Rematch (colours swapped)",
         ),
       h("button", { type: "button", onclick: () => navigate("/") }, "Back to the lobby"),
     );

@@ -33,6 +33,7 @@ fn meta(black: Seat, white: Seat, seconds_per_move: u32, rules: Rules) -> GameMe
         seconds_per_move,
         created_at: START,
         ranked: false,
+        keep_colors: false,
     }
 }
 

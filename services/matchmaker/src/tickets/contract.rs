@@ -9,7 +9,9 @@ use baduk_ai::Level;
 
 use super::Tickets;
 use super::redis::testing::on_redis;
-use super::store::{ChallengeRecord, Claim, Match, Opponent, Place, PoolKey, State, Take, Ticket};
+use super::store::{
+    ChallengeRecord, Claim, Match, Opponent, Place, PoolKey, State, TableTerms, Take, Ticket,
+};
 
 macro_rules! contract {
     ($($case:ident),+ $(,)?) => {
@@ -120,6 +122,12 @@ fn challenge(code: &str, maker: &str, ttl: Duration) -> ChallengeRecord {
         expires_ms: ttakji_platform::now_unix_ms()
             + i64::try_from(ttl.as_millis()).expect("short ttl"),
         game_id: None,
+        // House rules that differ from every default, to be kept as made.
+        terms: TableTerms {
+            komi_half: Some(13),
+            seconds_per_move: Some(0),
+            keep_colors: true,
+        },
     }
 }
 

@@ -23,8 +23,8 @@ use std::sync::Arc;
 pub use memory::Memory;
 pub use redis::{DEFAULT_NAMESPACE, RedisTickets};
 pub use store::{
-    ChallengeRecord, Claim, Match, Opponent, Place, PoolKey, QueueStore, State, StoreError, Take,
-    Ticket,
+    ChallengeRecord, Claim, Match, Opponent, Place, PoolKey, QueueStore, State, StoreError,
+    TableTerms, Take, Ticket,
 };
 
 /// The matchmaker's handle on its store: cheap to clone, shared by the

@@ -156,6 +156,19 @@ pub struct ChallengeRecord {
     pub expires_ms: i64,
     /// Set once joined.
     pub game_id: Option<String>,
+    /// The house rules its host chose beyond the pool.
+    pub terms: TableTerms,
+}
+
+/// A table's house rules beyond its pool's board size and ruleset.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TableTerms {
+    /// Komi in half points; `None` keeps the ruleset's.
+    pub komi_half: Option<i32>,
+    /// Seconds a move (0 for none); `None` takes the matchmaker's clock.
+    pub seconds_per_move: Option<u32>,
+    /// A rematch keeps the colours instead of swapping who plays Black.
+    pub keep_colors: bool,
 }
 
 /// The outcome of taking a challenge code.

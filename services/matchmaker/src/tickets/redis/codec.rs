@@ -14,7 +14,9 @@
 //! | `opponent_ai` | the computer's level | `easy`, `normal` or `hard`; empty for a person |
 //!
 //! A challenge: `code`, `maker_id`, `maker_name`, `pool` (as above),
-//! `expires_ms` (decimal Unix ms) and `game_id` (empty until joined).
+//! `expires_ms` (decimal Unix ms), `game_id` (empty until joined), and its
+//! house rules: `komi_half` and `seconds_per_move` (decimal; empty for the
+//! defaults) and `keep_colors` (`1`, or empty to swap on a rematch).
 //!
 //! The scripts compare and write the `state` words themselves: a test
 //! below pins them.
@@ -24,7 +26,7 @@ use std::collections::HashMap;
 use baduk::Color;
 use baduk_ai::Level;
 
-use crate::tickets::store::{ChallengeRecord, Match, Opponent, PoolKey, State, Ticket};
+use crate::tickets::store::{ChallengeRecord, Match, Opponent, PoolKey, State, TableTerms, Ticket};
 
 /// A hash as read with `HGETALL`.
 pub(super) type Fields = HashMap<String, String>;
@@ -147,6 +149,21 @@ pub(super) fn challenge_fields(c: &ChallengeRecord) -> Vec<(&'static str, String
         ("pool", c.pool.encode()),
         ("expires_ms", c.expires_ms.to_string()),
         ("game_id", c.game_id.clone().unwrap_or_default()),
+        (
+            "komi_half",
+            c.terms.komi_half.map(|k| k.to_string()).unwrap_or_default(),
+        ),
+        (
+            "seconds_per_move",
+            c.terms
+                .seconds_per_move
+                .map(|s| s.to_string())
+                .unwrap_or_default(),
+        ),
+        (
+            "keep_colors",
+            if c.terms.keep_colors { "1" } else { "" }.to_owned(),
+        ),
     ]
 }
 
@@ -159,6 +176,12 @@ pub(super) fn challenge_from_fields(f: &Fields) -> Option<ChallengeRecord> {
         pool: PoolKey::decode(f.get("pool")?)?,
         expires_ms: millis(f, "expires_ms"),
         game_id: nonempty(f, "game_id"),
+        // A challenge made before tables had house rules has none of these.
+        terms: TableTerms {
+            komi_half: nonempty(f, "komi_half").and_then(|k| k.parse().ok()),
+            seconds_per_move: nonempty(f, "seconds_per_move").and_then(|s| s.parse().ok()),
+            keep_colors: nonempty(f, "keep_colors").is_some(),
+        },
     })
 }
 
@@ -241,12 +264,28 @@ mod tests {
             pool: pool(),
             expires_ms: 99,
             game_id: Some("g1".to_owned()),
+            terms: TableTerms {
+                komi_half: Some(0),
+                seconds_per_move: Some(60),
+                keep_colors: true,
+            },
         };
         let fields = as_fields(challenge_fields(&c));
+        assert_eq!(fields["komi_half"], "0", "komi none is not the default");
         assert_eq!(challenge_from_fields(&fields), Some(c.clone()));
-        let open = ChallengeRecord { game_id: None, ..c };
+        let open = ChallengeRecord {
+            game_id: None,
+            terms: TableTerms::default(),
+            ..c
+        };
         let fields = as_fields(challenge_fields(&open));
         assert_eq!(fields["game_id"], "");
-        assert_eq!(challenge_from_fields(&fields), Some(open));
+        assert_eq!(challenge_from_fields(&fields), Some(open.clone()));
+        // Written before tables had house rules: the defaults.
+        let mut older = as_fields(challenge_fields(&open));
+        for field in ["komi_half", "seconds_per_move", "keep_colors"] {
+            older.remove(field);
+        }
+        assert_eq!(challenge_from_fields(&older), Some(open));
     }
 }

@@ -13,7 +13,65 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file ttakji/v1/game.proto.
  */
 export const file_ttakji_v1_game: GenFile = /*@__PURE__*/
-  fileDesc("ChR0dGFramkvdjEvZ2FtZS5wcm90bxIJdHRha2ppLnYxIiQKBVBvaW50Eg4KBmNvbHVtbhgBIAEoDRILCgNyb3cYAiABKA0iUQoGUGxheWVyEg8KB3VzZXJfaWQYASABKAkSEAoIbmlja25hbWUYAiABKAkSJAoIYWlfbGV2ZWwYAyABKA4yEi50dGFramkudjEuQWlMZXZlbCJ8CgRNb3ZlEg4KBm51bWJlchgBIAEoDRIfCgVjb2xvchgCIAEoDjIQLnR0YWtqaS52MS5Db2xvchIfCgVwb2ludBgDIAEoCzIQLnR0YWtqaS52MS5Qb2ludBIiCghjYXB0dXJlZBgEIAMoCzIQLnR0YWtqaS52MS5Qb2ludCKrAQoFQ291bnQSFAoMYmxhY2tfcG9pbnRzGAEgASgNEhQKDHdoaXRlX3BvaW50cxgCIAEoDRIMCgRrb21pGAMgASgBEiUKC2RlYWRfc3RvbmVzGAQgAygLMhAudHRha2ppLnYxLlBvaW50EiAKBndpbm5lchgFIAEoDjIQLnR0YWtqaS52MS5Db2xvchIOCgZtYXJnaW4YBiABKAESDwoHc3VtbWFyeRgHIAEoCSKDAQoKR2FtZVJlc3VsdBIgCgZ3aW5uZXIYASABKA4yEC50dGFramkudjEuQ29sb3ISJAoGcmVhc29uGAIgASgOMhQudHRha2ppLnYxLkVuZFJlYXNvbhIMCgR0ZXh0GAMgASgJEh8KBWNvdW50GAQgASgLMhAudHRha2ppLnYxLkNvdW50IjsKBUNsb2NrEhgKEHNlY29uZHNfcGVyX21vdmUYASABKA0SGAoQZGVhZGxpbmVfdW5peF9tcxgCIAEoAyLgBQoMR2FtZVNuYXBzaG90Eg8KB2dhbWVfaWQYASABKAkSEgoKYm9hcmRfc2l6ZRgCIAEoDRIPCgdydWxlc2V0GAMgASgJEgwKBGtvbWkYBCABKAESIAoFYmxhY2sYBSABKAsyES50dGFramkudjEuUGxheWVyEiAKBXdoaXRlGAYgASgLMhEudHRha2ppLnYxLlBsYXllchIlCgZzdGF0dXMYByABKA4yFS50dGFramkudjEuR2FtZVN0YXR1cxIgCgZzdG9uZXMYCCADKA4yEC50dGFramkudjEuQ29sb3ISIQoHdG9fbW92ZRgJIAEoDjIQLnR0YWtqaS52MS5Db2xvchISCgptb3ZlX2NvdW50GAogASgNEhYKDmJsYWNrX2NhcHR1cmVzGAsgASgNEhYKDndoaXRlX2NhcHR1cmVzGAwgASgNEiIKCWxhc3RfbW92ZRgNIAEoCzIPLnR0YWtqaS52MS5Nb3ZlEiYKDGtvX2ZvcmJpZGRlbhgOIAMoCzIQLnR0YWtqaS52MS5Qb2ludBIXCg9wYXNzZXNfaW5fYV9yb3cYDyABKA0SJQoGcmVzdWx0GBAgASgLMhUudHRha2ppLnYxLkdhbWVSZXN1bHQSHwoFY2xvY2sYESABKAsyEC50dGFramkudjEuQ2xvY2sSJwoNc2NvcmVfcHJldmlldxgSIAEoCzIQLnR0YWtqaS52MS5Db3VudBIRCglldmVudF9zZXEYEyABKAQSFAoMdW5kb19hbGxvd2VkGBQgASgIEikKD2RyYXdfb2ZmZXJlZF9ieRgVIAEoDjIQLnR0YWtqaS52MS5Db2xvchIOCgZyYW5rZWQYFiABKAgSGwoTZmluaXNoZWRfYXRfdW5peF9tcxgXIAEoAxIkCgp5b3VyX2NvbG9yGBggASgOMhAudHRha2ppLnYxLkNvbG9yEhsKE3NlcnZlcl90aW1lX3VuaXhfbXMYGSABKAMiiAMKCUdhbWVFdmVudBIPCgdnYW1lX2lkGAEgASgJEgsKA3NlcRgCIAEoBBISCgphdF91bml4X21zGAMgASgDEikKCHNuYXBzaG90GAQgASgLMhcudHRha2ppLnYxLkdhbWVTbmFwc2hvdBIpCgdzdGFydGVkGAogASgLMhYudHRha2ppLnYxLkdhbWVTdGFydGVkSAASLAoLbW92ZV9wbGF5ZWQYCyABKAsyFS50dGFramkudjEuTW92ZVBsYXllZEgAEi4KDG1vdmVzX3VuZG9uZRgMIAEoCzIWLnR0YWtqaS52MS5Nb3Zlc1VuZG9uZUgAEisKCGZpbmlzaGVkGA0gASgLMhcudHRha2ppLnYxLkdhbWVGaW5pc2hlZEgAEi4KDGRyYXdfb2ZmZXJlZBgOIAEoCzIWLnR0YWtqaS52MS5EcmF3T2ZmZXJlZEgAEjAKDWRyYXdfZGVjbGluZWQYDyABKAsyFy50dGFramkudjEuRHJhd0RlY2xpbmVkSABCBgoEa2luZCIrCgtEcmF3T2ZmZXJlZBIcCgJieRgBIAEoDjIQLnR0YWtqaS52MS5Db2xvciIsCgxEcmF3RGVjbGluZWQSHAoCYnkYASABKA4yEC50dGFramkudjEuQ29sb3IiDQoLR2FtZVN0YXJ0ZWQiKwoKTW92ZVBsYXllZBIdCgRtb3ZlGAEgASgLMg8udHRha2ppLnYxLk1vdmUiLQoLTW92ZXNVbmRvbmUSHgoFbW92ZXMYASADKAsyDy50dGFramkudjEuTW92ZSI1CgxHYW1lRmluaXNoZWQSJQoGcmVzdWx0GAEgASgLMhUudHRha2ppLnYxLkdhbWVSZXN1bHQqQAoFQ29sb3ISFQoRQ09MT1JfVU5TUEVDSUZJRUQQABIPCgtDT0xPUl9CTEFDSxABEg8KC0NPTE9SX1dISVRFEAIqdAoLQ29sb3JDaG9pY2USHAoYQ09MT1JfQ0hPSUNFX1VOU1BFQ0lGSUVEEAASFgoSQ09MT1JfQ0hPSUNFX0JMQUNLEAESFgoSQ09MT1JfQ0hPSUNFX1dISVRFEAISFwoTQ09MT1JfQ0hPSUNFX1JBTkRPTRADKl4KB0FpTGV2ZWwSGAoUQUlfTEVWRUxfVU5TUEVDSUZJRUQQABIRCg1BSV9MRVZFTF9FQVNZEAESEwoPQUlfTEVWRUxfTk9STUFMEAISEQoNQUlfTEVWRUxfSEFSRBADKlwKCkdhbWVTdGF0dXMSGwoXR0FNRV9TVEFUVVNfVU5TUEVDSUZJRUQQABIXChNHQU1FX1NUQVRVU19QTEFZSU5HEAESGAoUR0FNRV9TVEFUVVNfRklOSVNIRUQQAiqrAQoJRW5kUmVhc29uEhoKFkVORF9SRUFTT05fVU5TUEVDSUZJRUQQABIZChVFTkRfUkVBU09OX1RXT19QQVNTRVMQARIXChNFTkRfUkVBU09OX01PVkVfQ0FQEAISGgoWRU5EX1JFQVNPTl9SRVNJR05BVElPThADEhYKEkVORF9SRUFTT05fVElNRU9VVBAEEhoKFkVORF9SRUFTT05fRFJBV19BR1JFRUQQBWIGcHJvdG8z");
+  fileDesc("ChR0dGFramkvdjEvZ2FtZS5wcm90bxIJdHRha2ppLnYxIt0BCgpIb3VzZVJ1bGVzEiYKBnByZXNldBgBIAEoDjIWLnR0YWtqaS52MS5UYWJsZVByZXNldBISCgpib2FyZF9zaXplGAIgASgNEhEKBGtvbWkYAyABKAFIAIgBARIjCgdzY29yaW5nGAQgASgOMhIudHRha2ppLnYxLlNjb3JpbmcSHQoQc2Vjb25kc19wZXJfbW92ZRgFIAEoDUgBiAEBEh4KFmtlZXBfY29sb3JzX29uX3JlbWF0Y2gYBiABKAhCBwoFX2tvbWlCEwoRX3NlY29uZHNfcGVyX21vdmUiJAoFUG9pbnQSDgoGY29sdW1uGAEgASgNEgsKA3JvdxgCIAEoDSJRCgZQbGF5ZXISDwoHdXNlcl9pZBgBIAEoCRIQCghuaWNrbmFtZRgCIAEoCRIkCghhaV9sZXZlbBgDIAEoDjISLnR0YWtqaS52MS5BaUxldmVsInwKBE1vdmUSDgoGbnVtYmVyGAEgASgNEh8KBWNvbG9yGAIgASgOMhAudHRha2ppLnYxLkNvbG9yEh8KBXBvaW50GAMgASgLMhAudHRha2ppLnYxLlBvaW50EiIKCGNhcHR1cmVkGAQgAygLMhAudHRha2ppLnYxLlBvaW50IqsBCgVDb3VudBIUCgxibGFja19wb2ludHMYASABKA0SFAoMd2hpdGVfcG9pbnRzGAIgASgNEgwKBGtvbWkYAyABKAESJQoLZGVhZF9zdG9uZXMYBCADKAsyEC50dGFramkudjEuUG9pbnQSIAoGd2lubmVyGAUgASgOMhAudHRha2ppLnYxLkNvbG9yEg4KBm1hcmdpbhgGIAEoARIPCgdzdW1tYXJ5GAcgASgJIoMBCgpHYW1lUmVzdWx0EiAKBndpbm5lchgBIAEoDjIQLnR0YWtqaS52MS5Db2xvchIkCgZyZWFzb24YAiABKA4yFC50dGFramkudjEuRW5kUmVhc29uEgwKBHRleHQYAyABKAkSHwoFY291bnQYBCABKAsyEC50dGFramkudjEuQ291bnQiOwoFQ2xvY2sSGAoQc2Vjb25kc19wZXJfbW92ZRgBIAEoDRIYChBkZWFkbGluZV91bml4X21zGAIgASgDIuMGCgxHYW1lU25hcHNob3QSDwoHZ2FtZV9pZBgBIAEoCRISCgpib2FyZF9zaXplGAIgASgNEg8KB3J1bGVzZXQYAyABKAkSDAoEa29taRgEIAEoARIgCgVibGFjaxgFIAEoCzIRLnR0YWtqaS52MS5QbGF5ZXISIAoFd2hpdGUYBiABKAsyES50dGFramkudjEuUGxheWVyEiUKBnN0YXR1cxgHIAEoDjIVLnR0YWtqaS52MS5HYW1lU3RhdHVzEiAKBnN0b25lcxgIIAMoDjIQLnR0YWtqaS52MS5Db2xvchIhCgd0b19tb3ZlGAkgASgOMhAudHRha2ppLnYxLkNvbG9yEhIKCm1vdmVfY291bnQYCiABKA0SFgoOYmxhY2tfY2FwdHVyZXMYCyABKA0SFgoOd2hpdGVfY2FwdHVyZXMYDCABKA0SIgoJbGFzdF9tb3ZlGA0gASgLMg8udHRha2ppLnYxLk1vdmUSJgoMa29fZm9yYmlkZGVuGA4gAygLMhAudHRha2ppLnYxLlBvaW50EhcKD3Bhc3Nlc19pbl9hX3JvdxgPIAEoDRIlCgZyZXN1bHQYECABKAsyFS50dGFramkudjEuR2FtZVJlc3VsdBIfCgVjbG9jaxgRIAEoCzIQLnR0YWtqaS52MS5DbG9jaxInCg1zY29yZV9wcmV2aWV3GBIgASgLMhAudHRha2ppLnYxLkNvdW50EhEKCWV2ZW50X3NlcRgTIAEoBBIUCgx1bmRvX2FsbG93ZWQYFCABKAgSKQoPZHJhd19vZmZlcmVkX2J5GBUgASgOMhAudHRha2ppLnYxLkNvbG9yEg4KBnJhbmtlZBgWIAEoCBIbChNmaW5pc2hlZF9hdF91bml4X21zGBcgASgDEiQKCnlvdXJfY29sb3IYGCABKA4yEC50dGFramkudjEuQ29sb3ISGwoTc2VydmVyX3RpbWVfdW5peF9tcxgZIAEoAxIiCghpbl9hdGFyaRgaIAMoCzIQLnR0YWtqaS52MS5Qb2ludBIjCgdzY29yaW5nGBsgASgOMhIudHRha2ppLnYxLlNjb3JpbmcSHgoWa2VlcF9jb2xvcnNfb25fcmVtYXRjaBgcIAEoCBIYChBzZWNvbmRzX3Blcl9tb3ZlGB0gASgNIogDCglHYW1lRXZlbnQSDwoHZ2FtZV9pZBgBIAEoCRILCgNzZXEYAiABKAQSEgoKYXRfdW5peF9tcxgDIAEoAxIpCghzbmFwc2hvdBgEIAEoCzIXLnR0YWtqaS52MS5HYW1lU25hcHNob3QSKQoHc3RhcnRlZBgKIAEoCzIWLnR0YWtqaS52MS5HYW1lU3RhcnRlZEgAEiwKC21vdmVfcGxheWVkGAsgASgLMhUudHRha2ppLnYxLk1vdmVQbGF5ZWRIABIuCgxtb3Zlc191bmRvbmUYDCABKAsyFi50dGFramkudjEuTW92ZXNVbmRvbmVIABIrCghmaW5pc2hlZBgNIAEoCzIXLnR0YWtqaS52MS5HYW1lRmluaXNoZWRIABIuCgxkcmF3X29mZmVyZWQYDiABKAsyFi50dGFramkudjEuRHJhd09mZmVyZWRIABIwCg1kcmF3X2RlY2xpbmVkGA8gASgLMhcudHRha2ppLnYxLkRyYXdEZWNsaW5lZEgAQgYKBGtpbmQiKwoLRHJhd09mZmVyZWQSHAoCYnkYASABKA4yEC50dGFramkudjEuQ29sb3IiLAoMRHJhd0RlY2xpbmVkEhwKAmJ5GAEgASgOMhAudHRha2ppLnYxLkNvbG9yIg0KC0dhbWVTdGFydGVkIisKCk1vdmVQbGF5ZWQSHQoEbW92ZRgBIAEoCzIPLnR0YWtqaS52MS5Nb3ZlIi0KC01vdmVzVW5kb25lEh4KBW1vdmVzGAEgAygLMg8udHRha2ppLnYxLk1vdmUiNQoMR2FtZUZpbmlzaGVkEiUKBnJlc3VsdBgBIAEoCzIVLnR0YWtqaS52MS5HYW1lUmVzdWx0KkAKBUNvbG9yEhUKEUNPTE9SX1VOU1BFQ0lGSUVEEAASDwoLQ09MT1JfQkxBQ0sQARIPCgtDT0xPUl9XSElURRACKnQKC0NvbG9yQ2hvaWNlEhwKGENPTE9SX0NIT0lDRV9VTlNQRUNJRklFRBAAEhYKEkNPTE9SX0NIT0lDRV9CTEFDSxABEhYKEkNPTE9SX0NIT0lDRV9XSElURRACEhcKE0NPTE9SX0NIT0lDRV9SQU5ET00QAypeCgdBaUxldmVsEhgKFEFJX0xFVkVMX1VOU1BFQ0lGSUVEEAASEQoNQUlfTEVWRUxfRUFTWRABEhMKD0FJX0xFVkVMX05PUk1BTBACEhEKDUFJX0xFVkVMX0hBUkQQAypcCgpHYW1lU3RhdHVzEhsKF0dBTUVfU1RBVFVTX1VOU1BFQ0lGSUVEEAASFwoTR0FNRV9TVEFUVVNfUExBWUlORxABEhgKFEdBTUVfU1RBVFVTX0ZJTklTSEVEEAIqSwoHU2NvcmluZxIXChNTQ09SSU5HX1VOU1BFQ0lGSUVEEAASEAoMU0NPUklOR19BUkVBEAESFQoRU0NPUklOR19URVJSSVRPUlkQAipeCgtUYWJsZVByZXNldBIcChhUQUJMRV9QUkVTRVRfVU5TUEVDSUZJRUQQABIXChNUQUJMRV9QUkVTRVRfVFRBS0pJEAESGAoUVEFCTEVfUFJFU0VUX0NMQVNTSUMQAiqrAQoJRW5kUmVhc29uEhoKFkVORF9SRUFTT05fVU5TUEVDSUZJRUQQABIZChVFTkRfUkVBU09OX1RXT19QQVNTRVMQARIXChNFTkRfUkVBU09OX01PVkVfQ0FQEAISGgoWRU5EX1JFQVNPTl9SRVNJR05BVElPThADEhYKEkVORF9SRUFTT05fVElNRU9VVBAEEhoKFkVORF9SRUFTT05fRFJBV19BR1JFRUQQBWIGcHJvdG8z");
+
+/**
+ * The rules a host chooses for a table (a friend challenge): a preset, and
+ * any of its choices changed.
+ *
+ * @generated from message ttakji.v1.HouseRules
+ */
+export type HouseRules = Message<"ttakji.v1.HouseRules"> & {
+  /**
+   * @generated from field: ttakji.v1.TablePreset preset = 1;
+   */
+  preset: TablePreset;
+
+  /**
+   * 9, 13 or 19; 0 keeps the preset's.
+   *
+   * @generated from field: uint32 board_size = 2;
+   */
+  boardSize: number;
+
+  /**
+   * Komi for White in points: a multiple of 0.5 from 0 (none: an equal count
+   * is a draw) to 50; absent keeps the preset's.
+   *
+   * @generated from field: optional double komi = 3;
+   */
+  komi?: number | undefined;
+
+  /**
+   * SCORING_UNSPECIFIED keeps the preset's.
+   *
+   * @generated from field: ttakji.v1.Scoring scoring = 4;
+   */
+  scoring: Scoring;
+
+  /**
+   * Seconds for every move: 0 for no limit, else 5 to 600 (30 and 60 are
+   * the usual ones); absent keeps the preset's.
+   *
+   * @generated from field: optional uint32 seconds_per_move = 5;
+   */
+  secondsPerMove?: number | undefined;
+
+  /**
+   * Keep the same colours on a rematch instead of swapping who plays Black
+   * (every preset swaps).
+   *
+   * @generated from field: bool keep_colors_on_rematch = 6;
+   */
+  keepColorsOnRematch: boolean;
+};
+
+/**
+ * Describes the message ttakji.v1.HouseRules.
+ * Use `create(HouseRulesSchema)` to create a new message.
+ */
+export const HouseRulesSchema: GenMessage<HouseRules> = /*@__PURE__*/
+  messageDesc(file_ttakji_v1_game, 0);
 
 /**
  * A point of the board. Column 0 is the left edge (A), row 0 the bottom edge
@@ -38,7 +96,7 @@ export type Point = Message<"ttakji.v1.Point"> & {
  * Use `create(PointSchema)` to create a new message.
  */
 export const PointSchema: GenMessage<Point> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 0);
+  messageDesc(file_ttakji_v1_game, 1);
 
 /**
  * A player's seat in a game.
@@ -73,7 +131,7 @@ export type Player = Message<"ttakji.v1.Player"> & {
  * Use `create(PlayerSchema)` to create a new message.
  */
 export const PlayerSchema: GenMessage<Player> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 1);
+  messageDesc(file_ttakji_v1_game, 2);
 
 /**
  * One move of the record.
@@ -113,7 +171,7 @@ export type Move = Message<"ttakji.v1.Move"> & {
  * Use `create(MoveSchema)` to create a new message.
  */
 export const MoveSchema: GenMessage<Move> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 2);
+  messageDesc(file_ttakji_v1_game, 3);
 
 /**
  * A count of the board.
@@ -176,7 +234,7 @@ export type Count = Message<"ttakji.v1.Count"> & {
  * Use `create(CountSchema)` to create a new message.
  */
 export const CountSchema: GenMessage<Count> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 3);
+  messageDesc(file_ttakji_v1_game, 4);
 
 /**
  * How a finished game came out.
@@ -216,7 +274,7 @@ export type GameResult = Message<"ttakji.v1.GameResult"> & {
  * Use `create(GameResultSchema)` to create a new message.
  */
 export const GameResultSchema: GenMessage<GameResult> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 4);
+  messageDesc(file_ttakji_v1_game, 5);
 
 /**
  * A move clock: the side to move must move before the deadline.
@@ -244,7 +302,7 @@ export type Clock = Message<"ttakji.v1.Clock"> & {
  * Use `create(ClockSchema)` to create a new message.
  */
 export const ClockSchema: GenMessage<Clock> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 5);
+  messageDesc(file_ttakji_v1_game, 6);
 
 /**
  * Everything a client needs to draw a game, in one message.
@@ -421,6 +479,36 @@ export type GameSnapshot = Message<"ttakji.v1.GameSnapshot"> & {
    * @generated from field: int64 server_time_unix_ms = 25;
    */
   serverTimeUnixMs: bigint;
+
+  /**
+   * Every stone whose group has one liberty left, for clients that ring
+   * stones in atari (an option, off by default); empty once the game is over.
+   *
+   * @generated from field: repeated ttakji.v1.Point in_atari = 26;
+   */
+  inAtari: Point[];
+
+  /**
+   * How the game is counted.
+   *
+   * @generated from field: ttakji.v1.Scoring scoring = 27;
+   */
+  scoring: Scoring;
+
+  /**
+   * Whether a rematch keeps the colours (otherwise it swaps who plays Black).
+   *
+   * @generated from field: bool keep_colors_on_rematch = 28;
+   */
+  keepColorsOnRematch: boolean;
+
+  /**
+   * The game's time for every move, 0 for none; kept after the game ends
+   * (when `clock` is absent), for a rematch on the same terms.
+   *
+   * @generated from field: uint32 seconds_per_move = 29;
+   */
+  secondsPerMove: number;
 };
 
 /**
@@ -428,7 +516,7 @@ export type GameSnapshot = Message<"ttakji.v1.GameSnapshot"> & {
  * Use `create(GameSnapshotSchema)` to create a new message.
  */
 export const GameSnapshotSchema: GenMessage<GameSnapshot> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 6);
+  messageDesc(file_ttakji_v1_game, 7);
 
 /**
  * Something that happened in a game. Events of one game are numbered 1, 2, 3, …
@@ -508,7 +596,7 @@ export type GameEvent = Message<"ttakji.v1.GameEvent"> & {
  * Use `create(GameEventSchema)` to create a new message.
  */
 export const GameEventSchema: GenMessage<GameEvent> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 7);
+  messageDesc(file_ttakji_v1_game, 8);
 
 /**
  * A player offered a draw; it stands until the opponent answers or a move is played.
@@ -527,7 +615,7 @@ export type DrawOffered = Message<"ttakji.v1.DrawOffered"> & {
  * Use `create(DrawOfferedSchema)` to create a new message.
  */
 export const DrawOfferedSchema: GenMessage<DrawOffered> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 8);
+  messageDesc(file_ttakji_v1_game, 9);
 
 /**
  * The opponent declined the draw offer.
@@ -546,7 +634,7 @@ export type DrawDeclined = Message<"ttakji.v1.DrawDeclined"> & {
  * Use `create(DrawDeclinedSchema)` to create a new message.
  */
 export const DrawDeclinedSchema: GenMessage<DrawDeclined> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 9);
+  messageDesc(file_ttakji_v1_game, 10);
 
 /**
  * The game was created.
@@ -561,7 +649,7 @@ export type GameStarted = Message<"ttakji.v1.GameStarted"> & {
  * Use `create(GameStartedSchema)` to create a new message.
  */
 export const GameStartedSchema: GenMessage<GameStarted> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 10);
+  messageDesc(file_ttakji_v1_game, 11);
 
 /**
  * A stone was played or a player passed.
@@ -580,7 +668,7 @@ export type MovePlayed = Message<"ttakji.v1.MovePlayed"> & {
  * Use `create(MovePlayedSchema)` to create a new message.
  */
 export const MovePlayedSchema: GenMessage<MovePlayed> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 11);
+  messageDesc(file_ttakji_v1_game, 12);
 
 /**
  * Moves were taken back.
@@ -601,7 +689,7 @@ export type MovesUndone = Message<"ttakji.v1.MovesUndone"> & {
  * Use `create(MovesUndoneSchema)` to create a new message.
  */
 export const MovesUndoneSchema: GenMessage<MovesUndone> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 12);
+  messageDesc(file_ttakji_v1_game, 13);
 
 /**
  * The game ended.
@@ -620,7 +708,7 @@ export type GameFinished = Message<"ttakji.v1.GameFinished"> & {
  * Use `create(GameFinishedSchema)` to create a new message.
  */
 export const GameFinishedSchema: GenMessage<GameFinished> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 13);
+  messageDesc(file_ttakji_v1_game, 14);
 
 /**
  * A stone colour or the side to move.
@@ -751,6 +839,73 @@ export const GameStatusSchema: GenEnum<GameStatus> = /*@__PURE__*/
   enumDesc(file_ttakji_v1_game, 3);
 
 /**
+ * How a finished game is counted.
+ *
+ * @generated from enum ttakji.v1.Scoring
+ */
+export enum Scoring {
+  /**
+   * @generated from enum value: SCORING_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Stones on the board plus the empty points they surround (seed 000).
+   *
+   * @generated from enum value: SCORING_AREA = 1;
+   */
+  AREA = 1,
+
+  /**
+   * Surrounded empty points plus prisoners and the dead stones taken off
+   * (Japanese rules, seed 001); points in seki count for nobody.
+   *
+   * @generated from enum value: SCORING_TERRITORY = 2;
+   */
+  TERRITORY = 2,
+}
+
+/**
+ * Describes the enum ttakji.v1.Scoring.
+ */
+export const ScoringSchema: GenEnum<Scoring> = /*@__PURE__*/
+  enumDesc(file_ttakji_v1_game, 4);
+
+/**
+ * A set of house rules to start from.
+ *
+ * @generated from enum ttakji.v1.TablePreset
+ */
+export enum TablePreset {
+  /**
+   * TABLE_PRESET_TTAKJI.
+   *
+   * @generated from enum value: TABLE_PRESET_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * 9x9, area scoring, komi 7, 30 seconds a move (seed 000).
+   *
+   * @generated from enum value: TABLE_PRESET_TTAKJI = 1;
+   */
+  TTAKJI = 1,
+
+  /**
+   * 19x19, territory scoring, komi 6.5, no move time (seed 001).
+   *
+   * @generated from enum value: TABLE_PRESET_CLASSIC = 2;
+   */
+  CLASSIC = 2,
+}
+
+/**
+ * Describes the enum ttakji.v1.TablePreset.
+ */
+export const TablePresetSchema: GenEnum<TablePreset> = /*@__PURE__*/
+  enumDesc(file_ttakji_v1_game, 5);
+
+/**
  * Why a game ended.
  *
  * @generated from enum ttakji.v1.EndReason
@@ -795,5 +950,5 @@ export enum EndReason {
  * Describes the enum ttakji.v1.EndReason.
  */
 export const EndReasonSchema: GenEnum<EndReason> = /*@__PURE__*/
-  enumDesc(file_ttakji_v1_game, 4);
+  enumDesc(file_ttakji_v1_game, 6);
 

@@ -1,0 +1,266 @@
+//! A friend's table with house rules (seed 001): board size, komi,
+//! scoring, move time and whether a rematch swaps colours, chosen by the
+//! host, kept by the game, its snapshot, its SGF and its rematches; end to
+//! end in one process.
+
+mod support;
+
+use std::time::Duration;
+
+use support::{Player, embedded_tuned, sign_in, sqlite_memory};
+use tonic::Code;
+use ttakji_platform::bus::Bus;
+use ttakji_proto::v1 as pb;
+use ttakji_proto::v1::match_service_client::MatchServiceClient;
+
+fn matches(p: &Player) -> MatchServiceClient<tonic::transport::Channel> {
+    MatchServiceClient::new(p.channel.clone())
+}
+
+/// The service with a one-second move clock wherever a table does not
+/// choose its own, so a table without a move limit shows it has none.
+async fn service() -> (support::Embedded, Player, Player) {
+    let service = embedded_tuned(
+        sqlite_memory().await,
+        Bus::in_process(),
+        ttakji_matchmaker::Tickets::memory(),
+        None,
+        |config| config.seconds_per_move = 1,
+    )
+    .await;
+    let url = format!("http://{}", service.gateway);
+    let host = sign_in(&url, "host").await;
+    let friend = sign_in(&url, "friend").await;
+    (service, host, friend)
+}
+
+/// The game `friend` joins at `host`'s table with `rules`, with the players
+/// as (Black, White).
+async fn table<'a>(
+    host: &'a Player,
+    friend: &'a Player,
+    rules: pb::HouseRules,
+) -> (pb::GameSnapshot, &'a Player, &'a Player) {
+    let mut stream = matches(host)
+        .create_challenge(host.req(pb::CreateChallengeRequest {
+            rules: Some(rules),
+            ..Default::default()
+        }))
+        .await
+        .expect("a table")
+        .into_inner();
+    let challenge = stream
+        .message()
+        .await
+        .expect("stream")
+        .and_then(|m| m.challenge)
+        .expect("the code");
+    let game = matches(friend)
+        .accept_challenge(friend.req(pb::AcceptChallengeRequest {
+            code: challenge.code,
+        }))
+        .await
+        .expect("joined")
+        .into_inner()
+        .game
+        .expect("the game");
+    seated(game, host, friend)
+}
+
+fn seated<'a>(
+    game: pb::GameSnapshot,
+    a: &'a Player,
+    b: &'a Player,
+) -> (pb::GameSnapshot, &'a Player, &'a Player) {
+    let black_id = game.black.as_ref().map(|p| p.user_id.clone());
+    if black_id.as_deref() == Some(a.user_id.as_str()) {
+        (game, a, b)
+    } else {
+        (game, b, a)
+    }
+}
+
+/// Both players ask for a rematch of `game_id`; the new game.
+async fn rematch(a: &Player, b: &Player, game_id: &str) -> pb::GameSnapshot {
+    let ask = |p: &Player| {
+        let p = p.clone();
+        let id = game_id.to_owned();
+        async move {
+            let mut stream = matches(&p)
+                .rematch(p.req(pb::RematchRequest { game_id: id }))
+                .await
+                .expect("rematch")
+                .into_inner();
+            let mut last = pb::RematchResponse::default();
+            while let Some(m) = tokio::time::timeout(Duration::from_secs(10), stream.message())
+                .await
+                .expect("answers")
+                .expect("stream")
+            {
+                last = m;
+            }
+            last.new_game_id
+        }
+    };
+    let (id, same) = tokio::join!(ask(a), ask(b));
+    assert_eq!(id, same, "one new game");
+    a.game(&id).await
+}
+
+async fn resign(p: &Player, game_id: &str) {
+    p.games
+        .clone()
+        .resign(p.req(pb::ResignRequest {
+            game_id: game_id.to_owned(),
+        }))
+        .await
+        .expect("resign");
+}
+
+fn user(p: Option<&pb::Player>) -> String {
+    p.map(|p| p.user_id.clone()).unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn seed_001s_table_is_19x19_territory_komi_6_5_without_a_move_limit() {
+    let (_service, host, friend) = service().await;
+    let classic = pb::HouseRules {
+        preset: pb::TablePreset::Classic as i32,
+        ..Default::default()
+    };
+    let (game, black, white) = table(&host, &friend, classic).await;
+    assert_eq!(game.board_size, 19);
+    assert_eq!(game.komi, 6.5);
+    assert_eq!(game.scoring, pb::Scoring::Territory as i32);
+    assert_eq!(game.ruleset, "japanese");
+    assert_eq!(game.seconds_per_move, 0);
+    assert!(game.clock.is_none(), "no move limit");
+    assert!(!game.keep_colors_on_rematch);
+    let id = &game.game_id;
+    black.play(id, 1, "D4").await.expect("D4");
+    // Longer than the service's one-second clock: nobody loses on time.
+    tokio::time::sleep(Duration::from_millis(1800)).await;
+    let waited = white.game(id).await;
+    assert_eq!(waited.status, pb::GameStatus::Playing as i32);
+    white.play(id, 2, "G7").await.expect("in no hurry");
+    let sgf = black.sgf(id).await;
+    for property in ["SZ[19]", "KM[6.5]", "RU[japanese]"] {
+        assert!(sgf.contains(property), "{property} in {sgf}");
+    }
+    assert!(!sgf.contains("TM["), "no move time in {sgf}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn komi_none_draws_an_equal_count_and_a_half_point_komi_never_does() {
+    let (_service, host, friend) = service().await;
+    for (komi, result) in [(0.0, "0"), (6.5, "W+6.5")] {
+        let rules = pb::HouseRules {
+            komi: Some(komi),
+            seconds_per_move: Some(60),
+            ..Default::default()
+        };
+        let (game, black, white) = table(&host, &friend, rules).await;
+        assert_eq!(game.komi, komi);
+        assert_eq!(game.scoring, pb::Scoring::Area as i32);
+        assert_eq!(game.clock.map(|c| c.seconds_per_move), Some(60));
+        let id = &game.game_id;
+        // Black walls off columns A-D, White F-J; column E is nobody's:
+        // 36 points each.
+        let mut number = 0;
+        for row in 1..=9 {
+            for (player, column) in [(black, 'D'), (white, 'F')] {
+                number += 1;
+                let point = format!("{column}{row}");
+                player.play(id, number, &point).await.expect("a wall");
+            }
+        }
+        black.pass(id, number + 1).await.expect("pass");
+        let over = white.pass(id, number + 2).await.expect("pass");
+        let over = over.game.expect("game");
+        let result_of = over.result.expect("counted");
+        assert_eq!(result_of.text, result, "komi {komi}");
+        let count = result_of.count.expect("a count");
+        assert_eq!((count.black_points, count.white_points), (36, 36));
+        if komi == 0.0 {
+            assert_eq!(result_of.winner, pb::Color::Unspecified as i32, "jigo");
+        }
+        let sgf = black.sgf(id).await;
+        let km = if komi == 0.0 { "KM[0]" } else { "KM[6.5]" };
+        for property in [km, "RU[ttakji]", "TM[0]OT[1x60 byo-yomi]"] {
+            assert!(sgf.contains(property), "{property} in {sgf}");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rematches_keep_the_table_and_swap_colours_unless_the_host_said_not_to() {
+    let (_service, host, friend) = service().await;
+    for keep in [false, true] {
+        let rules = pb::HouseRules {
+            board_size: 13,
+            komi: Some(0.0),
+            seconds_per_move: Some(45),
+            keep_colors_on_rematch: keep,
+            ..Default::default()
+        };
+        let (first, _, _) = table(&host, &friend, rules).await;
+        assert_eq!(first.keep_colors_on_rematch, keep);
+        let mut before = first;
+        for round in 1..=2 {
+            resign(&host, &before.game_id).await;
+            let next = rematch(&host, &friend, &before.game_id).await;
+            assert_eq!(
+                (next.board_size, next.komi, next.seconds_per_move),
+                (13, 0.0, 45),
+                "rematch {round} is at the same table"
+            );
+            assert_eq!(next.clock.map(|c| c.seconds_per_move), Some(45));
+            assert_eq!(next.keep_colors_on_rematch, keep);
+            let (was, now) = (user(before.black.as_ref()), user(next.black.as_ref()));
+            if keep {
+                assert_eq!(now, was, "rematch {round} keeps who plays Black");
+            } else {
+                assert_ne!(now, was, "rematch {round} swaps who plays Black");
+            }
+            before = next;
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_table_nobody_could_play_is_refused_with_what_is_wrong() {
+    let (_service, host, _friend) = service().await;
+    for (rules, says) in [
+        (
+            pb::HouseRules {
+                komi: Some(6.3),
+                ..Default::default()
+            },
+            "komi 6.3 is not offered",
+        ),
+        (
+            pb::HouseRules {
+                seconds_per_move: Some(2),
+                ..Default::default()
+            },
+            "2 seconds a move is not offered",
+        ),
+        (
+            pb::HouseRules {
+                board_size: 15,
+                ..Default::default()
+            },
+            "board size 15 is not offered",
+        ),
+    ] {
+        let refused = matches(&host)
+            .create_challenge(host.req(pb::CreateChallengeRequest {
+                rules: Some(rules),
+                ..Default::default()
+            }))
+            .await
+            .expect_err(says);
+        assert_eq!(refused.code(), Code::InvalidArgument);
+        assert!(refused.message().contains(says), "{}", refused.message());
+    }
+}
