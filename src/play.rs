@@ -33,9 +33,9 @@ pub struct PlayArgs {
     /// Your colour against the computer: black, white or random.
     #[arg(long, default_value = "random")]
     pub color: String,
-    /// Board size: 9, 13 or 19.
-    #[arg(long, default_value_t = 9)]
-    pub size: u32,
+    /// Board size: 9, 13 or 19 (9 unless a --classic table says 19).
+    #[arg(long)]
+    pub size: Option<u32>,
     /// Play a person: wait in the queue for an opponent (the computer steps
     /// in if nobody comes).
     #[arg(long, conflicts_with_all = ["challenge", "join"])]
@@ -52,6 +52,22 @@ pub struct PlayArgs {
     /// With --online: a ranked game (signed-in players only).
     #[arg(long, requires = "online")]
     pub ranked: bool,
+    /// With --challenge: seed 001's table (19×19, territory scoring, komi
+    /// 6.5, no move time) instead of seed 000's; the options below change it.
+    #[arg(long, requires = "challenge")]
+    pub classic: bool,
+    /// With --challenge: komi for White, 0 (none) to 50 in steps of 0.5.
+    #[arg(long, requires = "challenge")]
+    pub komi: Option<f64>,
+    /// With --challenge: area or territory scoring.
+    #[arg(long, requires = "challenge", value_parser = ["area", "territory"])]
+    pub scoring: Option<String>,
+    /// With --challenge: seconds for each move, 0 for no limit.
+    #[arg(long, requires = "challenge", value_name = "SECONDS")]
+    pub move_time: Option<u32>,
+    /// With --challenge: keep the colours on a rematch instead of swapping.
+    #[arg(long, requires = "challenge")]
+    pub keep_colors: bool,
     /// Print the ladder of the board size (the top ten and your place) and exit.
     #[arg(long, conflicts_with_all = ["online", "challenge", "join"])]
     pub ladder: bool,
@@ -162,13 +178,13 @@ async fn play(
         me: user_id,
     };
     if args.ladder {
-        return print_ladder(&client, args.size).await;
+        return print_ladder(&client, args.size.unwrap_or(9)).await;
     }
     let against_people = args.online || args.challenge || args.join.is_some();
     let mut game_id = if args.online {
-        queue(&client, args.size, args.ranked).await?
+        queue(&client, args.size.unwrap_or(9), args.ranked).await?
     } else if args.challenge {
-        challenge(&client, args.size).await?
+        challenge(&client, house_rules(args)).await?
     } else if let Some(code) = &args.join {
         client
             .matches
@@ -185,7 +201,7 @@ async fn play(
             .games
             .clone()
             .start_ai_game(client.request(pb::StartAiGameRequest {
-                board_size: args.size,
+                board_size: args.size.unwrap_or(9),
                 color: color as i32,
                 level: level as i32,
             }))
@@ -251,15 +267,35 @@ async fn queue(client: &Client, size: u32, ranked: bool) -> anyhow::Result<Strin
     anyhow::bail!("the queue closed without a match")
 }
 
-/// Makes a challenge, shows its code, and waits for the friend.
-async fn challenge(client: &Client, size: u32) -> anyhow::Result<String> {
+/// The table `--challenge` asks for.
+fn house_rules(args: &PlayArgs) -> pb::HouseRules {
+    pb::HouseRules {
+        preset: if args.classic {
+            pb::TablePreset::Classic
+        } else {
+            pb::TablePreset::Ttakji
+        } as i32,
+        board_size: args.size.unwrap_or(0),
+        komi: args.komi,
+        scoring: match args.scoring.as_deref() {
+            Some("area") => pb::Scoring::Area,
+            Some("territory") => pb::Scoring::Territory,
+            _ => pb::Scoring::Unspecified,
+        } as i32,
+        seconds_per_move: args.move_time,
+        keep_colors_on_rematch: args.keep_colors,
+    }
+}
+
+/// Makes a challenge at a table with `rules`, shows its code, and waits
+/// for the friend.
+async fn challenge(client: &Client, rules: pb::HouseRules) -> anyhow::Result<String> {
     let mut stream = client
         .matches
         .clone()
         .create_challenge(client.request(pb::CreateChallengeRequest {
-            board_size: size,
-            ruleset: String::new(),
-            rules: None,
+            rules: Some(rules),
+            ..Default::default()
         }))
         .await
         .map_err(refused("cannot make a challenge"))?
@@ -595,8 +631,17 @@ pub fn draw(game: &pb::GameSnapshot) -> String {
         },
         None => "none".to_owned(),
     };
+    let scoring = if game.scoring == pb::Scoring::Territory as i32 {
+        "territory"
+    } else {
+        "area"
+    };
+    let time = match game.seconds_per_move {
+        0 => "no time limit".to_owned(),
+        s => format!("{s} s a move"),
+    };
     out.push_str(&format!(
-        "Move {} · last {} · captures: Black {}, White {} · komi {}\n",
+        "Move {} · last {} · captures: Black {}, White {} · komi {} · {scoring} scoring · {time}\n",
         game.move_count, last_text, game.black_captures, game.white_captures, game.komi
     ));
     out
@@ -684,4 +729,56 @@ fn print_result(game: &pb::GameSnapshot) {
         }
     }
     println!("Result: {}", result.text);
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::{Args, FromArgMatches as _};
+
+    use super::*;
+
+    fn parse(line: &[&str]) -> Result<PlayArgs, clap::Error> {
+        let matches = PlayArgs::augment_args(clap::Command::new("play"))
+            .try_get_matches_from(std::iter::once("play").chain(line.iter().copied()))?;
+        PlayArgs::from_arg_matches(&matches)
+    }
+
+    #[test]
+    fn a_challenge_asks_for_the_table_its_options_describe() {
+        let plain = parse(&["--challenge"]).expect("parses");
+        assert_eq!(
+            house_rules(&plain),
+            pb::HouseRules {
+                preset: pb::TablePreset::Ttakji as i32,
+                ..Default::default()
+            }
+        );
+        let classic = parse(&[
+            "--challenge",
+            "--classic",
+            "--size",
+            "13",
+            "--komi",
+            "0",
+            "--scoring",
+            "area",
+            "--move-time",
+            "60",
+            "--keep-colors",
+        ])
+        .expect("parses");
+        assert_eq!(
+            house_rules(&classic),
+            pb::HouseRules {
+                preset: pb::TablePreset::Classic as i32,
+                board_size: 13,
+                komi: Some(0.0),
+                scoring: pb::Scoring::Area as i32,
+                seconds_per_move: Some(60),
+                keep_colors_on_rematch: true,
+            }
+        );
+        assert!(parse(&["--classic"]).is_err(), "house rules need a table");
+        assert!(parse(&["--challenge", "--scoring", "stones"]).is_err());
+    }
 }

@@ -76,6 +76,15 @@ pub enum UndoError {
     Ended(EndReason),
 }
 
+/// Why play cannot go on.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum ResumeError {
+    #[error("the game goes on: there is nothing to go back to")]
+    NotEnded,
+    #[error("the game was ended by {0}; play cannot go on")]
+    Ended(EndReason),
+}
+
 /// What an accepted move did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Outcome {
@@ -124,6 +133,9 @@ pub struct Game {
     seen: HashMap<u64, Vec<u32>>,
     passes_in_a_row: u32,
     end: Option<EndReason>,
+    /// The move counts after which play went on past two passes: the
+    /// players did not agree which stones were dead (territory rules).
+    resumed_after: Vec<u32>,
 }
 
 impl Game {
@@ -154,6 +166,7 @@ impl Game {
             seen: HashMap::new(),
             passes_in_a_row: 0,
             end: None,
+            resumed_after: Vec::new(),
         };
         game.record_position();
         game
@@ -377,6 +390,29 @@ impl Game {
         Ok(reason)
     }
 
+    /// Goes back to play after two passes ended the game: under territory
+    /// rules, when the players do not agree which stones are dead, they
+    /// settle it on the board. The player after the second pass moves, and
+    /// two passes in a row end the game again.
+    pub fn resume_play(&mut self) -> Result<(), ResumeError> {
+        match self.end {
+            Some(EndReason::TwoPasses) => {}
+            Some(other) => return Err(ResumeError::Ended(other)),
+            None => return Err(ResumeError::NotEnded),
+        }
+        self.end = None;
+        self.passes_in_a_row = 0;
+        self.resumed_after
+            .push(u32::try_from(self.moves.len()).unwrap_or(u32::MAX));
+        Ok(())
+    }
+
+    /// The move counts after which play went back on past two passes.
+    #[must_use]
+    pub fn resumed_after(&self) -> &[u32] {
+        &self.resumed_after
+    }
+
     /// Takes back the last move (a stone or a pass), restoring exactly the
     /// earlier state: stones, prisoners, ko, history and whose turn. A game
     /// ended by passes or the move cap reopens; one ended by resignation,
@@ -391,10 +427,17 @@ impl Game {
             return Err(UndoError::NothingToUndo);
         };
         let mut replay = Game::from_setup(self.rules, self.setup().clone(), self.start_to_move);
+        let resumed = std::mem::take(&mut self.resumed_after);
         for mv in moves {
-            // Every one of these moves was accepted before, in this order.
+            // Every one of these moves was accepted before, in this order,
+            // and play went on where it went on before.
             let replayed = replay.play_as(mv);
             debug_assert!(replayed.is_ok(), "replaying an accepted move failed");
+            let count = u32::try_from(replay.moves.len()).unwrap_or(u32::MAX);
+            if resumed.contains(&count) {
+                let again = replay.resume_play();
+                debug_assert!(again.is_ok(), "going on where play went on before failed");
+            }
         }
         *self = replay;
         Ok(last)

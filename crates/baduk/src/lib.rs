@@ -27,7 +27,7 @@ pub mod sgf;
 pub mod shape;
 
 pub use board::{Board, SplitMix64, Stone, Vertex};
-pub use game::{EndReason, Game, IllegalMove, Outcome, UndoError};
+pub use game::{EndReason, Game, IllegalMove, Outcome, ResumeError, UndoError};
 pub use life::{LifeAndDeath, analyse};
 pub use point::{
     Action, BoardSize, BoardSizeError, Color, Move, ParseColorError, Point, PointError,

@@ -7,8 +7,8 @@
 
 use baduk::score::{area_score, seki_points, territory_score};
 use baduk::{
-    Board, Color, EndReason, Game, GameResult, IllegalMove, Komi, Move, Owner, Point, Rules, Score,
-    Scoring, Stone, UndoError,
+    Board, Color, EndReason, Game, GameResult, IllegalMove, Komi, Move, Owner, Point, ResumeError,
+    Rules, Score, Scoring, Stone, UndoError,
 };
 
 // ----- helpers -----
@@ -851,6 +851,54 @@ fn the_move_cap_ends_the_game() {
 
 /// Undo after a capture restores the exact earlier state: stones, prisoners,
 /// the ko point and what it forbids, the move number and whose turn it is.
+#[test]
+fn play_goes_back_on_after_two_passes_and_two_more_end_it_again() {
+    let mut game = Game::new(Rules::japanese());
+    assert_eq!(game.resume_play(), Err(ResumeError::NotEnded));
+    play(&mut game, "E5");
+    game.play(Move::pass(Color::White)).expect("pass");
+    game.play(Move::pass(Color::Black)).expect("pass");
+    assert_eq!(game.end(), Some(EndReason::TwoPasses));
+    // The players do not agree on the dead stones: back to play.
+    game.resume_play().expect("back to play");
+    assert_eq!(game.end(), None);
+    assert_eq!(
+        game.to_move(),
+        Color::White,
+        "the player after the second pass"
+    );
+    assert_eq!(game.passes_in_a_row(), 0, "the passes before count no more");
+    assert_eq!(game.resumed_after(), [3]);
+    // One pass does not end it; a stone, then two passes, do.
+    game.play(Move::pass(Color::White)).expect("pass");
+    assert_eq!(game.end(), None);
+    play(&mut game, "C3");
+    game.play(Move::pass(Color::White)).expect("pass");
+    let second = game.play(Move::pass(Color::Black)).expect("pass");
+    assert_eq!(second.ended, Some(EndReason::TwoPasses));
+
+    // Undo replays the game with play going on where it went on.
+    game.undo().expect("undo the last pass");
+    assert_eq!(game.end(), None);
+    assert_eq!(game.resumed_after(), [3]);
+    for _ in 0..3 {
+        game.undo().expect("undo");
+    }
+    assert_eq!(game.move_number(), 3);
+    assert_eq!(game.end(), None, "still back in play after move 3");
+    game.undo().expect("undo the second pass");
+    assert_eq!(
+        game.resumed_after(),
+        Vec::<u32>::new(),
+        "before it went back on"
+    );
+    assert_eq!(game.end(), None);
+
+    let mut resigned = Game::new(Rules::japanese());
+    let reason = resigned.resign(Color::Black).expect("resign");
+    assert_eq!(resigned.resume_play(), Err(ResumeError::Ended(reason)));
+}
+
 #[test]
 fn undo_restores_the_exact_state_before_a_capture() {
     let mut game = setup(Rules::ttakji(), KO_POSITION, Color::Black);
