@@ -82,29 +82,9 @@ fn seated<'a>(
 
 /// Both players ask for a rematch of `game_id`; the new game.
 async fn rematch(a: &Player, b: &Player, game_id: &str) -> pb::GameSnapshot {
-    let ask = |p: &Player| {
-        let p = p.clone();
-        let id = game_id.to_owned();
-        async move {
-            let mut stream = matches(&p)
-                .rematch(p.req(pb::RematchRequest { game_id: id }))
-                .await
-                .expect("rematch")
-                .into_inner();
-            let mut last = pb::RematchResponse::default();
-            while let Some(m) = tokio::time::timeout(Duration::from_secs(10), stream.message())
-                .await
-                .expect("answers")
-                .expect("stream")
-            {
-                last = m;
-            }
-            last.new_game_id
-        }
-    };
-    let (id, same) = tokio::join!(ask(a), ask(b));
-    assert_eq!(id, same, "one new game");
-    a.game(&id).await
+    let (ra, rb) = tokio::join!(a.rematch(game_id), b.rematch(game_id));
+    assert_eq!(ra.new_game_id, rb.new_game_id, "one new game");
+    a.game(&ra.new_game_id).await
 }
 
 async fn resign(p: &Player, game_id: &str) {

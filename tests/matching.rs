@@ -281,27 +281,7 @@ async fn a_rematch_both_agree_to_starts_with_colours_swapped() {
         }))
         .await
         .expect("resign");
-    let rematch = |p: &Player| {
-        let p = p.clone();
-        let id = old.game_id.clone();
-        async move {
-            let mut stream = matches(&p)
-                .rematch(p.req(pb::RematchRequest { game_id: id }))
-                .await
-                .expect("rematch")
-                .into_inner();
-            let mut last = pb::RematchResponse::default();
-            while let Some(m) = tokio::time::timeout(Duration::from_secs(10), stream.message())
-                .await
-                .expect("answers")
-                .expect("stream")
-            {
-                last = m;
-            }
-            last
-        }
-    };
-    let (ra, rb) = tokio::join!(rematch(&a), rematch(&b));
+    let (ra, rb) = tokio::join!(a.rematch(&old.game_id), b.rematch(&old.game_id));
     assert!(!ra.new_game_id.is_empty());
     assert_eq!(ra.new_game_id, rb.new_game_id, "one new game");
     let new = a.game(&ra.new_game_id).await;

@@ -429,6 +429,28 @@ impl Player {
         }
     }
 
+    /// Asks for a rematch of `game_id` and follows the answers to their
+    /// end: the last says the new game, once both players have asked.
+    pub async fn rematch(&self, game_id: &str) -> pb::RematchResponse {
+        let mut stream =
+            ttakji_proto::v1::match_service_client::MatchServiceClient::new(self.channel.clone())
+                .rematch(self.req(pb::RematchRequest {
+                    game_id: game_id.to_owned(),
+                }))
+                .await
+                .expect("rematch")
+                .into_inner();
+        let mut last = pb::RematchResponse::default();
+        while let Some(m) = tokio::time::timeout(Duration::from_secs(10), stream.message())
+            .await
+            .expect("answers")
+            .expect("stream")
+        {
+            last = m;
+        }
+        last
+    }
+
     pub async fn sgf(&self, game_id: &str) -> String {
         self.games
             .clone()
