@@ -347,32 +347,26 @@ impl MatchService for Gateway {
         let me = Caller::of(&request)?;
         let req = request.into_inner();
         validate::text(&req.ruleset, "ruleset")?;
-        let made = match &req.rules {
+        // House rules, when given, say the pool too; otherwise the pool's
+        // fields as sent, and the defaults for the rest.
+        let (board_size, ruleset, table) = match &req.rules {
             Some(rules) => {
                 let table = validate::Table::parse(rules)?;
-                pb::MakeChallengeRequest {
-                    user_id: me.user_id.clone(),
-                    nickname: me.nickname.clone(),
-                    pool: Some(pb::Pool {
-                        board_size: table.board_size,
-                        ruleset: table.ruleset.to_owned(),
-                        ranked: false,
-                    }),
-                    komi_half_points: table.komi_half,
-                    seconds_per_move: table.seconds_per_move,
-                    keep_colors_on_rematch: table.keep_colors,
-                }
+                (table.board_size, table.ruleset.to_owned(), Some(table))
             }
-            None => pb::MakeChallengeRequest {
-                user_id: me.user_id.clone(),
-                nickname: me.nickname.clone(),
-                pool: Some(pb::Pool {
-                    board_size: req.board_size,
-                    ruleset: req.ruleset,
-                    ranked: false,
-                }),
-                ..Default::default()
-            },
+            None => (req.board_size, req.ruleset, None),
+        };
+        let made = pb::MakeChallengeRequest {
+            user_id: me.user_id.clone(),
+            nickname: me.nickname.clone(),
+            pool: Some(pb::Pool {
+                board_size,
+                ruleset,
+                ranked: false,
+            }),
+            komi_half_points: table.as_ref().and_then(|t| t.komi_half),
+            seconds_per_move: table.as_ref().and_then(|t| t.seconds_per_move),
+            keep_colors_on_rematch: table.is_some_and(|t| t.keep_colors),
         };
         let sub = self.news_for(&me.user_id).await?;
         let challenge = self

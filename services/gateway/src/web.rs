@@ -45,25 +45,30 @@ fn answer(request: &http::request::Parts, config: &Bytes) -> Response<Bytes> {
         );
     }
     let wanted = path.trim_start_matches('/');
-    let name = if !wanted.is_empty() && !wanted.ends_with(".gz") && Bundle::get(wanted).is_some() {
-        wanted
-    } else if is_page_route(path) {
-        "index.html"
-    } else {
-        return respond(
-            StatusCode::NOT_FOUND,
-            "text/plain; charset=utf-8",
-            "no-cache",
-            Bytes::from(format!("{path} is not here: the game is at /\n")),
-        );
-    };
-    let Some(file) = Bundle::get(name) else {
-        return respond(
-            StatusCode::NOT_FOUND,
-            "text/plain; charset=utf-8",
-            "no-cache",
-            Bytes::from_static(b"the web client was not built into this server\n"),
-        );
+    let asset = (!wanted.is_empty() && !wanted.ends_with(".gz"))
+        .then(|| Bundle::get(wanted))
+        .flatten();
+    let (name, file) = match asset {
+        Some(file) => (wanted, file),
+        None if !is_page_route(path) => {
+            return respond(
+                StatusCode::NOT_FOUND,
+                "text/plain; charset=utf-8",
+                "no-cache",
+                Bytes::from(format!("{path} is not here: the game is at /\n")),
+            );
+        }
+        None => match Bundle::get("index.html") {
+            Some(file) => ("index.html", file),
+            None => {
+                return respond(
+                    StatusCode::NOT_FOUND,
+                    "text/plain; charset=utf-8",
+                    "no-cache",
+                    Bytes::from_static(b"the web client was not built into this server\n"),
+                );
+            }
+        },
     };
     let etag = format!("\"{}\"", hex(&file.metadata.sha256_hash()[..12]));
     let cache = if name.starts_with("assets/") {
