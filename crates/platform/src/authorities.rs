@@ -118,7 +118,8 @@ about_game!(
     ExportRecordRequest,
     ListEventsRequest,
     ProposeDrawRequest,
-    RespondToDrawRequest
+    RespondToDrawRequest,
+    SettleCountRequest
 );
 
 impl AboutGame for ttakji_proto::v1::ListFinishedGamesRequest {

@@ -22,7 +22,7 @@ use ttakji_platform::shutdown::Shutdown;
 use ttakji_platform::store::Database;
 use ttakji_proto::v1 as pb;
 
-use crate::game::{OnlineGame, Refusal, Requested, Step};
+use crate::game::{CountAction, OnlineGame, Refusal, Requested, Step};
 use crate::records::StoredEvent;
 use crate::{store, view};
 
@@ -85,6 +85,12 @@ pub enum Command {
         span: tracing::Span,
         user_id: String,
         accept: bool,
+        reply: Reply<pb::GameSnapshot>,
+    },
+    SettleCount {
+        span: tracing::Span,
+        user_id: String,
+        action: CountAction,
         reply: Reply<pb::GameSnapshot>,
     },
     AiDecided {
@@ -239,7 +245,7 @@ impl Actor {
                 let _ = reply.send(view::snapshot(&self.state, preview));
             }
             Command::Preview { reply } => {
-                let _ = reply.send(view::count_to_pb(&self.state.game().score_preview()));
+                let _ = reply.send(view::count_to_pb(&self.state.count_now()));
             }
             Command::Export { reply } => {
                 let _ = reply.send(self.state.sgf());
@@ -297,6 +303,17 @@ impl Actor {
             } => {
                 let step = self.state.answer_draw(&user_id, accept, now_unix_ms());
                 self.take_and_show(step, reply, span).await;
+            }
+            Command::SettleCount {
+                span,
+                user_id,
+                action,
+                reply,
+            } => {
+                let step = self.state.settle_count(&user_id, action, now_unix_ms());
+                self.take_and_show(step, reply, span).await;
+                // Back to play, the computer may be to move.
+                self.think_if_computer_to_move();
             }
             Command::AiDecided {
                 generation,

@@ -8,9 +8,14 @@
 //! | end reason | `two_passes`, `move_cap`, `resignation:<winner>`, `timeout:<winner>`, `draw_agreed` |
 //! | point | its name on the board, `E5` |
 //! | computer level | `easy`, `normal`, `hard` |
+//! | points | their names joined by commas, `C3,D4`; empty for none |
+//! | an open count | `<version>|<colours that confirmed>|<points marked dead>`, `3|B|C3,D4` |
+//! | where play went on | move counts joined by commas, `52,60`; empty for none |
 
 use baduk::{BoardSize, Color, EndReason, Point};
 use baduk_ai::Level;
+
+use crate::records::StoredCounting;
 
 /// A stored value this server cannot read: the table holds something it
 /// never writes.
@@ -81,6 +86,75 @@ pub fn point_text(point: Point) -> String {
 pub fn point(text: &str, size: BoardSize) -> Result<Point, Unreadable> {
     size.parse_point(text)
         .map_err(|_| unreadable("point", text))
+}
+
+#[must_use]
+pub fn points_text(points: &[Point]) -> String {
+    points
+        .iter()
+        .map(|p| point_text(*p))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// # Errors
+/// When a name in `text` is not a point of a board of `size`.
+pub fn points(text: &str, size: BoardSize) -> Result<Vec<Point>, Unreadable> {
+    if text.is_empty() {
+        return Ok(Vec::new());
+    }
+    text.split(',').map(|p| point(p, size)).collect()
+}
+
+#[must_use]
+pub fn counting_text(counting: &StoredCounting) -> String {
+    let confirmed: String = counting.confirmed.iter().map(|&c| color_text(c)).collect();
+    format!(
+        "{}|{confirmed}|{}",
+        counting.version,
+        points_text(&counting.dead)
+    )
+}
+
+/// # Errors
+/// When `text` is not what [`counting_text`] writes for a board of `size`.
+pub fn counting(text: &str, size: BoardSize) -> Result<StoredCounting, Unreadable> {
+    let bad = || unreadable("count", text);
+    let mut parts = text.splitn(3, '|');
+    let (Some(version), Some(confirmed), Some(dead)) = (parts.next(), parts.next(), parts.next())
+    else {
+        return Err(bad());
+    };
+    let confirmed = confirmed
+        .chars()
+        .map(|c| color(c.encode_utf8(&mut [0; 4])))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|_| bad())?;
+    Ok(StoredCounting {
+        version: version.parse().map_err(|_| bad())?,
+        confirmed,
+        dead: points(dead, size).map_err(|_| bad())?,
+    })
+}
+
+#[must_use]
+pub fn move_counts_text(counts: &[u32]) -> String {
+    counts
+        .iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// # Errors
+/// When `text` is not move counts joined by commas.
+pub fn move_counts(text: &str) -> Result<Vec<u32>, Unreadable> {
+    if text.is_empty() {
+        return Ok(Vec::new());
+    }
+    text.split(',')
+        .map(|n| n.parse().map_err(|_| unreadable("move count", n)))
+        .collect()
 }
 
 #[must_use]
@@ -155,5 +229,39 @@ mod tests {
         for l in [Level::Easy, Level::Normal, Level::Hard] {
             assert_eq!(super::level(super::level_text(l)), Ok(l));
         }
+    }
+
+    #[test]
+    fn an_open_count_and_where_play_went_on_read_back_as_written() {
+        let size = BoardSize::new(19).expect("19 is a size");
+        let counting = crate::records::StoredCounting {
+            version: 3,
+            confirmed: vec![Color::Black],
+            dead: vec![
+                size.parse_point("C3").expect("C3"),
+                size.parse_point("T19").expect("T19"),
+            ],
+        };
+        let text = super::counting_text(&counting);
+        assert_eq!(text, "3|B|C3,T19");
+        assert_eq!(super::counting(&text, size), Ok(counting));
+        let none = crate::records::StoredCounting {
+            version: 0,
+            confirmed: Vec::new(),
+            dead: Vec::new(),
+        };
+        assert_eq!(
+            super::counting(&super::counting_text(&none), size),
+            Ok(none)
+        );
+        assert_eq!(
+            super::move_counts(&super::move_counts_text(&[52, 60])),
+            Ok(vec![52, 60])
+        );
+        assert_eq!(super::move_counts(""), Ok(Vec::new()));
+        for bad in ["", "3", "x|B|", "3|X|", "3|B|Z99"] {
+            assert!(super::counting(bad, size).is_err(), "{bad}");
+        }
+        assert!(super::move_counts("5,,6").is_err());
     }
 }

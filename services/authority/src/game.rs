@@ -15,6 +15,7 @@
 //! player's last move with the reply.
 
 mod captures;
+mod counting;
 mod refusal;
 mod step;
 #[cfg(test)]
@@ -24,6 +25,7 @@ use baduk::sgf::Record;
 use baduk::{Action, Color, EndReason, Game, GameResult, Move, Point, Score};
 use baduk_ai::{Decision, Level};
 
+pub use counting::{COUNTING_SECONDS, Counting};
 pub use refusal::{Refusal, RefusalKind};
 pub use step::{Event, EventKind, PlayedMove, Step};
 
@@ -38,6 +40,17 @@ pub enum Requested {
     Place { column: u32, row: u32 },
     Pass,
     Resign,
+}
+
+/// What a player does while a territory game is counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CountAction {
+    /// Marks the chain at a point dead, or alive again.
+    Mark { column: u32, row: u32, dead: bool },
+    /// Confirms the marks of a version.
+    Confirm { version: u32 },
+    /// Goes back to play from the count after this many moves.
+    Resume { after_move: u32 },
 }
 
 /// What a side does, once checked.
@@ -80,6 +93,8 @@ pub struct OnlineGame {
     draw_offer: Option<Color>,
     /// When the game ended (Unix ms); 0 while it goes on.
     finished_at: i64,
+    /// The open count of a territory game after two passes.
+    counting: Option<Counting>,
 }
 
 impl OnlineGame {
@@ -99,6 +114,7 @@ impl OnlineGame {
             deadline,
             draw_offer: None,
             finished_at: 0,
+            counting: None,
         };
         let started = Event {
             seq: 1,
@@ -115,6 +131,12 @@ impl OnlineGame {
     pub fn restore(stored: StoredGame, moves: &[StoredMove]) -> Result<OnlineGame, String> {
         let (mut live, _) = OnlineGame::new(stored.meta);
         for m in moves {
+            if live.game.is_over() && stored.resumed_after.contains(&(m.number as u32 - 1)) {
+                // Play went on here after two passes.
+                live.game
+                    .resume_play()
+                    .map_err(|e| format!("move {}: {e}", m.number))?;
+            }
             let action = m.point.map_or(Action::Pass, Action::Play);
             let outcome = live
                 .game
@@ -124,6 +146,17 @@ impl OnlineGame {
                 })
                 .map_err(|e| format!("move {}: {e}", m.number))?;
             live.captured.push(&outcome.captured);
+        }
+        let played = u32::try_from(live.game.move_number()).unwrap_or(u32::MAX);
+        let ended_off_the_board = stored.end_reason.is_some_and(|r| !r.is_counted());
+        if ended_off_the_board
+            && live.game.end() == Some(EndReason::TwoPasses)
+            && stored.resumed_after.contains(&played)
+        {
+            // Play went on after the last two passes, and the game ended
+            // before another move (a resignation during the count, a
+            // timeout or a draw right after going back to play).
+            live.game.resume_play().map_err(|e| e.to_string())?;
         }
         let ended = match stored.end_reason {
             Some(EndReason::Resignation { winner }) => live.game.resign(winner.opponent()).err(),
@@ -138,8 +171,23 @@ impl OnlineGame {
         live.deadline = stored.deadline_at;
         live.finished_at = stored.finished_at.unwrap_or_default();
         live.draw_offer = stored.draw_offered_by;
-        if let Some(reason) = live.game.end() {
-            live.finished = Some(live.finish_of(reason));
+        match (live.game.end(), stored.end_reason) {
+            (Some(EndReason::TwoPasses), None) if live.counts_by_agreement() => {
+                // The players are agreeing on the dead stones.
+                let stored_count = stored
+                    .counting
+                    .as_ref()
+                    .ok_or("two passes ended play but no count is stored")?;
+                let mut proposed = live.game.dead_stones();
+                proposed.sort_unstable_by_key(|p| (p.row(), p.col()));
+                live.counting = Some(Counting::restored(stored_count, proposed));
+            }
+            (Some(reason), _) => {
+                let agreed = (reason == EndReason::TwoPasses && live.counts_by_agreement())
+                    .then_some(stored.dead_stones.as_slice());
+                live.finished = Some(live.finish_with_dead(reason, agreed));
+            }
+            (None, _) => {}
         }
         Ok(live)
     }
@@ -227,6 +275,7 @@ impl OnlineGame {
     #[must_use]
     pub fn undo_allowed(&self) -> bool {
         self.is_playing()
+            && self.counting.is_none()
             && self.meta.is_ai_game()
             && self
                 .game
@@ -238,7 +287,7 @@ impl OnlineGame {
     /// The computer's colour and level, if it is to move now.
     #[must_use]
     pub fn computer_to_move(&self) -> Option<(Color, Level)> {
-        if !self.is_playing() {
+        if !self.is_playing() || self.counting.is_some() {
             return None;
         }
         let color = self.game.to_move();
@@ -294,6 +343,9 @@ impl OnlineGame {
             }
             return self.act(color, act, now);
         }
+        if self.counting.is_some() && self.finished.is_none() {
+            return Err(Refusal::Counting);
+        }
         let expected = self.game.move_number() + 1;
         let number = number as usize;
         if number == 0 {
@@ -317,11 +369,43 @@ impl OnlineGame {
         self.act(color, act, now)
     }
 
+    /// A player's action on the count of a territory game.
+    ///
+    /// # Errors
+    /// Why the action is refused.
+    pub fn settle_count(
+        &self,
+        user_id: &str,
+        action: CountAction,
+        now: i64,
+    ) -> Result<Step, Refusal> {
+        match action {
+            CountAction::Mark { column, row, dead } => {
+                self.mark_dead(user_id, column, row, dead, now)
+            }
+            CountAction::Confirm { version } => self.confirm_count(user_id, version, now),
+            CountAction::Resume { after_move } => self.resume_play(user_id, after_move, now),
+        }
+    }
+
+    /// The count as it stands: with the players' marks while they agree on
+    /// the dead stones, else with the server's own verdict.
+    #[must_use]
+    pub fn count_now(&self) -> Score {
+        match self.counting() {
+            Some(c) => self.game.score_with_dead(c.dead()),
+            None => self.game.score_preview(),
+        }
+    }
+
     /// The side to move loses on time; `None` once the game is over.
     #[must_use]
     pub fn time_out(&self, now: i64) -> Option<Step> {
         if !self.is_playing() {
             return None;
+        }
+        if self.counting.is_some() {
+            return self.count_timed_out(now);
         }
         self.act(self.game.to_move(), Act::TimeOut, now).ok()
     }
@@ -389,6 +473,9 @@ impl OnlineGame {
                 game_id: self.meta.id.clone(),
             });
         }
+        if self.counting.is_some() {
+            return Err(Refusal::Counting);
+        }
         let played = self.game.move_number();
         if move_count as usize != played {
             return Err(Refusal::UndoAtAnotherMove {
@@ -414,12 +501,10 @@ impl OnlineGame {
             at: now,
             kind: EventKind::MovesUndone(undone),
         };
-        let write = Write {
+        let write = next.standing(Write {
             truncate_after: Some(mine),
-            deadline_at: next.deadline,
-            draw_offered_by: next.draw_offer,
             ..Write::default()
-        };
+        });
         Ok(Step::one_event(next, write, event))
     }
 
@@ -453,6 +538,9 @@ impl OnlineGame {
         if self.meta.is_ai_game() {
             return Err(Refusal::ComputerTakesNoDraws);
         }
+        if self.counting.is_some() {
+            return Err(Refusal::Counting);
+        }
         Ok(color)
     }
 
@@ -465,11 +553,7 @@ impl OnlineGame {
             at: now,
             kind,
         };
-        let write = Write {
-            deadline_at: next.deadline,
-            draw_offered_by: offer,
-            ..Write::default()
-        };
+        let write = next.standing(Write::default());
         Step::one_event(next, write, event)
     }
 
@@ -488,6 +572,10 @@ impl OnlineGame {
         let mut played = None;
         match act {
             Act::Resign => {
+                if next.counting.take().is_some() {
+                    // Resigning during the count: play goes on, to resign.
+                    next.game.resume_play().map_err(Refusal::Resume)?;
+                }
                 next.game.resign(color).map_err(Refusal::Illegal)?;
             }
             Act::TimeOut => {
@@ -538,7 +626,15 @@ impl OnlineGame {
                 played = Some(number);
             }
         }
-        if let Some(reason) = next.game.end() {
+        if next.game.end() == Some(EndReason::TwoPasses) && next.counts_by_agreement() {
+            // Territory rules: the players agree on the dead stones first.
+            next.open_count(now);
+            events.push(Event {
+                seq: next.seq,
+                at: now,
+                kind: EventKind::CountingStarted,
+            });
+        } else if let Some(reason) = next.game.end() {
             next.deadline = None;
             next.draw_offer = None;
             next.finished_at = now;
@@ -565,8 +661,7 @@ impl OnlineGame {
                 kind: EventKind::Finished,
             });
         }
-        write.deadline_at = next.deadline;
-        write.draw_offered_by = next.draw_offer;
+        let write = next.standing(write);
         Ok(Step {
             next: Some(Box::new(next)),
             write: Some(write),
@@ -577,8 +672,29 @@ impl OnlineGame {
         })
     }
 
+    /// The game's standing state (deadline, draw offer, open count, where
+    /// play went on) written over `write`'s.
+    fn standing(&self, write: Write) -> Write {
+        Write {
+            deadline_at: self.deadline,
+            draw_offered_by: self.draw_offer,
+            counting: self.counting.as_ref().map(Counting::stored),
+            resumed_after: self.game.resumed_after().to_vec(),
+            ..write
+        }
+    }
+
     fn finish_of(&self, reason: EndReason) -> Finished {
-        let count = reason.is_counted().then(|| self.game.score_preview());
+        self.finish_with_dead(reason, None)
+    }
+
+    /// How the game ended, counted with `dead` taken off when given (an
+    /// agreed count), else with the server's own verdict.
+    fn finish_with_dead(&self, reason: EndReason, dead: Option<&[Point]>) -> Finished {
+        let count = reason.is_counted().then(|| match dead {
+            Some(dead) => self.game.score_with_dead(dead),
+            None => self.game.score_preview(),
+        });
         let result = match &count {
             Some(score) => score.result(),
             None => self.game.result().unwrap_or(GameResult::DrawAgreed),

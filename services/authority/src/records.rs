@@ -73,6 +73,24 @@ pub struct StoredGame {
     pub finished_at: Option<i64>,
     /// The sequence number of the game's last stored event.
     pub last_seq: u64,
+    /// The open count of a territory game, while its players mark the
+    /// dead stones.
+    pub counting: Option<StoredCounting>,
+    /// The move counts after which play went back on past two passes.
+    pub resumed_after: Vec<u32>,
+    /// The stones a finished game's count took off as dead.
+    pub dead_stones: Vec<Point>,
+}
+
+/// A territory game's count while its players agree on the dead stones.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredCounting {
+    /// Raised by every change of the marks.
+    pub version: u32,
+    /// Who has confirmed the marks as they are.
+    pub confirmed: Vec<Color>,
+    /// The stones marked dead, in board order.
+    pub dead: Vec<Point>,
 }
 
 /// A stored move.
@@ -99,11 +117,19 @@ pub struct Finish {
 }
 
 /// What one accepted action writes, beside its events, in one transaction.
+/// The game's standing state (deadline, draw offer, open count, where play
+/// went on) is written whole by every write, so no write can leave a part
+/// of it stale.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Write {
-    /// The clock's deadline and the standing draw offer after the action.
+    /// The clock's deadline (or the count's) and the standing draw offer
+    /// after the action.
     pub deadline_at: Option<i64>,
     pub draw_offered_by: Option<Color>,
+    /// The open count after the action; `None` when none is open.
+    pub counting: Option<StoredCounting>,
+    /// The move counts after which play went back on past two passes.
+    pub resumed_after: Vec<u32>,
     pub insert_move: Option<StoredMove>,
     /// Moves numbered above this are deleted (an undo).
     pub truncate_after: Option<usize>,

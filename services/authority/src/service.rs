@@ -9,7 +9,7 @@ use ttakji_proto::v1::authority_service_server::AuthorityService;
 
 use crate::actor::Command;
 use crate::convert;
-use crate::game::Requested;
+use crate::game::{CountAction, Requested};
 use crate::ownership::Placement;
 use crate::records::{GameMeta, Seat};
 use crate::registry::Registry;
@@ -475,6 +475,64 @@ impl AuthorityService for Authority {
                     })
                     .await??;
                 Ok(self.answer(pb::RespondToDrawResponse { game: Some(game) }, owner))
+            }
+            .await,
+        )
+    }
+
+    #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id, user_id = %request.get_ref().user_id))]
+    async fn settle_count(
+        &self,
+        request: Request<pb::SettleCountRequest>,
+    ) -> Result<Response<pb::SettleCountResponse>, Status> {
+        observe(
+            "SettleCount",
+            async {
+                let owner = match self.route(&request, &request.get_ref().game_id)? {
+                    Route::There(mut peer) => {
+                        return relayed(peer.settle_count(forwarded(request.into_inner())).await);
+                    }
+                    Route::Here { owner } => owner,
+                };
+                let req = request.into_inner();
+                let id = convert::game_id(&req.game_id)?.to_owned();
+                if req.user_id.is_empty() {
+                    return Err(Status::invalid_argument("user_id is empty"));
+                }
+                use pb::settle_count_request::Action;
+                let action = match &req.action {
+                    None => {
+                        return Err(Status::invalid_argument(
+                            "no action: mark, confirm or resume",
+                        ));
+                    }
+                    Some(Action::Mark(m)) => {
+                        let Some(p) = &m.point else {
+                            return Err(Status::invalid_argument("mark names no point"));
+                        };
+                        CountAction::Mark {
+                            column: p.column,
+                            row: p.row,
+                            dead: m.dead,
+                        }
+                    }
+                    Some(Action::Confirm(c)) => CountAction::Confirm {
+                        version: c.marks_version,
+                    },
+                    Some(Action::Resume(r)) => CountAction::Resume {
+                        after_move: r.after_move,
+                    },
+                };
+                let game = self
+                    .registry
+                    .ask(&id, |reply| Command::SettleCount {
+                        span: tracing::Span::current(),
+                        user_id: req.user_id.clone(),
+                        action,
+                        reply,
+                    })
+                    .await??;
+                Ok(self.answer(pb::SettleCountResponse { game: Some(game) }, owner))
             }
             .await,
         )

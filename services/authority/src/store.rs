@@ -157,12 +157,15 @@ macro_rules! write_statements {
         // orders this write against a takeover, and a writer that lost the
         // game writes nothing.
         let held = sqlx::query(
-            "UPDATE games SET deadline_at = $2, draw_offered_by = $3 WHERE id = $1 AND epoch = $4",
+            "UPDATE games SET deadline_at = $2, draw_offered_by = $3, counting = $5, resumed_after = $6 \
+             WHERE id = $1 AND epoch = $4",
         )
         .bind(game_id)
         .bind(write.deadline_at)
         .bind(write.draw_offered_by.map(codec::color_text))
         .bind($epoch)
+        .bind(write.counting.as_ref().map(codec::counting_text))
+        .bind(codec::move_counts_text(&write.resumed_after))
         .execute($conn)
         .await?
         .rows_affected()
@@ -188,12 +191,7 @@ macro_rules! write_statements {
                 .await?;
             }
             if let Some(f) = &write.finish {
-                let dead = f
-                    .dead_stones
-                    .iter()
-                    .map(|p| codec::point_text(*p))
-                    .collect::<Vec<_>>()
-                    .join(",");
+                let dead = codec::points_text(&f.dead_stones);
                 sqlx::query(
                     "UPDATE games SET status = 'finished', end_reason = $2, result = $3, black_points = $4, \
                      white_points = $5, dead_stones = $6, sgf = $7, finished_at = $8 WHERE id = $1",
@@ -254,8 +252,8 @@ pub async fn apply(
                 return apply_in_transaction(pool, game_id, epoch, write, events, now).await;
             };
             let held: i64 = sqlx::query_scalar(
-                "WITH held AS (UPDATE games SET deadline_at = $2, draw_offered_by = $3 \
-                 WHERE id = $1 AND epoch = $4 RETURNING id), \
+                "WITH held AS (UPDATE games SET deadline_at = $2, draw_offered_by = $3, \
+                 counting = $11, resumed_after = $12 WHERE id = $1 AND epoch = $4 RETURNING id), \
                  played AS (INSERT INTO moves (game_id, number, color, point, played_at) \
                  SELECT id, $5, $6, $7, $10 FROM held), \
                  told AS (INSERT INTO game_events (game_id, seq, payload, created_at) \
@@ -272,6 +270,8 @@ pub async fn apply(
             .bind(seq_column(event.seq))
             .bind(&event.payload)
             .bind(now)
+            .bind(write.counting.as_ref().map(codec::counting_text))
+            .bind(codec::move_counts_text(&write.resumed_after))
             .fetch_one(pool)
             .await?;
             held > 0
@@ -343,6 +343,9 @@ struct GameColumns {
     ranked: bool,
     keep_colors: bool,
     finished_at: Option<i64>,
+    counting: Option<String>,
+    resumed_after: String,
+    dead_stones: Option<String>,
 }
 
 impl GameColumns {
@@ -383,6 +386,15 @@ impl GameColumns {
             draw_offered_by: optional(self.draw_offered_by.as_deref(), codec::color)?,
             finished_at: self.finished_at,
             last_seq: u64::try_from(last_seq).unwrap_or(0),
+            counting: self
+                .counting
+                .as_deref()
+                .map(|c| codec::counting(c, size))
+                .transpose()
+                .map_err(|e| e.to_string())?,
+            resumed_after: codec::move_counts(&self.resumed_after).map_err(|e| e.to_string())?,
+            dead_stones: codec::points(self.dead_stones.as_deref().unwrap_or_default(), size)
+                .map_err(|e| e.to_string())?,
         })
     }
 }
@@ -402,7 +414,8 @@ pub async fn load_game(
         let Some(r) = sqlx::query(
             "SELECT id, board_size, ruleset, komi_half, black_user_id, black_name, black_ai_level, white_user_id, \
              white_name, white_ai_level, seconds_per_move, end_reason, created_at, deadline_at, \
-             draw_offered_by, ranked, keep_colors, finished_at FROM games WHERE id = $1",
+             draw_offered_by, ranked, keep_colors, finished_at, counting, resumed_after, dead_stones \
+             FROM games WHERE id = $1",
         )
         .bind(game_id)
         .fetch_optional(pool)
@@ -435,6 +448,9 @@ pub async fn load_game(
             ranked: r.try_get("ranked")?,
             keep_colors: r.try_get("keep_colors")?,
             finished_at: r.try_get("finished_at")?,
+            counting: r.try_get("counting")?,
+            resumed_after: r.try_get("resumed_after")?,
+            dead_stones: r.try_get("dead_stones")?,
         };
         let moves = sqlx::query(
             "SELECT number, color, point FROM moves WHERE game_id = $1 ORDER BY number",

@@ -124,6 +124,9 @@ fn seat_pb(seat: &Seat) -> pb::Player {
 #[must_use]
 pub fn snapshot(live: &OnlineGame, preview: bool) -> pb::GameSnapshot {
     let playing = live.is_playing();
+    let counting = live.counting();
+    // Nobody moves while the stones are counted.
+    let moving = playing && counting.is_none();
     let meta = live.meta();
     let game = live.game();
     let moves = game.move_number();
@@ -140,7 +143,7 @@ pub fn snapshot(live: &OnlineGame, preview: bool) -> pb::GameSnapshot {
             pb::GameStatus::Finished
         } as i32,
         stones: stones(game),
-        to_move: if playing {
+        to_move: if moving {
             color_to_pb(game.to_move())
         } else {
             pb::Color::Unspecified
@@ -157,7 +160,7 @@ pub fn snapshot(live: &OnlineGame, preview: bool) -> pb::GameSnapshot {
         } else {
             Vec::new()
         },
-        in_atari: if playing {
+        in_atari: if moving {
             game.board()
                 .stones_in_atari()
                 .into_iter()
@@ -168,7 +171,7 @@ pub fn snapshot(live: &OnlineGame, preview: bool) -> pb::GameSnapshot {
         },
         passes_in_a_row: game.passes_in_a_row(),
         result: result_pb(live),
-        clock: (playing && meta.seconds_per_move > 0).then(|| pb::Clock {
+        clock: (moving && meta.seconds_per_move > 0).then(|| pb::Clock {
             seconds_per_move: meta.seconds_per_move,
             deadline_unix_ms: live.deadline().unwrap_or_default(),
         }),
@@ -189,6 +192,16 @@ pub fn snapshot(live: &OnlineGame, preview: bool) -> pb::GameSnapshot {
         } as i32,
         keep_colors_on_rematch: meta.keep_colors,
         seconds_per_move: meta.seconds_per_move,
+        counting: counting.map(|c| pb::Counting {
+            dead_stones: c.dead().iter().copied().map(point_to_pb).collect(),
+            proposed: c.proposed().iter().copied().map(point_to_pb).collect(),
+            marks_version: c.version(),
+            black_confirmed: c.confirmed(Color::Black),
+            white_confirmed: c.confirmed(Color::White),
+            deadline_unix_ms: live.deadline().unwrap_or_default(),
+            count: Some(count_to_pb(&game.score_with_dead(c.dead()))),
+            after_move: moves as u32,
+        }),
     }
 }
 
@@ -223,6 +236,20 @@ pub fn event(game: &OnlineGame, event: &Event) -> pb::GameEvent {
         }),
         EventKind::MovesUndone(moves) => Kind::MovesUndone(pb::MovesUndone {
             moves: moves.iter().map(played_to_pb).collect(),
+        }),
+        EventKind::CountingStarted => Kind::CountingStarted(pb::CountingStarted {}),
+        EventKind::DeadStonesMarked { by, stones, dead } => {
+            Kind::DeadStonesMarked(pb::DeadStonesMarked {
+                by: color_to_pb(*by) as i32,
+                stones: stones.iter().copied().map(point_to_pb).collect(),
+                dead: *dead,
+            })
+        }
+        EventKind::CountConfirmed(by) => Kind::CountConfirmed(pb::CountConfirmed {
+            by: color_to_pb(*by) as i32,
+        }),
+        EventKind::PlayResumed(by) => Kind::PlayResumed(pb::PlayResumed {
+            by: color_to_pb(*by) as i32,
         }),
     };
     pb::GameEvent {

@@ -11,7 +11,7 @@ use ttakji_proto::v1::submit_action_request::Action;
 use crate::auth::Caller;
 use crate::state::Gateway;
 use crate::streams::Stream;
-use crate::validate::{AiGame, GameId, PlayMove};
+use crate::validate::{AiGame, GameId, MarkDead, PlayMove};
 
 impl Gateway {
     /// Submits the caller's `action` on a move of a game.
@@ -35,6 +35,31 @@ impl Gateway {
             )
             .await?
             .into_inner())
+    }
+}
+
+impl Gateway {
+    /// The caller's `action` on the count of a territory game.
+    async fn settle(
+        &self,
+        me: Caller,
+        game_id: GameId,
+        action: pb::settle_count_request::Action,
+    ) -> Result<Option<pb::GameSnapshot>, Status> {
+        let viewer = me.user_id.clone();
+        let done = self
+            .authority
+            .ask(
+                pb::SettleCountRequest {
+                    game_id: game_id.into_string(),
+                    user_id: me.user_id,
+                    action: Some(action),
+                },
+                |mut c, r| async move { c.settle_count(r).await },
+            )
+            .await?
+            .into_inner();
+        Ok(seen_by(done.game, &viewer))
     }
 }
 
@@ -282,6 +307,51 @@ impl GameService for Gateway {
         Ok(Response::new(pb::AnswerDrawResponse {
             game: seen_by(done.game, &viewer),
         }))
+    }
+
+    #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    async fn mark_dead_stones(
+        &self,
+        request: Request<pb::MarkDeadStonesRequest>,
+    ) -> Result<Response<pb::MarkDeadStonesResponse>, Status> {
+        let me = Caller::of(&request)?;
+        let mark = MarkDead::try_from(request.into_inner())?;
+        let action = pb::settle_count_request::Action::Mark(pb::MarkDeadStonesAction {
+            point: Some(mark.point),
+            dead: mark.dead,
+        });
+        let game = self.settle(me, mark.game_id, action).await?;
+        Ok(Response::new(pb::MarkDeadStonesResponse { game }))
+    }
+
+    #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    async fn confirm_count(
+        &self,
+        request: Request<pb::ConfirmCountRequest>,
+    ) -> Result<Response<pb::ConfirmCountResponse>, Status> {
+        let me = Caller::of(&request)?;
+        let req = request.into_inner();
+        let game_id = GameId::parse(&req.game_id)?;
+        let action = pb::settle_count_request::Action::Confirm(pb::ConfirmCountAction {
+            marks_version: req.marks_version,
+        });
+        let game = self.settle(me, game_id, action).await?;
+        Ok(Response::new(pb::ConfirmCountResponse { game }))
+    }
+
+    #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    async fn resume_play(
+        &self,
+        request: Request<pb::ResumePlayRequest>,
+    ) -> Result<Response<pb::ResumePlayResponse>, Status> {
+        let me = Caller::of(&request)?;
+        let req = request.into_inner();
+        let game_id = GameId::parse(&req.game_id)?;
+        let action = pb::settle_count_request::Action::Resume(pb::ResumePlayAction {
+            after_move: req.after_move,
+        });
+        let game = self.settle(me, game_id, action).await?;
+        Ok(Response::new(pb::ResumePlayResponse { game }))
     }
 
     type WatchGameStream = Stream<pb::WatchGameResponse>;

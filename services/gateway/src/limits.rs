@@ -71,7 +71,8 @@ impl Class {
             "ChangeNickname" => Class::Account,
             "FindMatch" | "CancelMatch" => Class::Queue,
             "StartAiGame" | "CreateChallenge" | "AcceptChallenge" | "Rematch" => Class::NewGame,
-            "PlayMove" | "Pass" | "Resign" | "UndoMove" | "OfferDraw" | "AnswerDraw" => Class::Move,
+            "PlayMove" | "Pass" | "Resign" | "UndoMove" | "OfferDraw" | "AnswerDraw"
+            | "MarkDeadStones" | "ConfirmCount" | "ResumePlay" => Class::Move,
             _ => Class::Read,
         }
     }
@@ -569,6 +570,8 @@ mod tests {
         assert_eq!(Class::of("SignInGuest"), Class::SignIn);
         assert_eq!(Class::of("PlayMove"), Class::Move);
         assert_eq!(Class::of("AnswerDraw"), Class::Move);
+        assert_eq!(Class::of("MarkDeadStones"), Class::Move);
+        assert_eq!(Class::of("ResumePlay"), Class::Move);
         assert_eq!(Class::of("FindMatch"), Class::Queue);
         assert_eq!(Class::of("CreateChallenge"), Class::NewGame);
         assert_eq!(Class::of("StartAiGame"), Class::NewGame);

@@ -263,6 +263,33 @@ impl TryFrom<pb::PlayMoveRequest> for PlayMove {
     }
 }
 
+/// A mark of dead stones as a client sent it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MarkDead {
+    pub game_id: GameId,
+    pub point: pb::Point,
+    pub dead: bool,
+}
+
+impl TryFrom<pb::MarkDeadStonesRequest> for MarkDead {
+    type Error = Invalid;
+
+    fn try_from(request: pb::MarkDeadStonesRequest) -> Result<MarkDead, Invalid> {
+        let point = request.point.ok_or(Invalid::NoPoint)?;
+        if point.column >= BOARD_LIMIT || point.row >= BOARD_LIMIT {
+            return Err(Invalid::OffBoard {
+                column: point.column,
+                row: point.row,
+            });
+        }
+        Ok(MarkDead {
+            game_id: GameId::parse(&request.game_id)?,
+            point,
+            dead: request.dead,
+        })
+    }
+}
+
 /// The terms of a game against the computer. The board size is left to
 /// the authority, which knows the sizes it plays.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,7 +1,7 @@
 //! Why the game refused an action: one typed reason per rule, each saying
 //! what was wrong and with what value. The game is unchanged after any.
 
-use baduk::{Color, EndReason, IllegalMove, UndoError};
+use baduk::{Color, EndReason, IllegalMove, Point, ResumeError, UndoError};
 
 /// Why an action was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -37,6 +37,18 @@ pub enum Refusal {
     NothingToUndo,
     #[error("{0}")]
     Undo(UndoError),
+    #[error("the stones are being counted: mark the dead stones and confirm, or go back to play")]
+    Counting,
+    #[error("no count is open: the stones are counted after two passes, under territory scoring")]
+    NotCounting,
+    #[error("there is no stone at {point} to mark")]
+    NoStoneToMark { point: Point },
+    #[error("the marks changed since version {asked} (now {now}): look again before confirming")]
+    MarksChanged { asked: u32, now: u32 },
+    #[error("the count open is after move {played}, not {asked}: look again")]
+    CountAtAnotherMove { played: usize, asked: u32 },
+    #[error("{0}")]
+    Resume(ResumeError),
 }
 
 /// Which kind of mistake a refusal is, as a client should read it.
@@ -86,6 +98,12 @@ impl Refusal {
             | Refusal::UndoAtAnotherMove { .. }
             | Refusal::NothingToUndo
             | Refusal::Undo(_) => "no_undo",
+            Refusal::Counting => "counting",
+            Refusal::NotCounting
+            | Refusal::NoStoneToMark { .. }
+            | Refusal::MarksChanged { .. }
+            | Refusal::CountAtAnotherMove { .. }
+            | Refusal::Resume(_) => "count",
         }
     }
 }

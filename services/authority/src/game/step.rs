@@ -31,6 +31,19 @@ pub enum EventKind {
     DrawDeclined(Color),
     /// The moves taken back, the last one first.
     MovesUndone(Vec<PlayedMove>),
+    /// Two passes opened the count of a territory game, with the server's
+    /// verdict as the marks.
+    CountingStarted,
+    /// A player marked a chain dead or alive.
+    DeadStonesMarked {
+        by: Color,
+        stones: Vec<Point>,
+        dead: bool,
+    },
+    /// A player confirmed the marks as they are.
+    CountConfirmed(Color),
+    /// A player left the count to settle the position on the board.
+    PlayResumed(Color),
 }
 
 /// One numbered event. Its snapshot is the game after the whole step: the

@@ -4,7 +4,7 @@ use baduk::{Color, EndReason, GameResult, Point, Rules};
 use baduk_ai::{Decision, Level};
 
 use super::{EventKind, OnlineGame, Refusal, Requested, Step};
-use crate::records::{GameMeta, Seat, StoredGame, StoredMove};
+use crate::records::{GameMeta, Seat, StoredGame, StoredMove, Write};
 
 const START: i64 = 1_000_000;
 
@@ -496,6 +496,9 @@ fn a_game_restored_from_what_was_stored_is_the_same_game() {
         draw_offered_by: game.draw_offer(),
         finished_at: None,
         last_seq: game.seq(),
+        counting: None,
+        resumed_after: Vec::new(),
+        dead_stones: Vec::new(),
     };
     let restored = OnlineGame::restore(stored, &moves).expect("replays");
     assert_eq!(
@@ -514,6 +517,9 @@ fn a_stored_move_the_rules_refuse_is_reported_not_replayed() {
         draw_offered_by: None,
         finished_at: None,
         last_seq: 3,
+        counting: None,
+        resumed_after: Vec::new(),
+        dead_stones: Vec::new(),
     };
     let e5 = Some(Point::new(4, 4));
     let moves = [
@@ -544,6 +550,9 @@ fn a_resigned_game_is_restored_as_resigned() {
         draw_offered_by: None,
         finished_at: Some(START + 9),
         last_seq: 2,
+        counting: None,
+        resumed_after: Vec::new(),
+        dead_stones: Vec::new(),
     };
     let restored = OnlineGame::restore(stored, &[]).expect("replays");
     assert_eq!(
@@ -557,4 +566,258 @@ fn a_resigned_game_is_restored_as_resigned() {
 fn dates_are_written_as_sgf_wants_them() {
     assert_eq!(super::date_of(0), "1970-01-01");
     assert_eq!(super::date_of(1_795_910_400_000), "2026-11-29");
+}
+
+// ----- the count of a territory game -----
+
+fn point(name: &str) -> Point {
+    baduk::BoardSize::NINE
+        .parse_point(name)
+        .expect("test point")
+}
+
+/// A 9x9 territory game (komi 6.5, no clock) between `b` and `w`: Black's
+/// wall on column D, White's on E, a white stone (B5) inside Black's side
+/// and a black one (G5) inside White's, then two passes. Returns the moves
+/// as stored.
+fn territory_game_to_two_passes() -> (OnlineGame, Vec<StoredMove>) {
+    let rules = Rules::japanese().with_board_size(baduk::BoardSize::NINE);
+    let mut game = OnlineGame::new(meta(person("b"), person("w"), 0, rules)).0;
+    let mut moves = Vec::new();
+    let mut script: Vec<(&str, Requested)> = Vec::new();
+    let black_wall = ["D1", "D2", "D3", "D4", "D5", "D6", "D7", "D8", "D9"];
+    let white_wall = ["E1", "E2", "E3", "E4", "E5", "E6", "E7", "E8", "E9"];
+    for (b, w) in black_wall.iter().zip(white_wall) {
+        script.push(("b", at(b)));
+        script.push(("w", at(w)));
+    }
+    script.extend([
+        ("b", at("G5")),
+        ("w", at("B5")),
+        ("b", Requested::Pass),
+        ("w", Requested::Pass),
+    ]);
+    for (n, (who, action)) in script.into_iter().enumerate() {
+        let step = apply(&mut game, |g| g.submit(who, n as u32 + 1, action, START));
+        moves.extend(step.write().and_then(|w| w.insert_move));
+    }
+    (game, moves)
+}
+
+fn marks(game: &OnlineGame) -> Vec<String> {
+    game.counting()
+        .expect("counting")
+        .dead()
+        .iter()
+        .map(ToString::to_string)
+        .collect()
+}
+
+fn version(game: &OnlineGame) -> u32 {
+    game.counting().expect("counting").version()
+}
+
+/// What the store holds for `game` after its last write.
+fn stored(game: &OnlineGame, end_reason: Option<EndReason>) -> StoredGame {
+    let standing = game.standing(Write::default());
+    StoredGame {
+        meta: game.meta().clone(),
+        end_reason,
+        deadline_at: standing.deadline_at,
+        draw_offered_by: standing.draw_offered_by,
+        finished_at: (!game.is_playing()).then(|| game.finished_at()),
+        last_seq: game.seq(),
+        counting: standing.counting,
+        resumed_after: standing.resumed_after,
+        dead_stones: game
+            .finished()
+            .and_then(|f| f.count.as_ref())
+            .map(|c| c.dead.clone())
+            .unwrap_or_default(),
+    }
+}
+
+#[test]
+fn two_passes_in_a_territory_game_open_a_count_with_the_server_s_verdict() {
+    let (game, _) = territory_game_to_two_passes();
+    assert!(game.is_playing(), "not over until the count is agreed");
+    assert!(game.finished().is_none());
+    assert_eq!(marks(&game), ["B5", "G5"]);
+    let counting = game.counting().expect("counting");
+    assert_eq!(counting.proposed(), counting.dead());
+    assert!(!counting.confirmed(Color::Black) && !counting.confirmed(Color::White));
+    assert_eq!(
+        game.deadline(),
+        Some(START + i64::from(super::COUNTING_SECONDS) * 1000)
+    );
+    assert_eq!(game.computer_to_move(), None);
+    // Nobody moves during the count, and no draw is offered.
+    assert_eq!(
+        game.submit("b", 23, at("A1"), START).err(),
+        Some(Refusal::Counting)
+    );
+    assert_eq!(game.offer_draw("b", START).err(), Some(Refusal::Counting));
+    let shown = crate::view::snapshot(&game, false);
+    assert_eq!(shown.to_move, ttakji_proto::v1::Color::Unspecified as i32);
+    assert_eq!(shown.status, ttakji_proto::v1::GameStatus::Playing as i32);
+    let count = shown
+        .counting
+        .and_then(|c| c.count)
+        .expect("the count with the marks");
+    // Black: A-C (27, B5 taken off) + the dead B5; White: F-J (36, G5
+    // taken off) + the dead G5.
+    assert_eq!((count.black_points, count.white_points), (28, 37));
+}
+
+#[test]
+fn a_marked_disagreement_goes_back_to_play_and_the_next_count_is_agreed() {
+    let (mut game, mut moves) = territory_game_to_two_passes();
+    // White confirms the proposal; Black marks its G5 stone alive, which
+    // withdraws White's confirmation.
+    let v = version(&game);
+    apply(&mut game, |g| g.confirm_count("w", v, START));
+    assert!(game.counting().expect("counting").confirmed(Color::White));
+    let (g5_col, g5_row) = (u32::from(point("G5").col()), u32::from(point("G5").row()));
+    let marked = apply(&mut game, |g| {
+        g.mark_dead("b", g5_col, g5_row, false, START)
+    });
+    assert_eq!(
+        kinds(&marked),
+        [EventKind::DeadStonesMarked {
+            by: Color::Black,
+            stones: vec![point("G5")],
+            dead: false
+        }]
+    );
+    assert_eq!(marks(&game), ["B5"]);
+    assert!(!game.counting().expect("counting").confirmed(Color::White));
+    assert!(version(&game) > v);
+    // The same mark again changes nothing; a confirmation of the old marks
+    // is refused.
+    let again = game
+        .mark_dead("b", g5_col, g5_row, false, START)
+        .expect("a repeat");
+    assert!(again.events().is_empty() && again.write().is_none());
+    assert_eq!(
+        game.confirm_count("w", v, START).err(),
+        Some(Refusal::MarksChanged {
+            asked: v,
+            now: version(&game)
+        })
+    );
+    // An empty point has nothing to mark.
+    assert!(matches!(
+        game.mark_dead("w", 0, 0, true, START),
+        Err(Refusal::NoStoneToMark { .. })
+    ));
+    // White will not agree: back to play, Black (who passed first) moves.
+    let resumed = apply(&mut game, |g| g.resume_play("w", 22, START));
+    assert_eq!(kinds(&resumed), [EventKind::PlayResumed(Color::White)]);
+    assert!(game.counting().is_none());
+    assert_eq!(game.game().to_move(), Color::Black);
+    // Asked again, the same answer.
+    let again = game.resume_play("w", 22, START).expect("a repeat");
+    assert!(again.events().is_empty());
+    // White captures G5 while Black passes.
+    let mut n = 23;
+    for w in ["G4", "G6", "F5", "H5"] {
+        for (who, action) in [("b", Requested::Pass), ("w", at(w))] {
+            let step = apply(&mut game, |g| g.submit(who, n, action, START));
+            moves.extend(step.write().and_then(|w| w.insert_move));
+            n += 1;
+        }
+    }
+    assert_eq!(game.game().board().prisoners(Color::White), 1);
+    for who in ["b", "w"] {
+        let step = apply(&mut game, |g| g.submit(who, n, Requested::Pass, START));
+        moves.extend(step.write().and_then(|w| w.insert_move));
+        n += 1;
+    }
+    assert_eq!(marks(&game), ["B5"]);
+    // The store's copy, restored mid-count, is the same game.
+    let restored = OnlineGame::restore(stored(&game, None), &moves).expect("replays");
+    assert_eq!(
+        crate::view::snapshot(&restored, true),
+        crate::view::snapshot(&game, true)
+    );
+    let v = version(&game);
+    apply(&mut game, |g| g.confirm_count("b", v, START));
+    let last = apply(&mut game, |g| g.confirm_count("w", v, START + 5));
+    assert_eq!(
+        kinds(&last),
+        [EventKind::CountConfirmed(Color::White), EventKind::Finished]
+    );
+    let finished = game.finished().expect("counted");
+    let count = finished.count.as_ref().expect("a count");
+    // Black: A-C 27 (B5 taken off) + 1 dead = 28. White: F-J 36, less its
+    // four stones around G5, + 1 prisoner (G5) = 33; komi 6.5.
+    assert_eq!((count.black, count.white), (28, 33));
+    assert_eq!(finished.result.to_string(), "W+11.5");
+    let finish = last.write().and_then(|w| w.finish.clone()).expect("stored");
+    assert_eq!(finish.dead_stones, [point("B5")]);
+    assert!(finish.sgf.contains("RE[W+11.5]"), "{}", finish.sgf);
+    // A repeated confirmation after the end answers as before.
+    assert!(game.confirm_count("w", v, START + 6).is_ok());
+    // And the finished game restores with its agreed count.
+    let restored =
+        OnlineGame::restore(stored(&game, Some(EndReason::TwoPasses)), &moves).expect("replays");
+    assert_eq!(
+        restored.finished().map(|f| f.result.to_string()),
+        Some("W+11.5".into())
+    );
+}
+
+#[test]
+fn a_count_nobody_confirms_is_counted_with_the_server_s_verdict_when_its_time_runs_out() {
+    let (mut game, _) = territory_game_to_two_passes();
+    // Black marks White's wall dead and never confirms.
+    let (e5_col, e5_row) = (u32::from(point("E5").col()), u32::from(point("E5").row()));
+    apply(&mut game, |g| g.mark_dead("b", e5_col, e5_row, true, START));
+    assert_eq!(marks(&game).len(), 11);
+    let deadline = game.deadline().expect("the count's deadline");
+    assert!(!game.out_of_time(deadline - 1));
+    assert!(game.out_of_time(deadline));
+    let step = game.time_out(deadline).expect("counted");
+    game.commit(step);
+    let finished = game.finished().expect("counted");
+    assert_eq!(finished.result.to_string(), "W+15.5");
+}
+
+#[test]
+fn a_player_may_resign_during_the_count() {
+    let (mut game, moves) = territory_game_to_two_passes();
+    apply(&mut game, |g| g.submit("b", 0, Requested::Resign, START));
+    assert_eq!(
+        game.finished().map(|f| f.result.to_string()),
+        Some("W+R".into())
+    );
+    let restored = OnlineGame::restore(
+        stored(
+            &game,
+            Some(EndReason::Resignation {
+                winner: Color::White,
+            }),
+        ),
+        &moves,
+    )
+    .expect("replays");
+    assert_eq!(
+        restored.finished().map(|f| f.result.to_string()),
+        Some("W+R".into())
+    );
+}
+
+#[test]
+fn an_area_game_is_still_counted_at_once_after_two_passes() {
+    let mut game = online();
+    apply(&mut game, |g| g.submit("b", 1, Requested::Pass, START));
+    apply(&mut game, |g| g.submit("w", 2, Requested::Pass, START));
+    assert!(game.counting().is_none());
+    assert_eq!(
+        game.mark_dead("b", 0, 0, true, START).err(),
+        Some(Refusal::GameOver {
+            game_id: "g1".into(),
+            reason: EndReason::TwoPasses
+        })
+    );
 }
