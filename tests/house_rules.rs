@@ -244,3 +244,195 @@ async fn a_table_nobody_could_play_is_refused_with_what_is_wrong() {
         assert!(refused.message().contains(says), "{}", refused.message());
     }
 }
+
+fn point(name: &str) -> pb::Point {
+    let p = baduk::BoardSize::NINE
+        .parse_point(name)
+        .expect("test point");
+    pb::Point {
+        column: u32::from(p.col()),
+        row: u32::from(p.row()),
+    }
+}
+
+fn names(points: &[pb::Point]) -> Vec<String> {
+    points
+        .iter()
+        .map(|p| {
+            let column = b"ABCDEFGHJ"[p.column as usize] as char;
+            format!("{column}{}", p.row + 1)
+        })
+        .collect()
+}
+
+async fn mark(p: &Player, game_id: &str, at: &str, dead: bool) -> pb::GameSnapshot {
+    p.games
+        .clone()
+        .mark_dead_stones(p.req(pb::MarkDeadStonesRequest {
+            game_id: game_id.to_owned(),
+            point: Some(point(at)),
+            dead,
+        }))
+        .await
+        .expect("marked")
+        .into_inner()
+        .game
+        .expect("the game")
+}
+
+async fn confirm(
+    p: &Player,
+    game_id: &str,
+    marks_version: u32,
+) -> Result<pb::GameSnapshot, tonic::Status> {
+    p.games
+        .clone()
+        .confirm_count(p.req(pb::ConfirmCountRequest {
+            game_id: game_id.to_owned(),
+            marks_version,
+        }))
+        .await
+        .map(|r| r.into_inner().game.expect("the game"))
+}
+
+/// A territory table on 9x9: Black's wall on column D, White's on E, a
+/// white stone (B5) inside Black's side and a black one (G5) inside
+/// White's. The count proposes both dead; Black disagrees about G5; White
+/// goes back to play and captures it; the next count is agreed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_territory_game_is_counted_by_agreement_after_a_disagreement_and_more_play() {
+    let (_service, host, friend) = service().await;
+    let rules = pb::HouseRules {
+        preset: pb::TablePreset::Classic as i32,
+        board_size: 9,
+        ..Default::default()
+    };
+    let (game, black, white) = table(&host, &friend, rules).await;
+    let id = &game.game_id;
+    assert_eq!(game.scoring, pb::Scoring::Territory as i32);
+    let mut watching = white
+        .games
+        .clone()
+        .watch_game(white.req(pb::WatchGameRequest {
+            game_id: id.clone(),
+            after_seq: 0,
+        }))
+        .await
+        .expect("watching")
+        .into_inner();
+    let mut number = 0;
+    for row in 1..=9 {
+        for (player, column) in [(black, 'D'), (white, 'E')] {
+            number += 1;
+            player
+                .play(id, number, &format!("{column}{row}"))
+                .await
+                .expect("a wall");
+        }
+    }
+    black.play(id, 19, "G5").await.expect("G5");
+    white.play(id, 20, "B5").await.expect("B5");
+    black.pass(id, 21).await.expect("pass");
+    let counting = white.pass(id, 22).await.expect("pass").game.expect("game");
+    assert_eq!(counting.status, pb::GameStatus::Playing as i32);
+    assert_eq!(counting.to_move, pb::Color::Unspecified as i32);
+    let open = counting.counting.expect("the count is open");
+    assert_eq!(names(&open.dead_stones), ["B5", "G5"]);
+    assert_eq!(names(&open.proposed), ["B5", "G5"]);
+    assert_eq!(open.after_move, 22);
+    let count = open.count.expect("a count");
+    assert_eq!((count.black_points, count.white_points), (28, 37));
+    // Moves wait until the count is settled.
+    let refused = black.play(id, 23, "A1").await.expect_err("counting");
+    assert_eq!(refused.code(), Code::FailedPrecondition);
+    assert!(
+        refused.message().contains("being counted"),
+        "{}",
+        refused.message()
+    );
+
+    // White confirms; Black marks G5 alive, which withdraws it.
+    let first_version = open.marks_version;
+    let confirmed = confirm(white, id, first_version).await.expect("confirmed");
+    assert!(confirmed.counting.expect("open").white_confirmed);
+    let marked = mark(black, id, "G5", false).await;
+    let marks = marked.counting.expect("open");
+    assert_eq!(names(&marks.dead_stones), ["B5"]);
+    assert!(!marks.white_confirmed);
+    // White sees the mark as it is made.
+    let seen = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            let message = watching.message().await.expect("stream").expect("open");
+            if let Some(pb::game_event::Kind::DeadStonesMarked(m)) =
+                message.event.and_then(|e| e.kind)
+            {
+                return m;
+            }
+        }
+    })
+    .await
+    .expect("the mark is pushed");
+    assert_eq!(seen.by, pb::Color::Black as i32);
+    assert_eq!(names(&seen.stones), ["G5"]);
+    assert!(!seen.dead);
+    let stale = confirm(white, id, first_version).await.expect_err("stale");
+    assert_eq!(stale.code(), Code::FailedPrecondition);
+    assert!(
+        stale.message().contains("marks changed"),
+        "{}",
+        stale.message()
+    );
+
+    // White goes back to play (asked twice, one answer) and takes G5.
+    for _ in 0..2 {
+        let resumed = white
+            .games
+            .clone()
+            .resume_play(white.req(pb::ResumePlayRequest {
+                game_id: id.clone(),
+                after_move: 22,
+            }))
+            .await
+            .expect("back to play")
+            .into_inner()
+            .game
+            .expect("game");
+        assert!(resumed.counting.is_none());
+        assert_eq!(resumed.to_move, pb::Color::Black as i32);
+    }
+    let mut number = 22;
+    for w in ["G4", "G6", "F5", "H5"] {
+        black.pass(id, number + 1).await.expect("pass");
+        white.play(id, number + 2, w).await.expect("around G5");
+        number += 2;
+    }
+    black.pass(id, number + 1).await.expect("pass");
+    let again = white
+        .pass(id, number + 2)
+        .await
+        .expect("pass")
+        .game
+        .expect("game");
+    let open = again.counting.expect("a new count");
+    assert_eq!(names(&open.dead_stones), ["B5"]);
+    confirm(black, id, open.marks_version)
+        .await
+        .expect("Black agrees");
+    let over = confirm(white, id, open.marks_version)
+        .await
+        .expect("White agrees");
+    assert_eq!(over.status, pb::GameStatus::Finished as i32);
+    let result = over.result.expect("counted");
+    assert_eq!(result.reason, pb::EndReason::TwoPasses as i32);
+    // Black: A-C, 27 points with B5 taken off, and the dead B5: 28. White:
+    // F-J, 36 less its four stones around G5, and the prisoner G5: 33; with
+    // komi 6.5, White by 11.5.
+    let count = result.count.expect("a count");
+    assert_eq!((count.black_points, count.white_points), (28, 33));
+    assert_eq!(names(&count.dead_stones), ["B5"]);
+    assert_eq!(result.text, "W+11.5");
+    let sgf = black.sgf(id).await;
+    for property in ["RE[W+11.5]", "RU[japanese]", "KM[6.5]", "SZ[9]"] {
+        assert!(sgf.contains(property), "{property} in {sgf}");
+    }
+}

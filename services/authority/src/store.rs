@@ -689,4 +689,44 @@ mod tests {
             .expect("game");
         assert_eq!(game.deadline_at, Some(31_501), "given back once, not again");
     }
+
+    #[tokio::test]
+    async fn an_open_count_and_where_play_went_on_are_read_back_as_written() {
+        let db = store_with("g4").await;
+        let counting = crate::records::StoredCounting {
+            version: 7,
+            confirmed: vec![Color::White],
+            dead: vec![Point::new(1, 4), Point::new(6, 4)],
+        };
+        let counted = Write {
+            counting: Some(counting.clone()),
+            resumed_after: vec![12, 30],
+            deadline_at: Some(300_000),
+            ..Write::default()
+        };
+        super::apply(&db, "g4", FIRST_EPOCH, &counted, &[event(2)], 2)
+            .await
+            .expect("stored");
+        let (game, _) = super::load_game(&db, "g4")
+            .await
+            .expect("read")
+            .expect("game");
+        assert_eq!(game.counting, Some(counting));
+        assert_eq!(game.resumed_after, [12, 30]);
+        assert_eq!(game.deadline_at, Some(300_000));
+        // The next write says the count is over, and it is.
+        let back_to_play = Write {
+            resumed_after: vec![12, 30, 44],
+            ..a_move(1)
+        };
+        super::apply(&db, "g4", FIRST_EPOCH, &back_to_play, &[event(3)], 3)
+            .await
+            .expect("stored");
+        let (game, _) = super::load_game(&db, "g4")
+            .await
+            .expect("read")
+            .expect("game");
+        assert_eq!(game.counting, None);
+        assert_eq!(game.resumed_after, [12, 30, 44]);
+    }
 }
