@@ -408,6 +408,13 @@ async fn play_game(
             }
             return Ok(true);
         }
+        if let Some(counting) = game.counting.clone() {
+            match count_turn(client, &game, &counting, mine, size, lines, &mut events).await? {
+                Some(next) => game = next,
+                None => return Ok(false),
+            }
+            continue;
+        }
         if game.draw_offered_by != pb::Color::Unspecified as i32
             && game.draw_offered_by != mine as i32
         {
@@ -450,7 +457,10 @@ async fn play_game(
                         println!("Your opponent passed. If you pass too: {}", preview.summary);
                     }
                 }
-                if game.to_move == mine as i32 || game.status == pb::GameStatus::Finished as i32 {
+                if game.to_move == mine as i32
+                    || game.status == pb::GameStatus::Finished as i32
+                    || game.counting.is_some()
+                {
                     break;
                 }
             }
@@ -573,13 +583,140 @@ async fn play_game(
     }
 }
 
+/// One turn of the count of a territory game: shows the marks and waits for
+/// the player's command or the opponent's next event, whichever comes
+/// first. The game as it is after, or `None` when the player quits.
+async fn count_turn(
+    client: &Client,
+    game: &pb::GameSnapshot,
+    counting: &pb::Counting,
+    mine: pb::Color,
+    size: BoardSize,
+    lines: &mut mpsc::Receiver<String>,
+    events: &mut tonic::Streaming<pb::WatchGameResponse>,
+) -> anyhow::Result<Option<pb::GameSnapshot>> {
+    let (mine_done, theirs_done) = if mine == pb::Color::Black {
+        (counting.black_confirmed, counting.white_confirmed)
+    } else {
+        (counting.white_confirmed, counting.black_confirmed)
+    };
+    let left = (counting.deadline_unix_ms - ttakji_platform::now_unix_ms()).max(0) / 1000;
+    println!(
+        "Counting: dead stones are x and o. {} · you {} · your opponent {} · {left} s left, then the server's own verdict counts.",
+        counting
+            .count
+            .as_ref()
+            .map(|c| c.summary.as_str())
+            .unwrap_or_default(),
+        if mine_done {
+            "confirmed"
+        } else {
+            "have not confirmed"
+        },
+        if theirs_done {
+            "confirmed"
+        } else {
+            "has not confirmed"
+        },
+    );
+    print!("Type dead D5, alive D5, confirm, resume (back to play) or resign> ");
+    std::io::stdout().flush()?;
+    let line = tokio::select! {
+        line = lines.recv() => line,
+        message = events.message() => {
+            let message = message.map_err(refused("lost the game's events"))?;
+            let Some(message) = message else {
+                anyhow::bail!("the server closed the game's events");
+            };
+            println!();
+            return Ok(Some(
+                message
+                    .event
+                    .and_then(|e| e.snapshot)
+                    .filter(|s| s.event_seq > game.event_seq)
+                    .unwrap_or_else(|| game.clone()),
+            ));
+        }
+    };
+    let Some(line) = line else {
+        println!();
+        return Ok(None);
+    };
+    let command = line.trim().to_ascii_lowercase();
+    let id = game.game_id.clone();
+    let mut games = client.games.clone();
+    let words: Vec<&str> = command.split_whitespace().collect();
+    let answer = match words.as_slice() {
+        [] => return Ok(Some(game.clone())),
+        ["quit" | "exit"] => return Ok(None),
+        [verb @ ("dead" | "alive"), at] => match size.parse_point(at) {
+            Ok(p) => games
+                .mark_dead_stones(client.request(pb::MarkDeadStonesRequest {
+                    game_id: id,
+                    point: Some(pb::Point {
+                        column: u32::from(p.col()),
+                        row: u32::from(p.row()),
+                    }),
+                    dead: *verb == "dead",
+                }))
+                .await
+                .map(|r| r.into_inner().game),
+            Err(e) => {
+                println!("{e}.");
+                return Ok(Some(game.clone()));
+            }
+        },
+        ["confirm"] => games
+            .confirm_count(client.request(pb::ConfirmCountRequest {
+                game_id: id,
+                marks_version: counting.marks_version,
+            }))
+            .await
+            .map(|r| r.into_inner().game),
+        ["resume"] => games
+            .resume_play(client.request(pb::ResumePlayRequest {
+                game_id: id,
+                after_move: counting.after_move,
+            }))
+            .await
+            .map(|r| r.into_inner().game),
+        ["resign"] => games
+            .resign(client.request(pb::ResignRequest { game_id: id }))
+            .await
+            .map(|r| r.into_inner().game),
+        _ => {
+            println!("Not a command while counting: {command}");
+            return Ok(Some(game.clone()));
+        }
+    };
+    match answer {
+        Ok(Some(snapshot)) if snapshot.event_seq >= game.event_seq => Ok(Some(snapshot)),
+        Ok(_) => Ok(Some(game.clone())),
+        Err(status) => {
+            println!("Refused: {}", status.message());
+            let looked = client
+                .games
+                .clone()
+                .get_game(client.request(pb::GetGameRequest {
+                    game_id: game.game_id.clone(),
+                    include_score_preview: false,
+                }))
+                .await
+                .ok()
+                .and_then(|r| r.into_inner().game);
+            Ok(Some(looked.unwrap_or_else(|| game.clone())))
+        }
+    }
+}
+
 fn column_letter(c: u32) -> char {
     let letters = b"ABCDEFGHJKLMNOPQRST";
     letters.get(c as usize).map_or('?', |&b| char::from(b))
 }
 
-/// The board with coordinates: X Black, O White, # a point forbidden by
-/// ko right now, the last move in brackets.
+/// The board with coordinates: X Black, O White (x and o for stones marked
+/// dead while a territory game is counted), # a point forbidden by ko right
+/// now, the last move in brackets.
 #[must_use]
 pub fn draw(game: &pb::GameSnapshot) -> String {
     let n = game.board_size;
@@ -598,7 +735,14 @@ pub fn draw(game: &pb::GameSnapshot) -> String {
                 .ko_forbidden
                 .iter()
                 .any(|p| p.column == col && p.row == row);
+            let dead = game.counting.as_ref().is_some_and(|c| {
+                c.dead_stones
+                    .iter()
+                    .any(|p| p.column == col && p.row == row)
+            });
             let glyph = match pb::Color::try_from(stone) {
+                Ok(pb::Color::Black) if dead => 'x',
+                Ok(pb::Color::White) if dead => 'o',
                 Ok(pb::Color::Black) => 'X',
                 Ok(pb::Color::White) => 'O',
                 _ if ko => '#',
