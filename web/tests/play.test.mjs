@@ -181,3 +181,46 @@ test("a host sets house rules for a table and the friend plays under them", asyn
   await host.context().close();
   await friend.context().close();
 });
+
+test("a territory game's dead stones are marked, disputed and confirmed on both pages", async () => {
+  const host = await player(browser, server.url, "host-kaz");
+  await host.getByText("House rules").click();
+  await host.getByLabel("Start from").selectOption({ label: "Classic: 19×19, territory, komi 6.5, no time limit" });
+  await host.locator("#table-size").selectOption("9");
+  await host.getByRole("button", { name: "Invite a friend by link" }).click();
+  const link = await host.getByLabel("Send this link to your friend").inputValue();
+  const friend = await player(browser, server.url, "friend-kei", { path: new URL(link).pathname });
+  for (const page of [host, friend]) await page.waitForURL(/\/g\//);
+  const [black, white] = await byColor(host, friend);
+  await black.getByText("Your turn").waitFor();
+  await point(black, "D5").click();
+  await white.getByText("Your turn").waitFor();
+  await point(white, "F5").click();
+  await black.getByText("Your turn").waitFor();
+  await black.getByRole("button", { name: "Pass" }).click();
+  await white.getByText("Your turn").waitFor();
+  await white.getByRole("button", { name: "Pass" }).click();
+  for (const page of [black, white]) await page.getByText("Counting: agree on the dead stones").waitFor();
+  // White marks Black's stone dead; Black sees it crossed as it is made.
+  await point(white, "D5").click();
+  await point(black, "D5").and(black.getByRole("button", { name: /black stone, dead/ })).waitFor();
+  await black.getByText("White marked 1 stone dead.").waitFor();
+  await screenshot(black, "counting");
+  // Black disagrees and goes back to play; the next two passes count again.
+  await black.getByRole("button", { name: "Back to play" }).click();
+  await black.getByText("Your turn").waitFor();
+  await black.getByRole("button", { name: "Pass" }).click();
+  await white.getByText("Your turn").waitFor();
+  await white.getByRole("button", { name: "Pass" }).click();
+  for (const page of [black, white]) {
+    await page.getByText("Counting: agree on the dead stones").waitFor();
+    await page.getByRole("button", { name: "Confirm dead stones" }).click();
+  }
+  // Nothing is dead and the open board is nobody's: komi decides.
+  for (const page of [black, white]) {
+    await page.getByRole("heading", { name: "White wins by 6.5" }).waitFor();
+    await page.getByText(/^Final count: Black 0 – White 6.5 \(komi 6.5\)/).waitFor();
+  }
+  await host.context().close();
+  await friend.context().close();
+});

@@ -777,6 +777,19 @@ class GameView {
       this.status.textContent = `${colorName(kind.value.move?.color ?? Color.UNSPECIFIED)} passed. Passing too ends the game with this count.`;
     }
     if (kind?.case === "drawDeclined" && kind.value.by !== this.mine) this.status.textContent = "Your draw offer was declined.";
+    if (kind?.case === "countingStarted") {
+      this.status.textContent = "Both passed. Agree on the dead stones: press a group to mark it dead or alive, then confirm.";
+    }
+    if (kind?.case === "deadStonesMarked" && kind.value.by !== this.mine) {
+      const n = kind.value.stones.length;
+      this.status.textContent = `${colorName(kind.value.by)} marked ${n} ${n === 1 ? "stone" : "stones"} ${kind.value.dead ? "dead" : "alive"}.`;
+    }
+    if (kind?.case === "countConfirmed" && kind.value.by !== this.mine) {
+      this.status.textContent = `${colorName(kind.value.by)} confirmed these dead stones.`;
+    }
+    if (kind?.case === "playResumed") {
+      this.status.textContent = `${kind.value.by === this.mine ? "You" : colorName(kind.value.by)} went back to play: settle it on the board, then pass again.`;
+    }
     return true;
   }
 
@@ -843,6 +856,19 @@ class GameView {
 
   private play(point: Point): void {
     if (!this.playing) return;
+    const counting = this.game.counting;
+    if (counting) {
+      if (this.mine === Color.UNSPECIFIED) return;
+      const stone = this.game.stones[point.row * this.game.boardSize + point.column];
+      if (stone === Color.UNSPECIFIED) {
+        this.status.textContent = "Press a stone to mark its group dead or alive.";
+        return;
+      }
+      const marked = counting.deadStones.some((p) => p.column === point.column && p.row === point.row);
+      const { gameId } = this.game;
+      void this.act(() => api.games.markDeadStones({ gameId, point, dead: !marked }));
+      return;
+    }
     if (this.game.toMove !== this.mine) {
       this.status.textContent = `It is ${colorName(this.game.toMove)}'s turn.`;
       return;
@@ -853,7 +879,7 @@ class GameView {
 
   private draw(): void {
     const g = this.game;
-    const shownCount = this.playing ? this.preview : g.result?.count;
+    const shownCount = g.counting?.count ?? (this.playing ? this.preview : g.result?.count);
     this.board.update({
       size: g.boardSize,
       stones: g.stones,
@@ -888,7 +914,9 @@ class GameView {
       seat(Color.BLACK, g.black, g.blackCaptures),
       seat(Color.WHITE, g.white, g.whiteCaptures),
     );
-    if (this.playing) {
+    if (g.counting) {
+      this.turn.textContent = "Counting: agree on the dead stones";
+    } else if (this.playing) {
       this.turn.textContent =
         g.toMove === this.mine ? "Your turn" : `${colorName(g.toMove)} to move${isAi(this.opponent) ? " (thinking…)" : ""}`;
     } else {
@@ -898,6 +926,13 @@ class GameView {
   }
 
   private drawClock(): void {
+    const counting = this.game.counting;
+    const countTime = this.controls.querySelector<HTMLElement>(".count-time");
+    if (counting && countTime) {
+      const ms = Math.max(0, Number(counting.deadlineUnixMs) - (Date.now() + this.offsetMs));
+      const s = Math.ceil(ms / 1000);
+      countTime.textContent = `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")} left; then the server's own count decides.`;
+    }
     const el = this.players.querySelector<HTMLElement>(".clock");
     const clock = this.game.clock;
     if (!el || !clock) return;
@@ -919,6 +954,49 @@ class GameView {
     const againstAi = isAi(this.opponent);
     const button = (label: string, onclick: () => void, enabled = true, extra = "") =>
       h("button", { type: "button", class: extra, disabled: !enabled || this.busy, onclick }, label);
+    const resign = button(
+      this.resignArmed ? "Really resign?" : "Resign",
+      () => {
+        if (!this.resignArmed) {
+          this.resignArmed = true;
+          this.drawControls();
+          setTimeout(() => {
+            this.resignArmed = false;
+            this.drawControls();
+          }, 4_000);
+          return;
+        }
+        this.resignArmed = false;
+        void this.act(() => api.games.resign({ gameId: g.gameId }));
+      },
+      true,
+      "danger",
+    );
+    const counting = g.counting;
+    if (counting) {
+      const mineDone = mine === Color.BLACK ? counting.blackConfirmed : counting.whiteConfirmed;
+      const theirsDone = mine === Color.BLACK ? counting.whiteConfirmed : counting.blackConfirmed;
+      const { marksVersion, afterMove } = counting;
+      fill(this.controls,
+        h(
+          "div",
+          { class: "counting", role: "group", "aria-label": "Dead stones" },
+          h("p", {}, "Press a group to mark it dead (crossed) or alive. The game is counted when you both confirm the same marks."),
+          h("p", { class: "hint" }, `You: ${mineDone ? "confirmed" : "not yet"} · Opponent: ${theirsDone ? "confirmed" : "not yet"}`),
+          h("p", { class: "hint count-time" }),
+          button(
+            mineDone ? "Confirmed" : "Confirm dead stones",
+            () => void this.act(() => api.games.confirmCount({ gameId: g.gameId, marksVersion })),
+            !mineDone,
+            "primary",
+          ),
+          button("Back to play", () => void this.act(() => api.games.resumePlay({ gameId: g.gameId, afterMove }))),
+        ),
+        resign,
+      );
+      this.drawClock();
+      return;
+    }
     const offeredBy = g.drawOfferedBy;
     fill(this.controls,
       button(
@@ -947,24 +1025,7 @@ class GameView {
           button("Accept the draw", () => void this.act(() => api.games.answerDraw({ gameId: g.gameId, accept: true }))),
           button("Decline", () => void this.act(() => api.games.answerDraw({ gameId: g.gameId, accept: false }))),
         ),
-      button(
-        this.resignArmed ? "Really resign?" : "Resign",
-        () => {
-          if (!this.resignArmed) {
-            this.resignArmed = true;
-            this.drawControls();
-            setTimeout(() => {
-              this.resignArmed = false;
-              this.drawControls();
-            }, 4_000);
-            return;
-          }
-          this.resignArmed = false;
-          void this.act(() => api.games.resign({ gameId: g.gameId }));
-        },
-        true,
-        "danger",
-      ),
+      resign,
     );
   }
 
@@ -985,7 +1046,7 @@ class GameView {
     }
     const dead = count.deadStones.length;
     fill(this.count,
-      h("p", {}, `${this.playing ? "If the game ended now: " : "Final count: "}${count.summary}`),
+      h("p", {}, `${this.game.counting ? "With these marks: " : this.playing ? "If the game ended now: " : "Final count: "}${count.summary}`),
       dead > 0 &&
         h("p", { class: "hint" }, `${dead} dead ${dead === 1 ? "stone is" : "stones are"} taken off (crossed on the board).`),
     );

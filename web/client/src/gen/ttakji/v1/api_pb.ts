@@ -19,7 +19,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file ttakji/v1/api.proto.
  */
 export const file_ttakji_v1_api: GenFile = /*@__PURE__*/
-  fileDesc("ChN0dGFramkvdjEvYXBpLnByb3RvEgl0dGFramkudjEiOQoTU2lnbkluR29vZ2xlUmVxdWVzdBIQCghpZF90b2tlbhgBIAEoCRIQCghuaWNrbmFtZRgCIAEoCSKAAQoUU2lnbkluR29vZ2xlUmVzcG9uc2USFAoMYWNjZXNzX3Rva2VuGAEgASgJEhoKEmV4cGlyZXNfYXRfdW5peF9tcxgCIAEoAxIPCgd1c2VyX2lkGAMgASgJEhAKCG5pY2tuYW1lGAQgASgJEhMKC25ld19hY2NvdW50GAUgASgIIikKFUNoYW5nZU5pY2tuYW1lUmVxdWVzdBIQCghuaWNrbmFtZRgBIAEoCSJKChZDaGFuZ2VOaWNrbmFtZVJlc3BvbnNlEhQKDGFjY2Vzc190b2tlbhgBIAEoCRIaChJleHBpcmVzX2F0X3VuaXhfbXMYAiABKAMiJgoSU2lnbkluR3Vlc3RSZXF1ZXN0EhAKCG5pY2tuYW1lGAEgASgJIlgKE1NpZ25Jbkd1ZXN0UmVzcG9uc2USFAoMYWNjZXNzX3Rva2VuGAEgASgJEhoKEmV4cGlyZXNfYXRfdW5peF9tcxgCIAEoAxIPCgd1c2VyX2lkGAMgASgJIkcKEEZpbmRNYXRjaFJlcXVlc3QSEgoKYm9hcmRfc2l6ZRgBIAEoDRIOCgZyYW5rZWQYAiABKAgSDwoHcnVsZXNldBgDIAEoCSI2ChFGaW5kTWF0Y2hSZXNwb25zZRIhCgZ0aWNrZXQYASABKAsyES50dGFramkudjEuVGlja2V0IicKEkNhbmNlbE1hdGNoUmVxdWVzdBIRCgl0aWNrZXRfaWQYASABKAkiOAoTQ2FuY2VsTWF0Y2hSZXNwb25zZRIhCgZ0aWNrZXQYASABKAsyES50dGFramkudjEuVGlja2V0ImMKFkNyZWF0ZUNoYWxsZW5nZVJlcXVlc3QSEgoKYm9hcmRfc2l6ZRgBIAEoDRIPCgdydWxlc2V0GAIgASgJEiQKBXJ1bGVzGAMgASgLMhUudHRha2ppLnYxLkhvdXNlUnVsZXMiQgoXQ3JlYXRlQ2hhbGxlbmdlUmVzcG9uc2USJwoJY2hhbGxlbmdlGAEgASgLMhQudHRha2ppLnYxLkNoYWxsZW5nZSImChZBY2NlcHRDaGFsbGVuZ2VSZXF1ZXN0EgwKBGNvZGUYASABKAkiQAoXQWNjZXB0Q2hhbGxlbmdlUmVzcG9uc2USJQoEZ2FtZRgBIAEoCzIXLnR0YWtqaS52MS5HYW1lU25hcHNob3QiIQoOUmVtYXRjaFJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCSI/Cg9SZW1hdGNoUmVzcG9uc2USFwoPYWdyZWVkX3VzZXJfaWRzGAEgAygJEhMKC25ld19nYW1lX2lkGAIgASgJIjMKEEdldExhZGRlclJlcXVlc3QSEgoKYm9hcmRfc2l6ZRgBIAEoDRILCgN0b3AYAiABKA0iYwoRR2V0TGFkZGVyUmVzcG9uc2USIwoDdG9wGAEgAygLMhYudHRha2ppLnYxLkxhZGRlckVudHJ5EikKCWFyb3VuZF9tZRgCIAMoCzIWLnR0YWtqaS52MS5MYWRkZXJFbnRyeSIoChJHZXRNeVJhdGluZ1JlcXVlc3QSEgoKYm9hcmRfc2l6ZRgBIAEoDSI8ChNHZXRNeVJhdGluZ1Jlc3BvbnNlEiUKBWVudHJ5GAEgASgLMhYudHRha2ppLnYxLkxhZGRlckVudHJ5Ii8KGUdldE15UmF0aW5nSGlzdG9yeVJlcXVlc3QSEgoKYm9hcmRfc2l6ZRgBIAEoDSJGChpHZXRNeVJhdGluZ0hpc3RvcnlSZXNwb25zZRIoCgdjaGFuZ2VzGAEgAygLMhcudHRha2ppLnYxLlJhdGluZ0NoYW5nZSJyChJTdGFydEFpR2FtZVJlcXVlc3QSEgoKYm9hcmRfc2l6ZRgBIAEoDRIlCgVjb2xvchgCIAEoDjIWLnR0YWtqaS52MS5Db2xvckNob2ljZRIhCgVsZXZlbBgDIAEoDjISLnR0YWtqaS52MS5BaUxldmVsIjwKE1N0YXJ0QWlHYW1lUmVzcG9uc2USJQoEZ2FtZRgBIAEoCzIXLnR0YWtqaS52MS5HYW1lU25hcHNob3QiQAoOR2V0R2FtZVJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIdChVpbmNsdWRlX3Njb3JlX3ByZXZpZXcYAiABKAgiOAoPR2V0R2FtZVJlc3BvbnNlEiUKBGdhbWUYASABKAsyFy50dGFramkudjEuR2FtZVNuYXBzaG90IlgKD1BsYXlNb3ZlUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEhMKC21vdmVfbnVtYmVyGAIgASgNEh8KBXBvaW50GAMgASgLMhAudHRha2ppLnYxLlBvaW50IlgKEFBsYXlNb3ZlUmVzcG9uc2USHQoEbW92ZRgBIAEoCzIPLnR0YWtqaS52MS5Nb3ZlEiUKBGdhbWUYAiABKAsyFy50dGFramkudjEuR2FtZVNuYXBzaG90IjMKC1Bhc3NSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSEwoLbW92ZV9udW1iZXIYAiABKA0iVAoMUGFzc1Jlc3BvbnNlEh0KBG1vdmUYASABKAsyDy50dGFramkudjEuTW92ZRIlCgRnYW1lGAIgASgLMhcudHRha2ppLnYxLkdhbWVTbmFwc2hvdCIgCg1SZXNpZ25SZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkiNwoOUmVzaWduUmVzcG9uc2USJQoEZ2FtZRgBIAEoCzIXLnR0YWtqaS52MS5HYW1lU25hcHNob3QiNgoPVW5kb01vdmVSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSEgoKbW92ZV9jb3VudBgCIAEoDSI5ChBVbmRvTW92ZVJlc3BvbnNlEiUKBGdhbWUYASABKAsyFy50dGFramkudjEuR2FtZVNuYXBzaG90IiMKEE9mZmVyRHJhd1JlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCSI6ChFPZmZlckRyYXdSZXNwb25zZRIlCgRnYW1lGAEgASgLMhcudHRha2ppLnYxLkdhbWVTbmFwc2hvdCI0ChFBbnN3ZXJEcmF3UmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEg4KBmFjY2VwdBgCIAEoCCI7ChJBbnN3ZXJEcmF3UmVzcG9uc2USJQoEZ2FtZRgBIAEoCzIXLnR0YWtqaS52MS5HYW1lU25hcHNob3QiKQoWR2V0U2NvcmVQcmV2aWV3UmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJIjoKF0dldFNjb3JlUHJldmlld1Jlc3BvbnNlEh8KBWNvdW50GAEgASgLMhAudHRha2ppLnYxLkNvdW50IiAKDUdldFNnZlJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCSIdCg5HZXRTZ2ZSZXNwb25zZRILCgNzZ2YYASABKAkiNgoQV2F0Y2hHYW1lUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEhEKCWFmdGVyX3NlcRgCIAEoBCJfChFXYXRjaEdhbWVSZXNwb25zZRIjCgVldmVudBgBIAEoCzIULnR0YWtqaS52MS5HYW1lRXZlbnQSJQoIcHJlc2VuY2UYAiABKAsyEy50dGFramkudjEuUHJlc2VuY2UiQgoIUHJlc2VuY2USDwoHdXNlcl9pZBgBIAEoCRIRCgljb25uZWN0ZWQYAiABKAgSEgoKZ2F0ZXdheV9pZBgDIAEoCTKDAgoLQXV0aFNlcnZpY2USTAoLU2lnbkluR3Vlc3QSHS50dGFramkudjEuU2lnbkluR3Vlc3RSZXF1ZXN0Gh4udHRha2ppLnYxLlNpZ25Jbkd1ZXN0UmVzcG9uc2USTwoMU2lnbkluR29vZ2xlEh4udHRha2ppLnYxLlNpZ25Jbkdvb2dsZVJlcXVlc3QaHy50dGFramkudjEuU2lnbkluR29vZ2xlUmVzcG9uc2USVQoOQ2hhbmdlTmlja25hbWUSIC50dGFramkudjEuQ2hhbmdlTmlja25hbWVSZXF1ZXN0GiEudHRha2ppLnYxLkNoYW5nZU5pY2tuYW1lUmVzcG9uc2UyoAMKDE1hdGNoU2VydmljZRJICglGaW5kTWF0Y2gSGy50dGFramkudjEuRmluZE1hdGNoUmVxdWVzdBocLnR0YWtqaS52MS5GaW5kTWF0Y2hSZXNwb25zZTABEkwKC0NhbmNlbE1hdGNoEh0udHRha2ppLnYxLkNhbmNlbE1hdGNoUmVxdWVzdBoeLnR0YWtqaS52MS5DYW5jZWxNYXRjaFJlc3BvbnNlEloKD0NyZWF0ZUNoYWxsZW5nZRIhLnR0YWtqaS52MS5DcmVhdGVDaGFsbGVuZ2VSZXF1ZXN0GiIudHRha2ppLnYxLkNyZWF0ZUNoYWxsZW5nZVJlc3BvbnNlMAESWAoPQWNjZXB0Q2hhbGxlbmdlEiEudHRha2ppLnYxLkFjY2VwdENoYWxsZW5nZVJlcXVlc3QaIi50dGFramkudjEuQWNjZXB0Q2hhbGxlbmdlUmVzcG9uc2USQgoHUmVtYXRjaBIZLnR0YWtqaS52MS5SZW1hdGNoUmVxdWVzdBoaLnR0YWtqaS52MS5SZW1hdGNoUmVzcG9uc2UwATKIAgoNTGFkZGVyU2VydmljZRJGCglHZXRMYWRkZXISGy50dGFramkudjEuR2V0TGFkZGVyUmVxdWVzdBocLnR0YWtqaS52MS5HZXRMYWRkZXJSZXNwb25zZRJMCgtHZXRNeVJhdGluZxIdLnR0YWtqaS52MS5HZXRNeVJhdGluZ1JlcXVlc3QaHi50dGFramkudjEuR2V0TXlSYXRpbmdSZXNwb25zZRJhChJHZXRNeVJhdGluZ0hpc3RvcnkSJC50dGFramkudjEuR2V0TXlSYXRpbmdIaXN0b3J5UmVxdWVzdBolLnR0YWtqaS52MS5HZXRNeVJhdGluZ0hpc3RvcnlSZXNwb25zZTKVBgoLR2FtZVNlcnZpY2USTAoLU3RhcnRBaUdhbWUSHS50dGFramkudjEuU3RhcnRBaUdhbWVSZXF1ZXN0Gh4udHRha2ppLnYxLlN0YXJ0QWlHYW1lUmVzcG9uc2USQAoHR2V0R2FtZRIZLnR0YWtqaS52MS5HZXRHYW1lUmVxdWVzdBoaLnR0YWtqaS52MS5HZXRHYW1lUmVzcG9uc2USQwoIUGxheU1vdmUSGi50dGFramkudjEuUGxheU1vdmVSZXF1ZXN0GhsudHRha2ppLnYxLlBsYXlNb3ZlUmVzcG9uc2USNwoEUGFzcxIWLnR0YWtqaS52MS5QYXNzUmVxdWVzdBoXLnR0YWtqaS52MS5QYXNzUmVzcG9uc2USPQoGUmVzaWduEhgudHRha2ppLnYxLlJlc2lnblJlcXVlc3QaGS50dGFramkudjEuUmVzaWduUmVzcG9uc2USQwoIVW5kb01vdmUSGi50dGFramkudjEuVW5kb01vdmVSZXF1ZXN0GhsudHRha2ppLnYxLlVuZG9Nb3ZlUmVzcG9uc2USWAoPR2V0U2NvcmVQcmV2aWV3EiEudHRha2ppLnYxLkdldFNjb3JlUHJldmlld1JlcXVlc3QaIi50dGFramkudjEuR2V0U2NvcmVQcmV2aWV3UmVzcG9uc2USPQoGR2V0U2dmEhgudHRha2ppLnYxLkdldFNnZlJlcXVlc3QaGS50dGFramkudjEuR2V0U2dmUmVzcG9uc2USRgoJT2ZmZXJEcmF3EhsudHRha2ppLnYxLk9mZmVyRHJhd1JlcXVlc3QaHC50dGFramkudjEuT2ZmZXJEcmF3UmVzcG9uc2USSQoKQW5zd2VyRHJhdxIcLnR0YWtqaS52MS5BbnN3ZXJEcmF3UmVxdWVzdBodLnR0YWtqaS52MS5BbnN3ZXJEcmF3UmVzcG9uc2USSAoJV2F0Y2hHYW1lEhsudHRha2ppLnYxLldhdGNoR2FtZVJlcXVlc3QaHC50dGFramkudjEuV2F0Y2hHYW1lUmVzcG9uc2UwAWIGcHJvdG8z", [file_ttakji_v1_game, file_ttakji_v1_matchmaker, file_ttakji_v1_ratings]);
+  fileDesc("ChN0dGFramkvdjEvYXBpLnByb3RvEgl0dGFramkudjEiOQoTU2lnbkluR29vZ2xlUmVxdWVzdBIQCghpZF90b2tlbhgBIAEoCRIQCghuaWNrbmFtZRgCIAEoCSKAAQoUU2lnbkluR29vZ2xlUmVzcG9uc2USFAoMYWNjZXNzX3Rva2VuGAEgASgJEhoKEmV4cGlyZXNfYXRfdW5peF9tcxgCIAEoAxIPCgd1c2VyX2lkGAMgASgJEhAKCG5pY2tuYW1lGAQgASgJEhMKC25ld19hY2NvdW50GAUgASgIIikKFUNoYW5nZU5pY2tuYW1lUmVxdWVzdBIQCghuaWNrbmFtZRgBIAEoCSJKChZDaGFuZ2VOaWNrbmFtZVJlc3BvbnNlEhQKDGFjY2Vzc190b2tlbhgBIAEoCRIaChJleHBpcmVzX2F0X3VuaXhfbXMYAiABKAMiJgoSU2lnbkluR3Vlc3RSZXF1ZXN0EhAKCG5pY2tuYW1lGAEgASgJIlgKE1NpZ25Jbkd1ZXN0UmVzcG9uc2USFAoMYWNjZXNzX3Rva2VuGAEgASgJEhoKEmV4cGlyZXNfYXRfdW5peF9tcxgCIAEoAxIPCgd1c2VyX2lkGAMgASgJIkcKEEZpbmRNYXRjaFJlcXVlc3QSEgoKYm9hcmRfc2l6ZRgBIAEoDRIOCgZyYW5rZWQYAiABKAgSDwoHcnVsZXNldBgDIAEoCSI2ChFGaW5kTWF0Y2hSZXNwb25zZRIhCgZ0aWNrZXQYASABKAsyES50dGFramkudjEuVGlja2V0IicKEkNhbmNlbE1hdGNoUmVxdWVzdBIRCgl0aWNrZXRfaWQYASABKAkiOAoTQ2FuY2VsTWF0Y2hSZXNwb25zZRIhCgZ0aWNrZXQYASABKAsyES50dGFramkudjEuVGlja2V0ImMKFkNyZWF0ZUNoYWxsZW5nZVJlcXVlc3QSEgoKYm9hcmRfc2l6ZRgBIAEoDRIPCgdydWxlc2V0GAIgASgJEiQKBXJ1bGVzGAMgASgLMhUudHRha2ppLnYxLkhvdXNlUnVsZXMiQgoXQ3JlYXRlQ2hhbGxlbmdlUmVzcG9uc2USJwoJY2hhbGxlbmdlGAEgASgLMhQudHRha2ppLnYxLkNoYWxsZW5nZSImChZBY2NlcHRDaGFsbGVuZ2VSZXF1ZXN0EgwKBGNvZGUYASABKAkiQAoXQWNjZXB0Q2hhbGxlbmdlUmVzcG9uc2USJQoEZ2FtZRgBIAEoCzIXLnR0YWtqaS52MS5HYW1lU25hcHNob3QiIQoOUmVtYXRjaFJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCSI/Cg9SZW1hdGNoUmVzcG9uc2USFwoPYWdyZWVkX3VzZXJfaWRzGAEgAygJEhMKC25ld19nYW1lX2lkGAIgASgJIjMKEEdldExhZGRlclJlcXVlc3QSEgoKYm9hcmRfc2l6ZRgBIAEoDRILCgN0b3AYAiABKA0iYwoRR2V0TGFkZGVyUmVzcG9uc2USIwoDdG9wGAEgAygLMhYudHRha2ppLnYxLkxhZGRlckVudHJ5EikKCWFyb3VuZF9tZRgCIAMoCzIWLnR0YWtqaS52MS5MYWRkZXJFbnRyeSIoChJHZXRNeVJhdGluZ1JlcXVlc3QSEgoKYm9hcmRfc2l6ZRgBIAEoDSI8ChNHZXRNeVJhdGluZ1Jlc3BvbnNlEiUKBWVudHJ5GAEgASgLMhYudHRha2ppLnYxLkxhZGRlckVudHJ5Ii8KGUdldE15UmF0aW5nSGlzdG9yeVJlcXVlc3QSEgoKYm9hcmRfc2l6ZRgBIAEoDSJGChpHZXRNeVJhdGluZ0hpc3RvcnlSZXNwb25zZRIoCgdjaGFuZ2VzGAEgAygLMhcudHRha2ppLnYxLlJhdGluZ0NoYW5nZSJyChJTdGFydEFpR2FtZVJlcXVlc3QSEgoKYm9hcmRfc2l6ZRgBIAEoDRIlCgVjb2xvchgCIAEoDjIWLnR0YWtqaS52MS5Db2xvckNob2ljZRIhCgVsZXZlbBgDIAEoDjISLnR0YWtqaS52MS5BaUxldmVsIjwKE1N0YXJ0QWlHYW1lUmVzcG9uc2USJQoEZ2FtZRgBIAEoCzIXLnR0YWtqaS52MS5HYW1lU25hcHNob3QiQAoOR2V0R2FtZVJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIdChVpbmNsdWRlX3Njb3JlX3ByZXZpZXcYAiABKAgiOAoPR2V0R2FtZVJlc3BvbnNlEiUKBGdhbWUYASABKAsyFy50dGFramkudjEuR2FtZVNuYXBzaG90IlgKD1BsYXlNb3ZlUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEhMKC21vdmVfbnVtYmVyGAIgASgNEh8KBXBvaW50GAMgASgLMhAudHRha2ppLnYxLlBvaW50IlgKEFBsYXlNb3ZlUmVzcG9uc2USHQoEbW92ZRgBIAEoCzIPLnR0YWtqaS52MS5Nb3ZlEiUKBGdhbWUYAiABKAsyFy50dGFramkudjEuR2FtZVNuYXBzaG90IjMKC1Bhc3NSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSEwoLbW92ZV9udW1iZXIYAiABKA0iVAoMUGFzc1Jlc3BvbnNlEh0KBG1vdmUYASABKAsyDy50dGFramkudjEuTW92ZRIlCgRnYW1lGAIgASgLMhcudHRha2ppLnYxLkdhbWVTbmFwc2hvdCIgCg1SZXNpZ25SZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkiNwoOUmVzaWduUmVzcG9uc2USJQoEZ2FtZRgBIAEoCzIXLnR0YWtqaS52MS5HYW1lU25hcHNob3QiNgoPVW5kb01vdmVSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSEgoKbW92ZV9jb3VudBgCIAEoDSI5ChBVbmRvTW92ZVJlc3BvbnNlEiUKBGdhbWUYASABKAsyFy50dGFramkudjEuR2FtZVNuYXBzaG90IlcKFU1hcmtEZWFkU3RvbmVzUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEh8KBXBvaW50GAIgASgLMhAudHRha2ppLnYxLlBvaW50EgwKBGRlYWQYAyABKAgiPwoWTWFya0RlYWRTdG9uZXNSZXNwb25zZRIlCgRnYW1lGAEgASgLMhcudHRha2ppLnYxLkdhbWVTbmFwc2hvdCI9ChNDb25maXJtQ291bnRSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSFQoNbWFya3NfdmVyc2lvbhgCIAEoDSI9ChRDb25maXJtQ291bnRSZXNwb25zZRIlCgRnYW1lGAEgASgLMhcudHRha2ppLnYxLkdhbWVTbmFwc2hvdCI4ChFSZXN1bWVQbGF5UmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEhIKCmFmdGVyX21vdmUYAiABKA0iOwoSUmVzdW1lUGxheVJlc3BvbnNlEiUKBGdhbWUYASABKAsyFy50dGFramkudjEuR2FtZVNuYXBzaG90IiMKEE9mZmVyRHJhd1JlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCSI6ChFPZmZlckRyYXdSZXNwb25zZRIlCgRnYW1lGAEgASgLMhcudHRha2ppLnYxLkdhbWVTbmFwc2hvdCI0ChFBbnN3ZXJEcmF3UmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEg4KBmFjY2VwdBgCIAEoCCI7ChJBbnN3ZXJEcmF3UmVzcG9uc2USJQoEZ2FtZRgBIAEoCzIXLnR0YWtqaS52MS5HYW1lU25hcHNob3QiKQoWR2V0U2NvcmVQcmV2aWV3UmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJIjoKF0dldFNjb3JlUHJldmlld1Jlc3BvbnNlEh8KBWNvdW50GAEgASgLMhAudHRha2ppLnYxLkNvdW50IiAKDUdldFNnZlJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCSIdCg5HZXRTZ2ZSZXNwb25zZRILCgNzZ2YYASABKAkiNgoQV2F0Y2hHYW1lUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEhEKCWFmdGVyX3NlcRgCIAEoBCJfChFXYXRjaEdhbWVSZXNwb25zZRIjCgVldmVudBgBIAEoCzIULnR0YWtqaS52MS5HYW1lRXZlbnQSJQoIcHJlc2VuY2UYAiABKAsyEy50dGFramkudjEuUHJlc2VuY2UiQgoIUHJlc2VuY2USDwoHdXNlcl9pZBgBIAEoCRIRCgljb25uZWN0ZWQYAiABKAgSEgoKZ2F0ZXdheV9pZBgDIAEoCTKDAgoLQXV0aFNlcnZpY2USTAoLU2lnbkluR3Vlc3QSHS50dGFramkudjEuU2lnbkluR3Vlc3RSZXF1ZXN0Gh4udHRha2ppLnYxLlNpZ25Jbkd1ZXN0UmVzcG9uc2USTwoMU2lnbkluR29vZ2xlEh4udHRha2ppLnYxLlNpZ25Jbkdvb2dsZVJlcXVlc3QaHy50dGFramkudjEuU2lnbkluR29vZ2xlUmVzcG9uc2USVQoOQ2hhbmdlTmlja25hbWUSIC50dGFramkudjEuQ2hhbmdlTmlja25hbWVSZXF1ZXN0GiEudHRha2ppLnYxLkNoYW5nZU5pY2tuYW1lUmVzcG9uc2UyoAMKDE1hdGNoU2VydmljZRJICglGaW5kTWF0Y2gSGy50dGFramkudjEuRmluZE1hdGNoUmVxdWVzdBocLnR0YWtqaS52MS5GaW5kTWF0Y2hSZXNwb25zZTABEkwKC0NhbmNlbE1hdGNoEh0udHRha2ppLnYxLkNhbmNlbE1hdGNoUmVxdWVzdBoeLnR0YWtqaS52MS5DYW5jZWxNYXRjaFJlc3BvbnNlEloKD0NyZWF0ZUNoYWxsZW5nZRIhLnR0YWtqaS52MS5DcmVhdGVDaGFsbGVuZ2VSZXF1ZXN0GiIudHRha2ppLnYxLkNyZWF0ZUNoYWxsZW5nZVJlc3BvbnNlMAESWAoPQWNjZXB0Q2hhbGxlbmdlEiEudHRha2ppLnYxLkFjY2VwdENoYWxsZW5nZVJlcXVlc3QaIi50dGFramkudjEuQWNjZXB0Q2hhbGxlbmdlUmVzcG9uc2USQgoHUmVtYXRjaBIZLnR0YWtqaS52MS5SZW1hdGNoUmVxdWVzdBoaLnR0YWtqaS52MS5SZW1hdGNoUmVzcG9uc2UwATKIAgoNTGFkZGVyU2VydmljZRJGCglHZXRMYWRkZXISGy50dGFramkudjEuR2V0TGFkZGVyUmVxdWVzdBocLnR0YWtqaS52MS5HZXRMYWRkZXJSZXNwb25zZRJMCgtHZXRNeVJhdGluZxIdLnR0YWtqaS52MS5HZXRNeVJhdGluZ1JlcXVlc3QaHi50dGFramkudjEuR2V0TXlSYXRpbmdSZXNwb25zZRJhChJHZXRNeVJhdGluZ0hpc3RvcnkSJC50dGFramkudjEuR2V0TXlSYXRpbmdIaXN0b3J5UmVxdWVzdBolLnR0YWtqaS52MS5HZXRNeVJhdGluZ0hpc3RvcnlSZXNwb25zZTKICAoLR2FtZVNlcnZpY2USTAoLU3RhcnRBaUdhbWUSHS50dGFramkudjEuU3RhcnRBaUdhbWVSZXF1ZXN0Gh4udHRha2ppLnYxLlN0YXJ0QWlHYW1lUmVzcG9uc2USQAoHR2V0R2FtZRIZLnR0YWtqaS52MS5HZXRHYW1lUmVxdWVzdBoaLnR0YWtqaS52MS5HZXRHYW1lUmVzcG9uc2USQwoIUGxheU1vdmUSGi50dGFramkudjEuUGxheU1vdmVSZXF1ZXN0GhsudHRha2ppLnYxLlBsYXlNb3ZlUmVzcG9uc2USNwoEUGFzcxIWLnR0YWtqaS52MS5QYXNzUmVxdWVzdBoXLnR0YWtqaS52MS5QYXNzUmVzcG9uc2USPQoGUmVzaWduEhgudHRha2ppLnYxLlJlc2lnblJlcXVlc3QaGS50dGFramkudjEuUmVzaWduUmVzcG9uc2USQwoIVW5kb01vdmUSGi50dGFramkudjEuVW5kb01vdmVSZXF1ZXN0GhsudHRha2ppLnYxLlVuZG9Nb3ZlUmVzcG9uc2USWAoPR2V0U2NvcmVQcmV2aWV3EiEudHRha2ppLnYxLkdldFNjb3JlUHJldmlld1JlcXVlc3QaIi50dGFramkudjEuR2V0U2NvcmVQcmV2aWV3UmVzcG9uc2USPQoGR2V0U2dmEhgudHRha2ppLnYxLkdldFNnZlJlcXVlc3QaGS50dGFramkudjEuR2V0U2dmUmVzcG9uc2USRgoJT2ZmZXJEcmF3EhsudHRha2ppLnYxLk9mZmVyRHJhd1JlcXVlc3QaHC50dGFramkudjEuT2ZmZXJEcmF3UmVzcG9uc2USSQoKQW5zd2VyRHJhdxIcLnR0YWtqaS52MS5BbnN3ZXJEcmF3UmVxdWVzdBodLnR0YWtqaS52MS5BbnN3ZXJEcmF3UmVzcG9uc2USVQoOTWFya0RlYWRTdG9uZXMSIC50dGFramkudjEuTWFya0RlYWRTdG9uZXNSZXF1ZXN0GiEudHRha2ppLnYxLk1hcmtEZWFkU3RvbmVzUmVzcG9uc2USTwoMQ29uZmlybUNvdW50Eh4udHRha2ppLnYxLkNvbmZpcm1Db3VudFJlcXVlc3QaHy50dGFramkudjEuQ29uZmlybUNvdW50UmVzcG9uc2USSQoKUmVzdW1lUGxheRIcLnR0YWtqaS52MS5SZXN1bWVQbGF5UmVxdWVzdBodLnR0YWtqaS52MS5SZXN1bWVQbGF5UmVzcG9uc2USSAoJV2F0Y2hHYW1lEhsudHRha2ppLnYxLldhdGNoR2FtZVJlcXVlc3QaHC50dGFramkudjEuV2F0Y2hHYW1lUmVzcG9uc2UwAWIGcHJvdG8z", [file_ttakji_v1_game, file_ttakji_v1_matchmaker, file_ttakji_v1_ratings]);
 
 /**
  * @generated from message ttakji.v1.SignInGoogleRequest
@@ -791,6 +791,139 @@ export const UndoMoveResponseSchema: GenMessage<UndoMoveResponse> = /*@__PURE__*
   messageDesc(file_ttakji_v1_api, 33);
 
 /**
+ * @generated from message ttakji.v1.MarkDeadStonesRequest
+ */
+export type MarkDeadStonesRequest = Message<"ttakji.v1.MarkDeadStonesRequest"> & {
+  /**
+   * @generated from field: string game_id = 1;
+   */
+  gameId: string;
+
+  /**
+   * A stone of the chain to mark.
+   *
+   * @generated from field: ttakji.v1.Point point = 2;
+   */
+  point?: Point | undefined;
+
+  /**
+   * True marks the chain dead, false alive again. Marking a chain as it
+   * already is changes nothing.
+   *
+   * @generated from field: bool dead = 3;
+   */
+  dead: boolean;
+};
+
+/**
+ * Describes the message ttakji.v1.MarkDeadStonesRequest.
+ * Use `create(MarkDeadStonesRequestSchema)` to create a new message.
+ */
+export const MarkDeadStonesRequestSchema: GenMessage<MarkDeadStonesRequest> = /*@__PURE__*/
+  messageDesc(file_ttakji_v1_api, 34);
+
+/**
+ * @generated from message ttakji.v1.MarkDeadStonesResponse
+ */
+export type MarkDeadStonesResponse = Message<"ttakji.v1.MarkDeadStonesResponse"> & {
+  /**
+   * @generated from field: ttakji.v1.GameSnapshot game = 1;
+   */
+  game?: GameSnapshot | undefined;
+};
+
+/**
+ * Describes the message ttakji.v1.MarkDeadStonesResponse.
+ * Use `create(MarkDeadStonesResponseSchema)` to create a new message.
+ */
+export const MarkDeadStonesResponseSchema: GenMessage<MarkDeadStonesResponse> = /*@__PURE__*/
+  messageDesc(file_ttakji_v1_api, 35);
+
+/**
+ * @generated from message ttakji.v1.ConfirmCountRequest
+ */
+export type ConfirmCountRequest = Message<"ttakji.v1.ConfirmCountRequest"> & {
+  /**
+   * @generated from field: string game_id = 1;
+   */
+  gameId: string;
+
+  /**
+   * The counting.marks_version the player saw: a confirmation of marks
+   * that have changed since is refused.
+   *
+   * @generated from field: uint32 marks_version = 2;
+   */
+  marksVersion: number;
+};
+
+/**
+ * Describes the message ttakji.v1.ConfirmCountRequest.
+ * Use `create(ConfirmCountRequestSchema)` to create a new message.
+ */
+export const ConfirmCountRequestSchema: GenMessage<ConfirmCountRequest> = /*@__PURE__*/
+  messageDesc(file_ttakji_v1_api, 36);
+
+/**
+ * @generated from message ttakji.v1.ConfirmCountResponse
+ */
+export type ConfirmCountResponse = Message<"ttakji.v1.ConfirmCountResponse"> & {
+  /**
+   * @generated from field: ttakji.v1.GameSnapshot game = 1;
+   */
+  game?: GameSnapshot | undefined;
+};
+
+/**
+ * Describes the message ttakji.v1.ConfirmCountResponse.
+ * Use `create(ConfirmCountResponseSchema)` to create a new message.
+ */
+export const ConfirmCountResponseSchema: GenMessage<ConfirmCountResponse> = /*@__PURE__*/
+  messageDesc(file_ttakji_v1_api, 37);
+
+/**
+ * @generated from message ttakji.v1.ResumePlayRequest
+ */
+export type ResumePlayRequest = Message<"ttakji.v1.ResumePlayRequest"> & {
+  /**
+   * @generated from field: string game_id = 1;
+   */
+  gameId: string;
+
+  /**
+   * The counting.after_move the player saw; asked again after play went on
+   * there, the answer is the same.
+   *
+   * @generated from field: uint32 after_move = 2;
+   */
+  afterMove: number;
+};
+
+/**
+ * Describes the message ttakji.v1.ResumePlayRequest.
+ * Use `create(ResumePlayRequestSchema)` to create a new message.
+ */
+export const ResumePlayRequestSchema: GenMessage<ResumePlayRequest> = /*@__PURE__*/
+  messageDesc(file_ttakji_v1_api, 38);
+
+/**
+ * @generated from message ttakji.v1.ResumePlayResponse
+ */
+export type ResumePlayResponse = Message<"ttakji.v1.ResumePlayResponse"> & {
+  /**
+   * @generated from field: ttakji.v1.GameSnapshot game = 1;
+   */
+  game?: GameSnapshot | undefined;
+};
+
+/**
+ * Describes the message ttakji.v1.ResumePlayResponse.
+ * Use `create(ResumePlayResponseSchema)` to create a new message.
+ */
+export const ResumePlayResponseSchema: GenMessage<ResumePlayResponse> = /*@__PURE__*/
+  messageDesc(file_ttakji_v1_api, 39);
+
+/**
  * @generated from message ttakji.v1.OfferDrawRequest
  */
 export type OfferDrawRequest = Message<"ttakji.v1.OfferDrawRequest"> & {
@@ -805,7 +938,7 @@ export type OfferDrawRequest = Message<"ttakji.v1.OfferDrawRequest"> & {
  * Use `create(OfferDrawRequestSchema)` to create a new message.
  */
 export const OfferDrawRequestSchema: GenMessage<OfferDrawRequest> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_api, 34);
+  messageDesc(file_ttakji_v1_api, 40);
 
 /**
  * @generated from message ttakji.v1.OfferDrawResponse
@@ -822,7 +955,7 @@ export type OfferDrawResponse = Message<"ttakji.v1.OfferDrawResponse"> & {
  * Use `create(OfferDrawResponseSchema)` to create a new message.
  */
 export const OfferDrawResponseSchema: GenMessage<OfferDrawResponse> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_api, 35);
+  messageDesc(file_ttakji_v1_api, 41);
 
 /**
  * @generated from message ttakji.v1.AnswerDrawRequest
@@ -846,7 +979,7 @@ export type AnswerDrawRequest = Message<"ttakji.v1.AnswerDrawRequest"> & {
  * Use `create(AnswerDrawRequestSchema)` to create a new message.
  */
 export const AnswerDrawRequestSchema: GenMessage<AnswerDrawRequest> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_api, 36);
+  messageDesc(file_ttakji_v1_api, 42);
 
 /**
  * @generated from message ttakji.v1.AnswerDrawResponse
@@ -863,7 +996,7 @@ export type AnswerDrawResponse = Message<"ttakji.v1.AnswerDrawResponse"> & {
  * Use `create(AnswerDrawResponseSchema)` to create a new message.
  */
 export const AnswerDrawResponseSchema: GenMessage<AnswerDrawResponse> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_api, 37);
+  messageDesc(file_ttakji_v1_api, 43);
 
 /**
  * @generated from message ttakji.v1.GetScorePreviewRequest
@@ -880,7 +1013,7 @@ export type GetScorePreviewRequest = Message<"ttakji.v1.GetScorePreviewRequest">
  * Use `create(GetScorePreviewRequestSchema)` to create a new message.
  */
 export const GetScorePreviewRequestSchema: GenMessage<GetScorePreviewRequest> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_api, 38);
+  messageDesc(file_ttakji_v1_api, 44);
 
 /**
  * @generated from message ttakji.v1.GetScorePreviewResponse
@@ -897,7 +1030,7 @@ export type GetScorePreviewResponse = Message<"ttakji.v1.GetScorePreviewResponse
  * Use `create(GetScorePreviewResponseSchema)` to create a new message.
  */
 export const GetScorePreviewResponseSchema: GenMessage<GetScorePreviewResponse> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_api, 39);
+  messageDesc(file_ttakji_v1_api, 45);
 
 /**
  * @generated from message ttakji.v1.GetSgfRequest
@@ -914,7 +1047,7 @@ export type GetSgfRequest = Message<"ttakji.v1.GetSgfRequest"> & {
  * Use `create(GetSgfRequestSchema)` to create a new message.
  */
 export const GetSgfRequestSchema: GenMessage<GetSgfRequest> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_api, 40);
+  messageDesc(file_ttakji_v1_api, 46);
 
 /**
  * @generated from message ttakji.v1.GetSgfResponse
@@ -931,7 +1064,7 @@ export type GetSgfResponse = Message<"ttakji.v1.GetSgfResponse"> & {
  * Use `create(GetSgfResponseSchema)` to create a new message.
  */
 export const GetSgfResponseSchema: GenMessage<GetSgfResponse> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_api, 41);
+  messageDesc(file_ttakji_v1_api, 47);
 
 /**
  * @generated from message ttakji.v1.WatchGameRequest
@@ -955,7 +1088,7 @@ export type WatchGameRequest = Message<"ttakji.v1.WatchGameRequest"> & {
  * Use `create(WatchGameRequestSchema)` to create a new message.
  */
 export const WatchGameRequestSchema: GenMessage<WatchGameRequest> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_api, 42);
+  messageDesc(file_ttakji_v1_api, 48);
 
 /**
  * @generated from message ttakji.v1.WatchGameResponse
@@ -981,7 +1114,7 @@ export type WatchGameResponse = Message<"ttakji.v1.WatchGameResponse"> & {
  * Use `create(WatchGameResponseSchema)` to create a new message.
  */
 export const WatchGameResponseSchema: GenMessage<WatchGameResponse> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_api, 43);
+  messageDesc(file_ttakji_v1_api, 49);
 
 /**
  * Whether a player of the game is connected. A player counts as connected
@@ -1015,7 +1148,7 @@ export type Presence = Message<"ttakji.v1.Presence"> & {
  * Use `create(PresenceSchema)` to create a new message.
  */
 export const PresenceSchema: GenMessage<Presence> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_api, 44);
+  messageDesc(file_ttakji_v1_api, 50);
 
 /**
  * Signing in.
@@ -1268,6 +1401,39 @@ export const GameService: GenService<{
     methodKind: "unary";
     input: typeof AnswerDrawRequestSchema;
     output: typeof AnswerDrawResponseSchema;
+  },
+  /**
+   * While a territory game is counted (after two passes): marks a chain of
+   * stones dead or alive again.
+   *
+   * @generated from rpc ttakji.v1.GameService.MarkDeadStones
+   */
+  markDeadStones: {
+    methodKind: "unary";
+    input: typeof MarkDeadStonesRequestSchema;
+    output: typeof MarkDeadStonesResponseSchema;
+  },
+  /**
+   * Confirms the marks; the game is counted once both players confirmed the
+   * same marks.
+   *
+   * @generated from rpc ttakji.v1.GameService.ConfirmCount
+   */
+  confirmCount: {
+    methodKind: "unary";
+    input: typeof ConfirmCountRequestSchema;
+    output: typeof ConfirmCountResponseSchema;
+  },
+  /**
+   * Leaves the count and goes back to play, to settle the position on the
+   * board; the next two passes open a new count.
+   *
+   * @generated from rpc ttakji.v1.GameService.ResumePlay
+   */
+  resumePlay: {
+    methodKind: "unary";
+    input: typeof ResumePlayRequestSchema;
+    output: typeof ResumePlayResponseSchema;
   },
   /**
    * Every event after `after_seq`, then live events until the game ends.

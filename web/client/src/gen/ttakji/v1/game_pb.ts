@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file ttakji/v1/game.proto.
  */
 export const file_ttakji_v1_game: GenFile = /*@__PURE__*/
-  fileDesc("ChR0dGFramkvdjEvZ2FtZS5wcm90bxIJdHRha2ppLnYxIt0BCgpIb3VzZVJ1bGVzEiYKBnByZXNldBgBIAEoDjIWLnR0YWtqaS52MS5UYWJsZVByZXNldBISCgpib2FyZF9zaXplGAIgASgNEhEKBGtvbWkYAyABKAFIAIgBARIjCgdzY29yaW5nGAQgASgOMhIudHRha2ppLnYxLlNjb3JpbmcSHQoQc2Vjb25kc19wZXJfbW92ZRgFIAEoDUgBiAEBEh4KFmtlZXBfY29sb3JzX29uX3JlbWF0Y2gYBiABKAhCBwoFX2tvbWlCEwoRX3NlY29uZHNfcGVyX21vdmUiJAoFUG9pbnQSDgoGY29sdW1uGAEgASgNEgsKA3JvdxgCIAEoDSJRCgZQbGF5ZXISDwoHdXNlcl9pZBgBIAEoCRIQCghuaWNrbmFtZRgCIAEoCRIkCghhaV9sZXZlbBgDIAEoDjISLnR0YWtqaS52MS5BaUxldmVsInwKBE1vdmUSDgoGbnVtYmVyGAEgASgNEh8KBWNvbG9yGAIgASgOMhAudHRha2ppLnYxLkNvbG9yEh8KBXBvaW50GAMgASgLMhAudHRha2ppLnYxLlBvaW50EiIKCGNhcHR1cmVkGAQgAygLMhAudHRha2ppLnYxLlBvaW50IqsBCgVDb3VudBIUCgxibGFja19wb2ludHMYASABKA0SFAoMd2hpdGVfcG9pbnRzGAIgASgNEgwKBGtvbWkYAyABKAESJQoLZGVhZF9zdG9uZXMYBCADKAsyEC50dGFramkudjEuUG9pbnQSIAoGd2lubmVyGAUgASgOMhAudHRha2ppLnYxLkNvbG9yEg4KBm1hcmdpbhgGIAEoARIPCgdzdW1tYXJ5GAcgASgJIoMBCgpHYW1lUmVzdWx0EiAKBndpbm5lchgBIAEoDjIQLnR0YWtqaS52MS5Db2xvchIkCgZyZWFzb24YAiABKA4yFC50dGFramkudjEuRW5kUmVhc29uEgwKBHRleHQYAyABKAkSHwoFY291bnQYBCABKAsyEC50dGFramkudjEuQ291bnQiOwoFQ2xvY2sSGAoQc2Vjb25kc19wZXJfbW92ZRgBIAEoDRIYChBkZWFkbGluZV91bml4X21zGAIgASgDIuMGCgxHYW1lU25hcHNob3QSDwoHZ2FtZV9pZBgBIAEoCRISCgpib2FyZF9zaXplGAIgASgNEg8KB3J1bGVzZXQYAyABKAkSDAoEa29taRgEIAEoARIgCgVibGFjaxgFIAEoCzIRLnR0YWtqaS52MS5QbGF5ZXISIAoFd2hpdGUYBiABKAsyES50dGFramkudjEuUGxheWVyEiUKBnN0YXR1cxgHIAEoDjIVLnR0YWtqaS52MS5HYW1lU3RhdHVzEiAKBnN0b25lcxgIIAMoDjIQLnR0YWtqaS52MS5Db2xvchIhCgd0b19tb3ZlGAkgASgOMhAudHRha2ppLnYxLkNvbG9yEhIKCm1vdmVfY291bnQYCiABKA0SFgoOYmxhY2tfY2FwdHVyZXMYCyABKA0SFgoOd2hpdGVfY2FwdHVyZXMYDCABKA0SIgoJbGFzdF9tb3ZlGA0gASgLMg8udHRha2ppLnYxLk1vdmUSJgoMa29fZm9yYmlkZGVuGA4gAygLMhAudHRha2ppLnYxLlBvaW50EhcKD3Bhc3Nlc19pbl9hX3JvdxgPIAEoDRIlCgZyZXN1bHQYECABKAsyFS50dGFramkudjEuR2FtZVJlc3VsdBIfCgVjbG9jaxgRIAEoCzIQLnR0YWtqaS52MS5DbG9jaxInCg1zY29yZV9wcmV2aWV3GBIgASgLMhAudHRha2ppLnYxLkNvdW50EhEKCWV2ZW50X3NlcRgTIAEoBBIUCgx1bmRvX2FsbG93ZWQYFCABKAgSKQoPZHJhd19vZmZlcmVkX2J5GBUgASgOMhAudHRha2ppLnYxLkNvbG9yEg4KBnJhbmtlZBgWIAEoCBIbChNmaW5pc2hlZF9hdF91bml4X21zGBcgASgDEiQKCnlvdXJfY29sb3IYGCABKA4yEC50dGFramkudjEuQ29sb3ISGwoTc2VydmVyX3RpbWVfdW5peF9tcxgZIAEoAxIiCghpbl9hdGFyaRgaIAMoCzIQLnR0YWtqaS52MS5Qb2ludBIjCgdzY29yaW5nGBsgASgOMhIudHRha2ppLnYxLlNjb3JpbmcSHgoWa2VlcF9jb2xvcnNfb25fcmVtYXRjaBgcIAEoCBIYChBzZWNvbmRzX3Blcl9tb3ZlGB0gASgNIogDCglHYW1lRXZlbnQSDwoHZ2FtZV9pZBgBIAEoCRILCgNzZXEYAiABKAQSEgoKYXRfdW5peF9tcxgDIAEoAxIpCghzbmFwc2hvdBgEIAEoCzIXLnR0YWtqaS52MS5HYW1lU25hcHNob3QSKQoHc3RhcnRlZBgKIAEoCzIWLnR0YWtqaS52MS5HYW1lU3RhcnRlZEgAEiwKC21vdmVfcGxheWVkGAsgASgLMhUudHRha2ppLnYxLk1vdmVQbGF5ZWRIABIuCgxtb3Zlc191bmRvbmUYDCABKAsyFi50dGFramkudjEuTW92ZXNVbmRvbmVIABIrCghmaW5pc2hlZBgNIAEoCzIXLnR0YWtqaS52MS5HYW1lRmluaXNoZWRIABIuCgxkcmF3X29mZmVyZWQYDiABKAsyFi50dGFramkudjEuRHJhd09mZmVyZWRIABIwCg1kcmF3X2RlY2xpbmVkGA8gASgLMhcudHRha2ppLnYxLkRyYXdEZWNsaW5lZEgAQgYKBGtpbmQiKwoLRHJhd09mZmVyZWQSHAoCYnkYASABKA4yEC50dGFramkudjEuQ29sb3IiLAoMRHJhd0RlY2xpbmVkEhwKAmJ5GAEgASgOMhAudHRha2ppLnYxLkNvbG9yIg0KC0dhbWVTdGFydGVkIisKCk1vdmVQbGF5ZWQSHQoEbW92ZRgBIAEoCzIPLnR0YWtqaS52MS5Nb3ZlIi0KC01vdmVzVW5kb25lEh4KBW1vdmVzGAEgAygLMg8udHRha2ppLnYxLk1vdmUiNQoMR2FtZUZpbmlzaGVkEiUKBnJlc3VsdBgBIAEoCzIVLnR0YWtqaS52MS5HYW1lUmVzdWx0KkAKBUNvbG9yEhUKEUNPTE9SX1VOU1BFQ0lGSUVEEAASDwoLQ09MT1JfQkxBQ0sQARIPCgtDT0xPUl9XSElURRACKnQKC0NvbG9yQ2hvaWNlEhwKGENPTE9SX0NIT0lDRV9VTlNQRUNJRklFRBAAEhYKEkNPTE9SX0NIT0lDRV9CTEFDSxABEhYKEkNPTE9SX0NIT0lDRV9XSElURRACEhcKE0NPTE9SX0NIT0lDRV9SQU5ET00QAypeCgdBaUxldmVsEhgKFEFJX0xFVkVMX1VOU1BFQ0lGSUVEEAASEQoNQUlfTEVWRUxfRUFTWRABEhMKD0FJX0xFVkVMX05PUk1BTBACEhEKDUFJX0xFVkVMX0hBUkQQAypcCgpHYW1lU3RhdHVzEhsKF0dBTUVfU1RBVFVTX1VOU1BFQ0lGSUVEEAASFwoTR0FNRV9TVEFUVVNfUExBWUlORxABEhgKFEdBTUVfU1RBVFVTX0ZJTklTSEVEEAIqSwoHU2NvcmluZxIXChNTQ09SSU5HX1VOU1BFQ0lGSUVEEAASEAoMU0NPUklOR19BUkVBEAESFQoRU0NPUklOR19URVJSSVRPUlkQAipeCgtUYWJsZVByZXNldBIcChhUQUJMRV9QUkVTRVRfVU5TUEVDSUZJRUQQABIXChNUQUJMRV9QUkVTRVRfVFRBS0pJEAESGAoUVEFCTEVfUFJFU0VUX0NMQVNTSUMQAiqrAQoJRW5kUmVhc29uEhoKFkVORF9SRUFTT05fVU5TUEVDSUZJRUQQABIZChVFTkRfUkVBU09OX1RXT19QQVNTRVMQARIXChNFTkRfUkVBU09OX01PVkVfQ0FQEAISGgoWRU5EX1JFQVNPTl9SRVNJR05BVElPThADEhYKEkVORF9SRUFTT05fVElNRU9VVBAEEhoKFkVORF9SRUFTT05fRFJBV19BR1JFRUQQBWIGcHJvdG8z");
+  fileDesc("ChR0dGFramkvdjEvZ2FtZS5wcm90bxIJdHRha2ppLnYxIt0BCgpIb3VzZVJ1bGVzEiYKBnByZXNldBgBIAEoDjIWLnR0YWtqaS52MS5UYWJsZVByZXNldBISCgpib2FyZF9zaXplGAIgASgNEhEKBGtvbWkYAyABKAFIAIgBARIjCgdzY29yaW5nGAQgASgOMhIudHRha2ppLnYxLlNjb3JpbmcSHQoQc2Vjb25kc19wZXJfbW92ZRgFIAEoDUgBiAEBEh4KFmtlZXBfY29sb3JzX29uX3JlbWF0Y2gYBiABKAhCBwoFX2tvbWlCEwoRX3NlY29uZHNfcGVyX21vdmUiJAoFUG9pbnQSDgoGY29sdW1uGAEgASgNEgsKA3JvdxgCIAEoDSJRCgZQbGF5ZXISDwoHdXNlcl9pZBgBIAEoCRIQCghuaWNrbmFtZRgCIAEoCRIkCghhaV9sZXZlbBgDIAEoDjISLnR0YWtqaS52MS5BaUxldmVsInwKBE1vdmUSDgoGbnVtYmVyGAEgASgNEh8KBWNvbG9yGAIgASgOMhAudHRha2ppLnYxLkNvbG9yEh8KBXBvaW50GAMgASgLMhAudHRha2ppLnYxLlBvaW50EiIKCGNhcHR1cmVkGAQgAygLMhAudHRha2ppLnYxLlBvaW50IqsBCgVDb3VudBIUCgxibGFja19wb2ludHMYASABKA0SFAoMd2hpdGVfcG9pbnRzGAIgASgNEgwKBGtvbWkYAyABKAESJQoLZGVhZF9zdG9uZXMYBCADKAsyEC50dGFramkudjEuUG9pbnQSIAoGd2lubmVyGAUgASgOMhAudHRha2ppLnYxLkNvbG9yEg4KBm1hcmdpbhgGIAEoARIPCgdzdW1tYXJ5GAcgASgJIoMBCgpHYW1lUmVzdWx0EiAKBndpbm5lchgBIAEoDjIQLnR0YWtqaS52MS5Db2xvchIkCgZyZWFzb24YAiABKA4yFC50dGFramkudjEuRW5kUmVhc29uEgwKBHRleHQYAyABKAkSHwoFY291bnQYBCABKAsyEC50dGFramkudjEuQ291bnQiOwoFQ2xvY2sSGAoQc2Vjb25kc19wZXJfbW92ZRgBIAEoDRIYChBkZWFkbGluZV91bml4X21zGAIgASgDIooHCgxHYW1lU25hcHNob3QSDwoHZ2FtZV9pZBgBIAEoCRISCgpib2FyZF9zaXplGAIgASgNEg8KB3J1bGVzZXQYAyABKAkSDAoEa29taRgEIAEoARIgCgVibGFjaxgFIAEoCzIRLnR0YWtqaS52MS5QbGF5ZXISIAoFd2hpdGUYBiABKAsyES50dGFramkudjEuUGxheWVyEiUKBnN0YXR1cxgHIAEoDjIVLnR0YWtqaS52MS5HYW1lU3RhdHVzEiAKBnN0b25lcxgIIAMoDjIQLnR0YWtqaS52MS5Db2xvchIhCgd0b19tb3ZlGAkgASgOMhAudHRha2ppLnYxLkNvbG9yEhIKCm1vdmVfY291bnQYCiABKA0SFgoOYmxhY2tfY2FwdHVyZXMYCyABKA0SFgoOd2hpdGVfY2FwdHVyZXMYDCABKA0SIgoJbGFzdF9tb3ZlGA0gASgLMg8udHRha2ppLnYxLk1vdmUSJgoMa29fZm9yYmlkZGVuGA4gAygLMhAudHRha2ppLnYxLlBvaW50EhcKD3Bhc3Nlc19pbl9hX3JvdxgPIAEoDRIlCgZyZXN1bHQYECABKAsyFS50dGFramkudjEuR2FtZVJlc3VsdBIfCgVjbG9jaxgRIAEoCzIQLnR0YWtqaS52MS5DbG9jaxInCg1zY29yZV9wcmV2aWV3GBIgASgLMhAudHRha2ppLnYxLkNvdW50EhEKCWV2ZW50X3NlcRgTIAEoBBIUCgx1bmRvX2FsbG93ZWQYFCABKAgSKQoPZHJhd19vZmZlcmVkX2J5GBUgASgOMhAudHRha2ppLnYxLkNvbG9yEg4KBnJhbmtlZBgWIAEoCBIbChNmaW5pc2hlZF9hdF91bml4X21zGBcgASgDEiQKCnlvdXJfY29sb3IYGCABKA4yEC50dGFramkudjEuQ29sb3ISGwoTc2VydmVyX3RpbWVfdW5peF9tcxgZIAEoAxIiCghpbl9hdGFyaRgaIAMoCzIQLnR0YWtqaS52MS5Qb2ludBIjCgdzY29yaW5nGBsgASgOMhIudHRha2ppLnYxLlNjb3JpbmcSHgoWa2VlcF9jb2xvcnNfb25fcmVtYXRjaBgcIAEoCBIYChBzZWNvbmRzX3Blcl9tb3ZlGB0gASgNEiUKCGNvdW50aW5nGB4gASgLMhMudHRha2ppLnYxLkNvdW50aW5nIu0BCghDb3VudGluZxIlCgtkZWFkX3N0b25lcxgBIAMoCzIQLnR0YWtqaS52MS5Qb2ludBIiCghwcm9wb3NlZBgCIAMoCzIQLnR0YWtqaS52MS5Qb2ludBIVCg1tYXJrc192ZXJzaW9uGAMgASgNEhcKD2JsYWNrX2NvbmZpcm1lZBgEIAEoCBIXCg93aGl0ZV9jb25maXJtZWQYBSABKAgSGAoQZGVhZGxpbmVfdW5peF9tcxgGIAEoAxIfCgVjb3VudBgHIAEoCzIQLnR0YWtqaS52MS5Db3VudBISCgphZnRlcl9tb3ZlGAggASgNIuEECglHYW1lRXZlbnQSDwoHZ2FtZV9pZBgBIAEoCRILCgNzZXEYAiABKAQSEgoKYXRfdW5peF9tcxgDIAEoAxIpCghzbmFwc2hvdBgEIAEoCzIXLnR0YWtqaS52MS5HYW1lU25hcHNob3QSKQoHc3RhcnRlZBgKIAEoCzIWLnR0YWtqaS52MS5HYW1lU3RhcnRlZEgAEiwKC21vdmVfcGxheWVkGAsgASgLMhUudHRha2ppLnYxLk1vdmVQbGF5ZWRIABIuCgxtb3Zlc191bmRvbmUYDCABKAsyFi50dGFramkudjEuTW92ZXNVbmRvbmVIABIrCghmaW5pc2hlZBgNIAEoCzIXLnR0YWtqaS52MS5HYW1lRmluaXNoZWRIABIuCgxkcmF3X29mZmVyZWQYDiABKAsyFi50dGFramkudjEuRHJhd09mZmVyZWRIABIwCg1kcmF3X2RlY2xpbmVkGA8gASgLMhcudHRha2ppLnYxLkRyYXdEZWNsaW5lZEgAEjYKEGNvdW50aW5nX3N0YXJ0ZWQYECABKAsyGi50dGFramkudjEuQ291bnRpbmdTdGFydGVkSAASOQoSZGVhZF9zdG9uZXNfbWFya2VkGBEgASgLMhsudHRha2ppLnYxLkRlYWRTdG9uZXNNYXJrZWRIABI0Cg9jb3VudF9jb25maXJtZWQYEiABKAsyGS50dGFramkudjEuQ291bnRDb25maXJtZWRIABIuCgxwbGF5X3Jlc3VtZWQYEyABKAsyFi50dGFramkudjEuUGxheVJlc3VtZWRIAEIGCgRraW5kIhEKD0NvdW50aW5nU3RhcnRlZCJgChBEZWFkU3RvbmVzTWFya2VkEhwKAmJ5GAEgASgOMhAudHRha2ppLnYxLkNvbG9yEiAKBnN0b25lcxgCIAMoCzIQLnR0YWtqaS52MS5Qb2ludBIMCgRkZWFkGAMgASgIIi4KDkNvdW50Q29uZmlybWVkEhwKAmJ5GAEgASgOMhAudHRha2ppLnYxLkNvbG9yIisKC1BsYXlSZXN1bWVkEhwKAmJ5GAEgASgOMhAudHRha2ppLnYxLkNvbG9yIisKC0RyYXdPZmZlcmVkEhwKAmJ5GAEgASgOMhAudHRha2ppLnYxLkNvbG9yIiwKDERyYXdEZWNsaW5lZBIcCgJieRgBIAEoDjIQLnR0YWtqaS52MS5Db2xvciINCgtHYW1lU3RhcnRlZCIrCgpNb3ZlUGxheWVkEh0KBG1vdmUYASABKAsyDy50dGFramkudjEuTW92ZSItCgtNb3Zlc1VuZG9uZRIeCgVtb3ZlcxgBIAMoCzIPLnR0YWtqaS52MS5Nb3ZlIjUKDEdhbWVGaW5pc2hlZBIlCgZyZXN1bHQYASABKAsyFS50dGFramkudjEuR2FtZVJlc3VsdCpACgVDb2xvchIVChFDT0xPUl9VTlNQRUNJRklFRBAAEg8KC0NPTE9SX0JMQUNLEAESDwoLQ09MT1JfV0hJVEUQAip0CgtDb2xvckNob2ljZRIcChhDT0xPUl9DSE9JQ0VfVU5TUEVDSUZJRUQQABIWChJDT0xPUl9DSE9JQ0VfQkxBQ0sQARIWChJDT0xPUl9DSE9JQ0VfV0hJVEUQAhIXChNDT0xPUl9DSE9JQ0VfUkFORE9NEAMqXgoHQWlMZXZlbBIYChRBSV9MRVZFTF9VTlNQRUNJRklFRBAAEhEKDUFJX0xFVkVMX0VBU1kQARITCg9BSV9MRVZFTF9OT1JNQUwQAhIRCg1BSV9MRVZFTF9IQVJEEAMqXAoKR2FtZVN0YXR1cxIbChdHQU1FX1NUQVRVU19VTlNQRUNJRklFRBAAEhcKE0dBTUVfU1RBVFVTX1BMQVlJTkcQARIYChRHQU1FX1NUQVRVU19GSU5JU0hFRBACKksKB1Njb3JpbmcSFwoTU0NPUklOR19VTlNQRUNJRklFRBAAEhAKDFNDT1JJTkdfQVJFQRABEhUKEVNDT1JJTkdfVEVSUklUT1JZEAIqXgoLVGFibGVQcmVzZXQSHAoYVEFCTEVfUFJFU0VUX1VOU1BFQ0lGSUVEEAASFwoTVEFCTEVfUFJFU0VUX1RUQUtKSRABEhgKFFRBQkxFX1BSRVNFVF9DTEFTU0lDEAIqqwEKCUVuZFJlYXNvbhIaChZFTkRfUkVBU09OX1VOU1BFQ0lGSUVEEAASGQoVRU5EX1JFQVNPTl9UV09fUEFTU0VTEAESFwoTRU5EX1JFQVNPTl9NT1ZFX0NBUBACEhoKFkVORF9SRUFTT05fUkVTSUdOQVRJT04QAxIWChJFTkRfUkVBU09OX1RJTUVPVVQQBBIaChZFTkRfUkVBU09OX0RSQVdfQUdSRUVEEAViBnByb3RvMw");
 
 /**
  * The rules a host chooses for a table (a friend challenge): a preset, and
@@ -509,6 +509,14 @@ export type GameSnapshot = Message<"ttakji.v1.GameSnapshot"> & {
    * @generated from field: uint32 seconds_per_move = 29;
    */
   secondsPerMove: number;
+
+  /**
+   * Set while the players of a territory game agree on the dead stones,
+   * after two passes; status is PLAYING and to_move COLOR_UNSPECIFIED then.
+   *
+   * @generated from field: ttakji.v1.Counting counting = 30;
+   */
+  counting?: Counting | undefined;
 };
 
 /**
@@ -517,6 +525,78 @@ export type GameSnapshot = Message<"ttakji.v1.GameSnapshot"> & {
  */
 export const GameSnapshotSchema: GenMessage<GameSnapshot> = /*@__PURE__*/
   messageDesc(file_ttakji_v1_game, 7);
+
+/**
+ * A territory game's count while its players agree on the dead stones (seed
+ * 001). Either player marks chains dead or alive and confirms; the game is
+ * counted once both have confirmed the same marks. Either may go back to
+ * play instead. When the count's time runs out first, the game is counted
+ * with the server's own verdict (`proposed`), whatever the marks say then.
+ *
+ * @generated from message ttakji.v1.Counting
+ */
+export type Counting = Message<"ttakji.v1.Counting"> & {
+  /**
+   * The stones marked dead now, in board order.
+   *
+   * @generated from field: repeated ttakji.v1.Point dead_stones = 1;
+   */
+  deadStones: Point[];
+
+  /**
+   * The server's own verdict, what the marks began with.
+   *
+   * @generated from field: repeated ttakji.v1.Point proposed = 2;
+   */
+  proposed: Point[];
+
+  /**
+   * Names these marks in a confirmation; every change of the marks gives a
+   * new one (the seq of the event that made it).
+   *
+   * @generated from field: uint32 marks_version = 3;
+   */
+  marksVersion: number;
+
+  /**
+   * @generated from field: bool black_confirmed = 4;
+   */
+  blackConfirmed: boolean;
+
+  /**
+   * @generated from field: bool white_confirmed = 5;
+   */
+  whiteConfirmed: boolean;
+
+  /**
+   * When the count's time runs out, in milliseconds since the Unix epoch.
+   *
+   * @generated from field: int64 deadline_unix_ms = 6;
+   */
+  deadlineUnixMs: bigint;
+
+  /**
+   * The board counted with these marks.
+   *
+   * @generated from field: ttakji.v1.Count count = 7;
+   */
+  count?: Count | undefined;
+
+  /**
+   * The move count the count follows (the second pass): what going back to
+   * play names.
+   *
+   * @generated from field: uint32 after_move = 8;
+   */
+  afterMove: number;
+};
+
+/**
+ * Describes the message ttakji.v1.Counting.
+ * Use `create(CountingSchema)` to create a new message.
+ */
+export const CountingSchema: GenMessage<Counting> = /*@__PURE__*/
+  messageDesc(file_ttakji_v1_game, 8);
 
 /**
  * Something that happened in a game. Events of one game are numbered 1, 2, 3, …
@@ -588,6 +668,30 @@ export type GameEvent = Message<"ttakji.v1.GameEvent"> & {
      */
     value: DrawDeclined;
     case: "drawDeclined";
+  } | {
+    /**
+     * @generated from field: ttakji.v1.CountingStarted counting_started = 16;
+     */
+    value: CountingStarted;
+    case: "countingStarted";
+  } | {
+    /**
+     * @generated from field: ttakji.v1.DeadStonesMarked dead_stones_marked = 17;
+     */
+    value: DeadStonesMarked;
+    case: "deadStonesMarked";
+  } | {
+    /**
+     * @generated from field: ttakji.v1.CountConfirmed count_confirmed = 18;
+     */
+    value: CountConfirmed;
+    case: "countConfirmed";
+  } | {
+    /**
+     * @generated from field: ttakji.v1.PlayResumed play_resumed = 19;
+     */
+    value: PlayResumed;
+    case: "playResumed";
   } | { case: undefined; value?: undefined };
 };
 
@@ -596,7 +700,95 @@ export type GameEvent = Message<"ttakji.v1.GameEvent"> & {
  * Use `create(GameEventSchema)` to create a new message.
  */
 export const GameEventSchema: GenMessage<GameEvent> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 8);
+  messageDesc(file_ttakji_v1_game, 9);
+
+/**
+ * Two passes opened the count of a territory game; the snapshot's counting
+ * holds the server's proposal.
+ *
+ * @generated from message ttakji.v1.CountingStarted
+ */
+export type CountingStarted = Message<"ttakji.v1.CountingStarted"> & {
+};
+
+/**
+ * Describes the message ttakji.v1.CountingStarted.
+ * Use `create(CountingStartedSchema)` to create a new message.
+ */
+export const CountingStartedSchema: GenMessage<CountingStarted> = /*@__PURE__*/
+  messageDesc(file_ttakji_v1_game, 10);
+
+/**
+ * A player marked a chain dead or alive.
+ *
+ * @generated from message ttakji.v1.DeadStonesMarked
+ */
+export type DeadStonesMarked = Message<"ttakji.v1.DeadStonesMarked"> & {
+  /**
+   * @generated from field: ttakji.v1.Color by = 1;
+   */
+  by: Color;
+
+  /**
+   * The chain's stones.
+   *
+   * @generated from field: repeated ttakji.v1.Point stones = 2;
+   */
+  stones: Point[];
+
+  /**
+   * True: marked dead; false: marked alive again.
+   *
+   * @generated from field: bool dead = 3;
+   */
+  dead: boolean;
+};
+
+/**
+ * Describes the message ttakji.v1.DeadStonesMarked.
+ * Use `create(DeadStonesMarkedSchema)` to create a new message.
+ */
+export const DeadStonesMarkedSchema: GenMessage<DeadStonesMarked> = /*@__PURE__*/
+  messageDesc(file_ttakji_v1_game, 11);
+
+/**
+ * A player confirmed the marks as they are.
+ *
+ * @generated from message ttakji.v1.CountConfirmed
+ */
+export type CountConfirmed = Message<"ttakji.v1.CountConfirmed"> & {
+  /**
+   * @generated from field: ttakji.v1.Color by = 1;
+   */
+  by: Color;
+};
+
+/**
+ * Describes the message ttakji.v1.CountConfirmed.
+ * Use `create(CountConfirmedSchema)` to create a new message.
+ */
+export const CountConfirmedSchema: GenMessage<CountConfirmed> = /*@__PURE__*/
+  messageDesc(file_ttakji_v1_game, 12);
+
+/**
+ * A player left the count to settle the position on the board; play goes
+ * on with the player who would have moved after the second pass.
+ *
+ * @generated from message ttakji.v1.PlayResumed
+ */
+export type PlayResumed = Message<"ttakji.v1.PlayResumed"> & {
+  /**
+   * @generated from field: ttakji.v1.Color by = 1;
+   */
+  by: Color;
+};
+
+/**
+ * Describes the message ttakji.v1.PlayResumed.
+ * Use `create(PlayResumedSchema)` to create a new message.
+ */
+export const PlayResumedSchema: GenMessage<PlayResumed> = /*@__PURE__*/
+  messageDesc(file_ttakji_v1_game, 13);
 
 /**
  * A player offered a draw; it stands until the opponent answers or a move is played.
@@ -615,7 +807,7 @@ export type DrawOffered = Message<"ttakji.v1.DrawOffered"> & {
  * Use `create(DrawOfferedSchema)` to create a new message.
  */
 export const DrawOfferedSchema: GenMessage<DrawOffered> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 9);
+  messageDesc(file_ttakji_v1_game, 14);
 
 /**
  * The opponent declined the draw offer.
@@ -634,7 +826,7 @@ export type DrawDeclined = Message<"ttakji.v1.DrawDeclined"> & {
  * Use `create(DrawDeclinedSchema)` to create a new message.
  */
 export const DrawDeclinedSchema: GenMessage<DrawDeclined> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 10);
+  messageDesc(file_ttakji_v1_game, 15);
 
 /**
  * The game was created.
@@ -649,7 +841,7 @@ export type GameStarted = Message<"ttakji.v1.GameStarted"> & {
  * Use `create(GameStartedSchema)` to create a new message.
  */
 export const GameStartedSchema: GenMessage<GameStarted> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 11);
+  messageDesc(file_ttakji_v1_game, 16);
 
 /**
  * A stone was played or a player passed.
@@ -668,7 +860,7 @@ export type MovePlayed = Message<"ttakji.v1.MovePlayed"> & {
  * Use `create(MovePlayedSchema)` to create a new message.
  */
 export const MovePlayedSchema: GenMessage<MovePlayed> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 12);
+  messageDesc(file_ttakji_v1_game, 17);
 
 /**
  * Moves were taken back.
@@ -689,7 +881,7 @@ export type MovesUndone = Message<"ttakji.v1.MovesUndone"> & {
  * Use `create(MovesUndoneSchema)` to create a new message.
  */
 export const MovesUndoneSchema: GenMessage<MovesUndone> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 13);
+  messageDesc(file_ttakji_v1_game, 18);
 
 /**
  * The game ended.
@@ -708,7 +900,7 @@ export type GameFinished = Message<"ttakji.v1.GameFinished"> & {
  * Use `create(GameFinishedSchema)` to create a new message.
  */
 export const GameFinishedSchema: GenMessage<GameFinished> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 14);
+  messageDesc(file_ttakji_v1_game, 19);
 
 /**
  * A stone colour or the side to move.
