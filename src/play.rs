@@ -68,6 +68,10 @@ pub struct PlayArgs {
     /// With --challenge: keep the colours on a rematch instead of swapping.
     #[arg(long, requires = "challenge")]
     pub keep_colors: bool,
+    /// With --challenge: whether the computer plays the seat of a player
+    /// who is away (on at seed 001's table, off at seed 000's).
+    #[arg(long, requires = "challenge", value_name = "on|off", value_parser = ["on", "off"])]
+    pub stand_in: Option<String>,
     /// Print the ladder of the board size (the top ten and your place) and exit.
     #[arg(long, conflicts_with_all = ["online", "challenge", "join"])]
     pub ladder: bool,
@@ -284,6 +288,7 @@ fn house_rules(args: &PlayArgs) -> pb::HouseRules {
         } as i32,
         seconds_per_move: args.move_time,
         keep_colors_on_rematch: args.keep_colors,
+        computer_stands_in: args.stand_in.as_deref().map(|s| s == "on"),
     }
 }
 
@@ -909,6 +914,8 @@ mod tests {
             "--move-time",
             "60",
             "--keep-colors",
+            "--stand-in",
+            "off",
         ])
         .expect("parses");
         assert_eq!(
@@ -920,6 +927,7 @@ mod tests {
                 scoring: pb::Scoring::Area as i32,
                 seconds_per_move: Some(60),
                 keep_colors_on_rematch: true,
+                computer_stands_in: Some(false),
             }
         );
         assert!(parse(&["--classic"]).is_err(), "house rules need a table");

@@ -64,6 +64,9 @@ pub fn quick_ai() -> ttakji_authority::AiConfig {
     ttakji_authority::AiConfig {
         max_playouts: Some(150),
         seed: Some(7),
+        // A player away for a second has the computer play their seat
+        // (tables that allow it).
+        stand_in_after: Some(1),
     }
 }
 

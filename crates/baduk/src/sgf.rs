@@ -57,6 +57,9 @@ pub struct Record {
     pub seconds_per_move: Option<u32>,
     /// The main line's moves, passes included.
     pub moves: Vec<Move>,
+    /// `C`: comments written on moves, by index into `moves` (written, not
+    /// read back).
+    pub comments: Vec<(usize, String)>,
     /// Where each move was written, for error messages when replaying.
     move_locations: Vec<Location>,
 }
@@ -91,6 +94,7 @@ impl Record {
             first_to_move: None,
             seconds_per_move: None,
             moves: Vec::new(),
+            comments: Vec::new(),
             move_locations: Vec::new(),
         }
     }
@@ -203,6 +207,10 @@ impl Record {
                 Action::Play(p) => sgf_point(p, size),
             };
             out.push_str(&format!(";{}[{}]", mv.color.letter(), value));
+            for (_, comment) in self.comments.iter().filter(|(at, _)| *at == i) {
+                out.push('C');
+                push_text(&mut out, comment);
+            }
         }
         out.push_str(")\n");
         out

@@ -119,7 +119,8 @@ about_game!(
     ListEventsRequest,
     ProposeDrawRequest,
     RespondToDrawRequest,
-    SettleCountRequest
+    SettleCountRequest,
+    ReportPresenceRequest
 );
 
 impl AboutGame for ttakji_proto::v1::ListFinishedGamesRequest {

@@ -42,6 +42,32 @@ pub struct AiConfig {
     /// Fixes the seed so games repeat (tests).
     #[arg(skip)]
     pub seed: Option<u64>,
+    /// At tables that allow it, how long a player may be away before the
+    /// computer plays their seat (seed 001); 60 s unless set.
+    #[arg(
+        long = "stand-in-after",
+        env = "TTAKJI_STAND_IN_AFTER",
+        value_name = "SECONDS"
+    )]
+    pub stand_in_after: Option<u64>,
+}
+
+impl AiConfig {
+    /// How long a player may be away before the computer stands in, in ms.
+    #[must_use]
+    pub fn grace_ms(&self) -> i64 {
+        i64::try_from(self.stand_in_after.unwrap_or(60).saturating_mul(1000)).unwrap_or(i64::MAX)
+    }
+
+    /// The computer's player at `level`, as this authority's settings say.
+    fn player(&self, level: baduk_ai::Level) -> Box<MctsPlayer> {
+        let mut settings = Settings::for_level(level);
+        if let Some(cap) = self.max_playouts {
+            settings.budget.playouts = settings.budget.playouts.min(cap);
+        }
+        settings.seed = self.seed;
+        Box::new(MctsPlayer::with_settings(level, settings))
+    }
 }
 
 /// A reply to a player's request.
@@ -93,6 +119,13 @@ pub enum Command {
         action: CountAction,
         reply: Reply<pb::GameSnapshot>,
     },
+    /// A gateway's word that a player is connected or gone.
+    Presence {
+        span: tracing::Span,
+        user_id: String,
+        connected: bool,
+        reply: Reply<()>,
+    },
     AiDecided {
         generation: u64,
         decision: Decision,
@@ -132,6 +165,7 @@ pub struct Actor {
     /// The computer's player while it is not thinking.
     ai_player: Option<Box<MctsPlayer>>,
     thinking: bool,
+    ai_config: AiConfig,
     db: Database,
     bus: Bus,
     mailbox: mpsc::Sender<Command>,
@@ -159,20 +193,14 @@ impl Actor {
         mailbox: mpsc::Sender<Command>,
         shutdown: Shutdown,
     ) -> Actor {
-        let ai_player = state.meta().ai_level().map(|level| {
-            let mut settings = Settings::for_level(level);
-            if let Some(cap) = ai_config.max_playouts {
-                settings.budget.playouts = settings.budget.playouts.min(cap);
-            }
-            settings.seed = ai_config.seed;
-            Box::new(MctsPlayer::with_settings(level, settings))
-        });
+        let ai_player = state.meta().ai_level().map(|level| ai_config.player(level));
         Actor {
             state,
             epoch,
             fenced: false,
             ai_player,
             thinking: false,
+            ai_config: ai_config.clone(),
             db,
             bus,
             mailbox,
@@ -193,11 +221,16 @@ impl Actor {
         let mut shutdown = self.shutdown.clone();
         self.think_if_computer_to_move();
         loop {
-            let deadline = self.state.deadline();
+            let grace = self.ai_config.grace_ms();
+            let deadline = match (self.state.deadline(), self.state.stand_in_due(grace)) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
             let command = tokio::select! {
                 () = shutdown.wait() => break,
                 () = ttakji_platform::sleep_until_unix_ms(deadline.unwrap_or(i64::MAX)), if deadline.is_some() => {
                     self.time_out().await;
+                    self.seat_stand_ins().await;
                     if self.fenced {
                         break;
                     }
@@ -250,6 +283,17 @@ impl Actor {
             Command::Export { reply } => {
                 let _ = reply.send(self.state.sgf());
             }
+            Command::Presence {
+                span,
+                user_id,
+                connected,
+                reply,
+            } => {
+                let step = self.state.presence(&user_id, connected, now_unix_ms());
+                let result = self.take(step).instrument(span.clone()).await;
+                self.answer(result, reply, span, |_, _| ()).await;
+                self.think_if_computer_to_move();
+            }
             Command::Submit {
                 span,
                 user_id,
@@ -257,6 +301,7 @@ impl Actor {
                 action,
                 reply,
             } => {
+                self.here(&user_id).await;
                 let started = Instant::now();
                 let step = self
                     .state
@@ -283,6 +328,7 @@ impl Actor {
                 move_count,
                 reply,
             } => {
+                self.here(&user_id).await;
                 let step = self.state.take_back(&user_id, move_count, now_unix_ms());
                 self.take_and_show(step, reply, span).await;
                 self.think_if_computer_to_move();
@@ -292,6 +338,7 @@ impl Actor {
                 user_id,
                 reply,
             } => {
+                self.here(&user_id).await;
                 let step = self.state.offer_draw(&user_id, now_unix_ms());
                 self.take_and_show(step, reply, span).await;
             }
@@ -301,6 +348,7 @@ impl Actor {
                 accept,
                 reply,
             } => {
+                self.here(&user_id).await;
                 let step = self.state.answer_draw(&user_id, accept, now_unix_ms());
                 self.take_and_show(step, reply, span).await;
             }
@@ -310,6 +358,7 @@ impl Actor {
                 action,
                 reply,
             } => {
+                self.here(&user_id).await;
                 let step = self.state.settle_count(&user_id, action, now_unix_ms());
                 self.take_and_show(step, reply, span).await;
                 // Back to play, the computer may be to move.
@@ -451,12 +500,56 @@ impl Actor {
         }
     }
 
-    fn think_if_computer_to_move(&mut self) {
-        if self.thinking || self.fenced || self.state.computer_to_move().is_none() {
+    /// A player who acts is here: the seat is theirs again if the computer
+    /// held it, before the action is taken.
+    async fn here(&mut self, user_id: &str) {
+        if !self.state.missed(user_id) {
             return;
         }
-        let Some(mut player) = self.ai_player.take() else {
+        let step = self.state.presence(user_id, true, now_unix_ms());
+        match self.take(step).await {
+            Ok((_, events)) => self.publish(events).await,
+            Err(NotTaken::Fenced) => {}
+            Err(NotTaken::Refused(status)) => {
+                tracing::warn!(game_id = %self.state.meta().id, %status, "a player's return not stored");
+            }
+        }
+    }
+
+    /// The computer takes the seats of players away for the grace period.
+    async fn seat_stand_ins(&mut self) {
+        if self.fenced {
             return;
+        }
+        let Some(step) = self
+            .state
+            .seat_stand_ins(now_unix_ms(), self.ai_config.grace_ms())
+        else {
+            return;
+        };
+        tracing::info!(game_id = %self.state.meta().id, "the computer stands in for a player who is away");
+        match self.take(Ok(step)).await {
+            Ok((_, events)) => self.publish(events).await,
+            Err(NotTaken::Fenced) => {}
+            Err(NotTaken::Refused(status)) => {
+                tracing::error!(game_id = %self.state.meta().id, %status, "stand-in not stored; retrying");
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+        }
+        self.think_if_computer_to_move();
+    }
+
+    fn think_if_computer_to_move(&mut self) {
+        if self.thinking || self.fenced {
+            return;
+        }
+        let Some((_, level)) = self.state.computer_to_move() else {
+            return;
+        };
+        // The computer standing in for a player is made when first needed.
+        let mut player = match self.ai_player.take() {
+            Some(player) => player,
+            None => self.ai_config.player(level),
         };
         self.thinking = true;
         let game = self.state.game().clone();

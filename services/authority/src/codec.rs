@@ -11,6 +11,8 @@
 //! | points | their names joined by commas, `C3,D4`; empty for none |
 //! | an open count | `<version>|<colours that confirmed>|<points marked dead>`, `3|B|C3,D4` |
 //! | where play went on | move counts joined by commas, `52,60`; empty for none |
+//! | who is away | `<colour>:<since, Unix ms>` joined by commas, `W:1795910400000`; empty for none |
+//! | seats the computer plays | their colours, `B`, `W`, `BW`; empty for none |
 
 use baduk::{BoardSize, Color, EndReason, Point};
 use baduk_ai::Level;
@@ -158,6 +160,50 @@ pub fn move_counts(text: &str) -> Result<Vec<u32>, Unreadable> {
 }
 
 #[must_use]
+pub fn away_text(away: &[Option<i64>; 2]) -> String {
+    [Color::Black, Color::White]
+        .into_iter()
+        .filter_map(|c| away[c.index()].map(|t| format!("{}:{t}", color_text(c))))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// # Errors
+/// When `text` is not what [`away_text`] writes.
+pub fn away(text: &str) -> Result<[Option<i64>; 2], Unreadable> {
+    let mut away = [None; 2];
+    if text.is_empty() {
+        return Ok(away);
+    }
+    for part in text.split(',') {
+        let bad = || unreadable("absence", part);
+        let (c, t) = part.split_once(':').ok_or_else(bad)?;
+        away[color(c).map_err(|_| bad())?.index()] = Some(t.parse().map_err(|_| bad())?);
+    }
+    Ok(away)
+}
+
+#[must_use]
+pub fn seats_text(seats: &[bool; 2]) -> String {
+    [Color::Black, Color::White]
+        .into_iter()
+        .filter(|c| seats[c.index()])
+        .map(color_text)
+        .collect()
+}
+
+/// # Errors
+/// When `text` is not what [`seats_text`] writes.
+pub fn seats(text: &str) -> Result<[bool; 2], Unreadable> {
+    let mut seats = [false; 2];
+    for c in text.chars() {
+        let c = color(c.encode_utf8(&mut [0; 4])).map_err(|_| unreadable("seats", text))?;
+        seats[c.index()] = true;
+    }
+    Ok(seats)
+}
+
+#[must_use]
 pub fn level_text(level: Level) -> &'static str {
     level.name()
 }
@@ -263,5 +309,14 @@ mod tests {
             assert!(super::counting(bad, size).is_err(), "{bad}");
         }
         assert!(super::move_counts("5,,6").is_err());
+        let away = [None, Some(1_795_910_400_000)];
+        assert_eq!(super::away_text(&away), "W:1795910400000");
+        assert_eq!(super::away(&super::away_text(&away)), Ok(away));
+        assert_eq!(super::away(""), Ok([None, None]));
+        assert!(super::away("X:1").is_err() && super::away("B:soon").is_err());
+        for seats in [[false, false], [true, false], [false, true], [true, true]] {
+            assert_eq!(super::seats(&super::seats_text(&seats)), Ok(seats));
+        }
+        assert!(super::seats("Q").is_err());
     }
 }

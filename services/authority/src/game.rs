@@ -17,6 +17,7 @@
 mod captures;
 mod counting;
 mod refusal;
+mod stand_in;
 mod step;
 #[cfg(test)]
 mod tests;
@@ -27,6 +28,7 @@ use baduk_ai::{Decision, Level};
 
 pub use counting::{COUNTING_SECONDS, Counting};
 pub use refusal::{Refusal, RefusalKind};
+pub use stand_in::STAND_IN_LEVEL;
 pub use step::{Event, EventKind, PlayedMove, Step};
 
 use captures::Captures;
@@ -95,6 +97,12 @@ pub struct OnlineGame {
     finished_at: i64,
     /// The open count of a territory game after two passes.
     counting: Option<Counting>,
+    /// Since when each seat's player has been away (Unix ms), by colour.
+    away: [Option<i64>; 2],
+    /// The seats the computer plays now for a player who is away.
+    stand_ins: [bool; 2],
+    /// The numbers of the moves the computer played standing in.
+    stand_in_moves: Vec<u32>,
 }
 
 impl OnlineGame {
@@ -115,6 +123,9 @@ impl OnlineGame {
             draw_offer: None,
             finished_at: 0,
             counting: None,
+            away: [None; 2],
+            stand_ins: [false; 2],
+            stand_in_moves: Vec::new(),
         };
         let started = Event {
             seq: 1,
@@ -146,7 +157,12 @@ impl OnlineGame {
                 })
                 .map_err(|e| format!("move {}: {e}", m.number))?;
             live.captured.push(&outcome.captured);
+            if m.by_stand_in {
+                live.stand_in_moves.push(m.number as u32);
+            }
         }
+        live.away = stored.away;
+        live.stand_ins = stored.stand_ins;
         let played = u32::try_from(live.game.move_number()).unwrap_or(u32::MAX);
         let ended_off_the_board = stored.end_reason.is_some_and(|r| !r.is_counted());
         if ended_off_the_board
@@ -267,6 +283,7 @@ impl OnlineGame {
                 Action::Pass => None,
             },
             captured: self.captured.of(number).to_vec(),
+            by_stand_in: self.by_stand_in(number),
         }
     }
 
@@ -291,7 +308,10 @@ impl OnlineGame {
             return None;
         }
         let color = self.game.to_move();
-        self.meta.seat(color).ai.map(|level| (color, level))
+        let level = self.meta.seat(color).ai;
+        level
+            .or_else(|| self.stand_ins[color.index()].then_some(STAND_IN_LEVEL))
+            .map(|level| (color, level))
     }
 
     /// The record as SGF, with names, date and result.
@@ -303,6 +323,18 @@ impl OnlineGame {
         record.date = Some(date_of(self.meta.created_at));
         record.result = self.finished.as_ref().map(|f| f.result);
         record.seconds_per_move = Some(self.meta.seconds_per_move).filter(|&s| s > 0);
+        record.comments = self
+            .stand_in_moves
+            .iter()
+            .map(|&n| {
+                let color = self.game.moves()[n as usize - 1].color;
+                let name = &self.meta.seat(color).name;
+                (
+                    n as usize - 1,
+                    format!("played by the computer for {name}, who was away"),
+                )
+            })
+            .collect();
         record.to_sgf()
     }
 
@@ -422,6 +454,8 @@ impl OnlineGame {
         let act = match decision {
             Decision::Play(p) if self.game.check(color, p).is_ok() => Act::Place(p),
             Decision::Play(_) | Decision::Pass => Act::Pass,
+            // Standing in, the computer never gives up the player's game.
+            Decision::Resign if self.stand_ins[color.index()] => Act::Pass,
             Decision::Resign => Act::Resign,
         };
         self.act(color, act, now).ok()
@@ -494,6 +528,7 @@ impl OnlineGame {
             next.game.undo().map_err(Refusal::Undo)?;
             next.captured.pop();
         }
+        next.stand_in_moves.retain(|&n| n as usize <= mine);
         next.generation += 1;
         next.seq += 1;
         let event = Event {
@@ -600,6 +635,10 @@ impl OnlineGame {
                     .map_err(Refusal::Illegal)?;
                 next.captured.push(&outcome.captured);
                 let number = outcome.move_number;
+                let by_stand_in = next.stand_ins[color.index()];
+                if by_stand_in {
+                    next.stand_in_moves.push(number as u32);
+                }
                 write.insert_move = Some(StoredMove {
                     number,
                     color,
@@ -607,6 +646,7 @@ impl OnlineGame {
                         Action::Play(p) => Some(p),
                         Action::Pass => None,
                     },
+                    by_stand_in,
                 });
                 // The next move has its full time again; a standing draw
                 // offer lapses with the move.
@@ -680,6 +720,8 @@ impl OnlineGame {
             draw_offered_by: self.draw_offer,
             counting: self.counting.as_ref().map(Counting::stored),
             resumed_after: self.game.resumed_after().to_vec(),
+            away: self.away,
+            stand_ins: self.stand_ins,
             ..write
         }
     }

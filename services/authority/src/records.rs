@@ -27,6 +27,8 @@ pub struct GameMeta {
     pub ranked: bool,
     /// A rematch keeps the colours instead of swapping who plays Black.
     pub keep_colors: bool,
+    /// The computer plays the seat of a player who is away (seed 001).
+    pub stand_in: bool,
 }
 
 impl GameMeta {
@@ -80,6 +82,10 @@ pub struct StoredGame {
     pub resumed_after: Vec<u32>,
     /// The stones a finished game's count took off as dead.
     pub dead_stones: Vec<Point>,
+    /// Since when each seat's player has been away (Unix ms), by colour.
+    pub away: [Option<i64>; 2],
+    /// The seats the computer plays now for a player who is away.
+    pub stand_ins: [bool; 2],
 }
 
 /// A territory game's count while its players agree on the dead stones.
@@ -101,6 +107,8 @@ pub struct StoredMove {
     pub color: Color,
     /// `None` for a pass.
     pub point: Option<Point>,
+    /// Played by the computer standing in for an absent player.
+    pub by_stand_in: bool,
 }
 
 /// How a finished game ended and how it was counted, written with its
@@ -130,6 +138,10 @@ pub struct Write {
     pub counting: Option<StoredCounting>,
     /// The move counts after which play went back on past two passes.
     pub resumed_after: Vec<u32>,
+    /// Since when each seat's player has been away, and the seats the
+    /// computer plays now.
+    pub away: [Option<i64>; 2],
+    pub stand_ins: [bool; 2],
     pub insert_move: Option<StoredMove>,
     /// Moves numbered above this are deleted (an undo).
     pub truncate_after: Option<usize>,

@@ -220,6 +220,16 @@ impl AuthorityService for Authority {
                     seconds_per_move: convert::seconds_per_move(req.seconds_per_move)?,
                     keep_colors: req.keep_colors_on_rematch,
                     created_at: ttakji_platform::now_unix_ms(),
+                    stand_in: false,
+                };
+                // A stand-in only between two people in a casual game: in
+                // a ranked one the clock runs for a player who is away.
+                let meta = GameMeta {
+                    stand_in: req.computer_stands_in
+                        && !meta.ranked
+                        && !req.ranked
+                        && !meta.is_ai_game(),
+                    ..meta
                 };
                 tracing::info!(game_id = %meta.id, "game created");
                 let game = self.registry.create(meta).await?;
@@ -533,6 +543,41 @@ impl AuthorityService for Authority {
                     })
                     .await??;
                 Ok(self.answer(pb::SettleCountResponse { game: Some(game) }, owner))
+            }
+            .await,
+        )
+    }
+
+    #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id, user_id = %request.get_ref().user_id, connected = request.get_ref().connected))]
+    async fn report_presence(
+        &self,
+        request: Request<pb::ReportPresenceRequest>,
+    ) -> Result<Response<pb::ReportPresenceResponse>, Status> {
+        observe(
+            "ReportPresence",
+            async {
+                let owner = match self.route(&request, &request.get_ref().game_id)? {
+                    Route::There(mut peer) => {
+                        return relayed(
+                            peer.report_presence(forwarded(request.into_inner())).await,
+                        );
+                    }
+                    Route::Here { owner } => owner,
+                };
+                let req = request.into_inner();
+                let id = convert::game_id(&req.game_id)?.to_owned();
+                if req.user_id.is_empty() {
+                    return Err(Status::invalid_argument("user_id is empty"));
+                }
+                self.registry
+                    .ask(&id, |reply| Command::Presence {
+                        span: tracing::Span::current(),
+                        user_id: req.user_id.clone(),
+                        connected: req.connected,
+                        reply,
+                    })
+                    .await??;
+                Ok(self.answer(pb::ReportPresenceResponse {}, owner))
             }
             .await,
         )

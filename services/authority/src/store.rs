@@ -43,7 +43,7 @@ pub async fn insert_game(
         sqlx::query(
             "INSERT INTO games (id, board_size, ruleset, komi_half, black_user_id, black_name, black_ai_level, \
              white_user_id, white_name, white_ai_level, seconds_per_move, status, created_at, deadline_at, ranked, \
-             keep_colors) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'playing', $12, $13, $14, $15)",
+             keep_colors, stand_in) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'playing', $12, $13, $14, $15, $16)",
         )
         .bind(&meta.id)
         .bind(i64::from(meta.rules.board_size.get()))
@@ -60,6 +60,7 @@ pub async fn insert_game(
         .bind(deadline_at)
         .bind(meta.ranked)
         .bind(meta.keep_colors)
+        .bind(meta.stand_in)
         .execute(&mut *tx)
         .await?;
         sqlx::query(
@@ -157,8 +158,8 @@ macro_rules! write_statements {
         // orders this write against a takeover, and a writer that lost the
         // game writes nothing.
         let held = sqlx::query(
-            "UPDATE games SET deadline_at = $2, draw_offered_by = $3, counting = $5, resumed_after = $6 \
-             WHERE id = $1 AND epoch = $4",
+            "UPDATE games SET deadline_at = $2, draw_offered_by = $3, counting = $5, resumed_after = $6, \
+             away = $7, stand_ins = $8 WHERE id = $1 AND epoch = $4",
         )
         .bind(game_id)
         .bind(write.deadline_at)
@@ -166,6 +167,8 @@ macro_rules! write_statements {
         .bind($epoch)
         .bind(write.counting.as_ref().map(codec::counting_text))
         .bind(codec::move_counts_text(&write.resumed_after))
+        .bind(codec::away_text(&write.away))
+        .bind(codec::seats_text(&write.stand_ins))
         .execute($conn)
         .await?
         .rows_affected()
@@ -180,13 +183,15 @@ macro_rules! write_statements {
             }
             if let Some(m) = &write.insert_move {
                 sqlx::query(
-                    "INSERT INTO moves (game_id, number, color, point, played_at) VALUES ($1, $2, $3, $4, $5)",
+                    "INSERT INTO moves (game_id, number, color, point, played_at, by_stand_in) \
+                     VALUES ($1, $2, $3, $4, $5, $6)",
                 )
                 .bind(game_id)
                 .bind(number_column(m.number))
                 .bind(codec::color_text(m.color))
                 .bind(m.point.map(codec::point_text))
                 .bind(now)
+                .bind(m.by_stand_in)
                 .execute($conn)
                 .await?;
             }
@@ -253,9 +258,10 @@ pub async fn apply(
             };
             let held: i64 = sqlx::query_scalar(
                 "WITH held AS (UPDATE games SET deadline_at = $2, draw_offered_by = $3, \
-                 counting = $11, resumed_after = $12 WHERE id = $1 AND epoch = $4 RETURNING id), \
-                 played AS (INSERT INTO moves (game_id, number, color, point, played_at) \
-                 SELECT id, $5, $6, $7, $10 FROM held), \
+                 counting = $11, resumed_after = $12, away = $13, stand_ins = $14 \
+                 WHERE id = $1 AND epoch = $4 RETURNING id), \
+                 played AS (INSERT INTO moves (game_id, number, color, point, played_at, by_stand_in) \
+                 SELECT id, $5, $6, $7, $10, $15 FROM held), \
                  told AS (INSERT INTO game_events (game_id, seq, payload, created_at) \
                  SELECT id, $8, $9, $10 FROM held) \
                  SELECT COUNT(*) FROM held",
@@ -272,6 +278,9 @@ pub async fn apply(
             .bind(now)
             .bind(write.counting.as_ref().map(codec::counting_text))
             .bind(codec::move_counts_text(&write.resumed_after))
+            .bind(codec::away_text(&write.away))
+            .bind(codec::seats_text(&write.stand_ins))
+            .bind(m.by_stand_in)
             .fetch_one(pool)
             .await?;
             held > 0
@@ -346,6 +355,9 @@ struct GameColumns {
     counting: Option<String>,
     resumed_after: String,
     dead_stones: Option<String>,
+    stand_in: bool,
+    away: String,
+    stand_ins: String,
 }
 
 impl GameColumns {
@@ -380,6 +392,7 @@ impl GameColumns {
                 created_at: self.created_at,
                 ranked: self.ranked,
                 keep_colors: self.keep_colors,
+                stand_in: self.stand_in,
             },
             end_reason: optional(self.end_reason.as_deref(), codec::end_reason)?,
             deadline_at: self.deadline_at,
@@ -395,6 +408,8 @@ impl GameColumns {
             resumed_after: codec::move_counts(&self.resumed_after).map_err(|e| e.to_string())?,
             dead_stones: codec::points(self.dead_stones.as_deref().unwrap_or_default(), size)
                 .map_err(|e| e.to_string())?,
+            away: codec::away(&self.away).map_err(|e| e.to_string())?,
+            stand_ins: codec::seats(&self.stand_ins).map_err(|e| e.to_string())?,
         })
     }
 }
@@ -408,14 +423,14 @@ pub async fn load_game(
     db: &Database,
     game_id: &str,
 ) -> Result<Option<(StoredGame, Vec<StoredMove>)>, LoadError> {
-    type Read = (GameColumns, Vec<(i64, String, Option<String>)>, i64);
+    type Read = (GameColumns, Vec<(i64, String, Option<String>, bool)>, i64);
     let read: sqlx::Result<Option<Read>> = on_reader!(db, |pool| {
         async {
         let Some(r) = sqlx::query(
             "SELECT id, board_size, ruleset, komi_half, black_user_id, black_name, black_ai_level, white_user_id, \
              white_name, white_ai_level, seconds_per_move, end_reason, created_at, deadline_at, \
-             draw_offered_by, ranked, keep_colors, finished_at, counting, resumed_after, dead_stones \
-             FROM games WHERE id = $1",
+             draw_offered_by, ranked, keep_colors, finished_at, counting, resumed_after, dead_stones, \
+             stand_in, away, stand_ins FROM games WHERE id = $1",
         )
         .bind(game_id)
         .fetch_optional(pool)
@@ -451,9 +466,12 @@ pub async fn load_game(
             counting: r.try_get("counting")?,
             resumed_after: r.try_get("resumed_after")?,
             dead_stones: r.try_get("dead_stones")?,
+            stand_in: r.try_get("stand_in")?,
+            away: r.try_get("away")?,
+            stand_ins: r.try_get("stand_ins")?,
         };
         let moves = sqlx::query(
-            "SELECT number, color, point FROM moves WHERE game_id = $1 ORDER BY number",
+            "SELECT number, color, point, by_stand_in FROM moves WHERE game_id = $1 ORDER BY number",
         )
         .bind(game_id)
         .fetch_all(pool)
@@ -464,6 +482,7 @@ pub async fn load_game(
                 r.try_get::<i64, _>("number")?,
                 r.try_get::<String, _>("color")?,
                 r.try_get::<Option<String>, _>("point")?,
+                r.try_get::<bool, _>("by_stand_in")?,
             ))
         })
         .collect::<sqlx::Result<Vec<_>>>()?;
@@ -484,7 +503,7 @@ pub async fn load_game(
     let size = game.meta.rules.board_size;
     let moves = moves
         .into_iter()
-        .map(|(number, color, point)| {
+        .map(|(number, color, point, by_stand_in)| {
             let unreadable =
                 |e: codec::Unreadable| LoadError::Unreadable(format!("move {number}: {e}"));
             Ok(StoredMove {
@@ -496,6 +515,7 @@ pub async fn load_game(
                     .map(|p| codec::point(p, size))
                     .transpose()
                     .map_err(unreadable)?,
+                by_stand_in,
             })
         })
         .collect::<Result<Vec<_>, LoadError>>()?;
@@ -588,6 +608,7 @@ mod tests {
                     Color::White
                 },
                 point: Some(Point::new(u8::try_from(number).unwrap_or(0), 0)),
+                by_stand_in: number == 1,
             }),
             ..Write::default()
         }
@@ -614,6 +635,7 @@ mod tests {
             created_at: 1,
             ranked: false,
             keep_colors: false,
+            stand_in: true,
         };
         super::insert_game(&db, &meta, Some(30_001), &event(1))
             .await
@@ -702,6 +724,8 @@ mod tests {
             counting: Some(counting.clone()),
             resumed_after: vec![12, 30],
             deadline_at: Some(300_000),
+            away: [None, Some(1_234)],
+            stand_ins: [false, true],
             ..Write::default()
         };
         super::apply(&db, "g4", FIRST_EPOCH, &counted, &[event(2)], 2)
@@ -714,6 +738,9 @@ mod tests {
         assert_eq!(game.counting, Some(counting));
         assert_eq!(game.resumed_after, [12, 30]);
         assert_eq!(game.deadline_at, Some(300_000));
+        assert_eq!(game.away, [None, Some(1_234)]);
+        assert_eq!(game.stand_ins, [false, true]);
+        assert!(game.meta.stand_in, "the table's choice is kept");
         // The next write says the count is over, and it is.
         let back_to_play = Write {
             resumed_after: vec![12, 30, 44],
@@ -722,11 +749,13 @@ mod tests {
         super::apply(&db, "g4", FIRST_EPOCH, &back_to_play, &[event(3)], 3)
             .await
             .expect("stored");
-        let (game, _) = super::load_game(&db, "g4")
+        let (game, moves) = super::load_game(&db, "g4")
             .await
             .expect("read")
             .expect("game");
         assert_eq!(game.counting, None);
         assert_eq!(game.resumed_after, [12, 30, 44]);
+        assert_eq!(game.stand_ins, [false, false]);
+        assert!(moves[0].by_stand_in, "the computer's move is marked");
     }
 }

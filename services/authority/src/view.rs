@@ -90,6 +90,7 @@ fn played_to_pb(mv: &PlayedMove) -> pb::Move {
         color: color_to_pb(mv.color) as i32,
         point: mv.point.map(point_to_pb),
         captured: mv.captured.iter().copied().map(point_to_pb).collect(),
+        by_stand_in: mv.by_stand_in,
     }
 }
 
@@ -111,11 +112,12 @@ fn result_pb(game: &OnlineGame) -> Option<pb::GameResult> {
     })
 }
 
-fn seat_pb(seat: &Seat) -> pb::Player {
+fn seat_pb(seat: &Seat, stood_in: bool) -> pb::Player {
     pb::Player {
         user_id: seat.user_id.clone().unwrap_or_default(),
         nickname: seat.name.clone(),
         ai_level: seat.ai.map_or(pb::AiLevel::Unspecified, level_to_pb) as i32,
+        computer_standing_in: stood_in,
     }
 }
 
@@ -135,8 +137,8 @@ pub fn snapshot(live: &OnlineGame, preview: bool) -> pb::GameSnapshot {
         board_size: u32::from(meta.rules.board_size.get()),
         ruleset: meta.rules.preset.name().to_owned(),
         komi: komi_points(meta.rules.komi.half_points()),
-        black: Some(seat_pb(&meta.black)),
-        white: Some(seat_pb(&meta.white)),
+        black: Some(seat_pb(&meta.black, live.stood_in(Color::Black))),
+        white: Some(seat_pb(&meta.white, live.stood_in(Color::White))),
         status: if playing {
             pb::GameStatus::Playing
         } else {
@@ -202,6 +204,7 @@ pub fn snapshot(live: &OnlineGame, preview: bool) -> pb::GameSnapshot {
             count: Some(count_to_pb(&game.score_with_dead(c.dead()))),
             after_move: moves as u32,
         }),
+        computer_stands_in: meta.stand_in,
     }
 }
 
@@ -250,6 +253,12 @@ pub fn event(game: &OnlineGame, event: &Event) -> pb::GameEvent {
         }),
         EventKind::PlayResumed(by) => Kind::PlayResumed(pb::PlayResumed {
             by: color_to_pb(*by) as i32,
+        }),
+        EventKind::StandInSeated(color) => Kind::StandInSeated(pb::StandInSeated {
+            color: color_to_pb(*color) as i32,
+        }),
+        EventKind::StandInLeft(color) => Kind::StandInLeft(pb::StandInLeft {
+            color: color_to_pb(*color) as i32,
         }),
     };
     pb::GameEvent {

@@ -366,7 +366,8 @@ impl MatchService for Gateway {
             }),
             komi_half_points: table.as_ref().and_then(|t| t.komi_half),
             seconds_per_move: table.as_ref().and_then(|t| t.seconds_per_move),
-            keep_colors_on_rematch: table.is_some_and(|t| t.keep_colors),
+            keep_colors_on_rematch: table.as_ref().is_some_and(|t| t.keep_colors),
+            computer_stands_in: table.is_some_and(|t| t.stand_in),
         };
         let sub = self.news_for(&me.user_id).await?;
         let challenge = self

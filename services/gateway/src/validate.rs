@@ -134,6 +134,8 @@ pub struct Table {
     /// Seconds a move, 0 for none; `None` takes the service's move clock.
     pub seconds_per_move: Option<u32>,
     pub keep_colors: bool,
+    /// The computer plays the seat of a player who is away (seed 001).
+    pub stand_in: bool,
 }
 
 impl Table {
@@ -150,9 +152,9 @@ impl Table {
             value: rules.scoring,
         })?;
         // Seed 000's table (the service's move clock), or seed 001's.
-        let (size, territory, seconds) = match preset {
-            pb::TablePreset::Unspecified | pb::TablePreset::Ttakji => (9, false, None),
-            pb::TablePreset::Classic => (19, true, Some(0)),
+        let (size, territory, seconds, stand_in) = match preset {
+            pb::TablePreset::Unspecified | pb::TablePreset::Ttakji => (9, false, None, false),
+            pb::TablePreset::Classic => (19, true, Some(0), true),
         };
         let board_size = match rules.board_size {
             0 => size,
@@ -184,6 +186,7 @@ impl Table {
             komi_half,
             seconds_per_move,
             keep_colors: rules.keep_colors_on_rematch,
+            stand_in: rules.computer_stands_in.unwrap_or(stand_in),
         })
     }
 }
@@ -337,6 +340,7 @@ mod tests {
                 komi_half: None,
                 seconds_per_move: Some(0),
                 keep_colors: false,
+                stand_in: true,
             }),
             "seed 001's defaults"
         );
@@ -347,6 +351,7 @@ mod tests {
             scoring: pb::Scoring::Area as i32,
             seconds_per_move: Some(60),
             keep_colors_on_rematch: true,
+            computer_stands_in: Some(false),
         });
         assert_eq!(
             changed,
@@ -356,12 +361,19 @@ mod tests {
                 komi_half: Some(0),
                 seconds_per_move: Some(60),
                 keep_colors: true,
+                stand_in: false,
             })
         );
         let ttakji = Table::parse(&pb::HouseRules::default()).expect("the default table");
         assert_eq!(
-            (ttakji.board_size, ttakji.ruleset, ttakji.seconds_per_move),
-            (9, "ttakji", None)
+            (
+                ttakji.board_size,
+                ttakji.ruleset,
+                ttakji.seconds_per_move,
+                ttakji.stand_in
+            ),
+            (9, "ttakji", None, false),
+            "seed 000's table: the clock runs for a player who is away"
         );
     }
 

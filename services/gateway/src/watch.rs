@@ -9,7 +9,10 @@
 //! once with its own presence. Every watcher tells its client when a player
 //! comes or goes, and a player whose gateway fell silent
 //! ([`crate::presence`]) is gone. Nothing is sent while nothing changes.
-//! The clock does not stop for a player who is gone.
+//! The clock does not stop for a player who is gone. At tables where the
+//! computer stands in for a player who is away, the gateway also tells the
+//! game's authority when a player comes and goes (their own watcher) and
+//! when a player's gateway falls silent (any other watcher of the game).
 
 use std::collections::HashMap;
 
@@ -50,6 +53,9 @@ struct Watcher {
     /// The last event sent to the client.
     last: u64,
     seen: HashMap<String, Seen>,
+    /// The authority is told who comes and goes (the computer stands in
+    /// for a player who is away).
+    stand_in: bool,
 }
 
 /// Counts the watchers in `ttakji_watchers` while it lives.
@@ -103,6 +109,7 @@ pub async fn watch(
         .into_inner()
         .game
         .unwrap_or_default();
+    let stand_in = game.computer_stands_in && game.status == pb::GameStatus::Playing as i32;
     let players: Vec<String> = [game.black, game.white]
         .into_iter()
         .flatten()
@@ -117,6 +124,7 @@ pub async fn watch(
         players,
         last: after_seq,
         seen: HashMap::new(),
+        stand_in,
     };
     let backlog = watcher.stored_after(after_seq).await?;
     let (tx, stream) = streams::channel(WATCHER_BUFFER);
@@ -203,8 +211,33 @@ impl Watcher {
         }
     }
 
+    /// Tells the game's authority whether a player is here, at tables
+    /// where the computer stands in for a player who is away. Best effort:
+    /// a player who acts is here whatever was said.
+    async fn tell_authority(&self, user_id: &str, connected: bool) {
+        if !self.stand_in {
+            return;
+        }
+        let told = self
+            .gateway
+            .authority
+            .ask(
+                pb::ReportPresenceRequest {
+                    game_id: self.game_id.clone(),
+                    user_id: user_id.to_owned(),
+                    connected,
+                },
+                |mut c, r| async move { c.report_presence(r).await },
+            )
+            .await;
+        if let Err(status) = told {
+            tracing::warn!(game_id = %self.game_id, %status, "presence not told to the authority");
+        }
+    }
+
     /// Says on the game's channel whether the viewer, a player, is here.
     async fn announce(&self, connected: bool) {
+        self.tell_authority(&self.viewer, connected).await;
         let presence = pb::Presence {
             user_id: self.viewer.clone(),
             connected,
@@ -271,20 +304,24 @@ impl Watcher {
         tx: &Sender<pb::WatchGameResponse>,
         silent: &std::collections::HashSet<String>,
     ) -> bool {
+        let mut gone = Vec::new();
+        let mut open = true;
         for (user_id, s) in &mut self.seen {
             if s.connected && silent.contains(&s.gateway) {
                 s.connected = false;
+                gone.push(user_id.clone());
                 let presence = pb::Presence {
                     user_id: user_id.clone(),
                     connected: false,
                     gateway_id: String::new(),
                 };
-                if !send_presence(tx, presence).await {
-                    return false;
-                }
+                open = open && send_presence(tx, presence).await;
             }
         }
-        true
+        for user_id in gone {
+            self.tell_authority(&user_id, false).await;
+        }
+        open
     }
 
     /// Sends events in order; false once the game has ended (after sending

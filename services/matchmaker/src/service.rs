@@ -298,6 +298,7 @@ impl MatchmakerService for Matchmaker {
                         ranked: false,
                         komi_half_points: record.terms.komi_half,
                         keep_colors_on_rematch: record.terms.keep_colors,
+                        computer_stands_in: record.terms.stand_in,
                     })
                     .await?;
                 metrics::counter!("ttakji_challenges_total", "event" => "joined").increment(1);
@@ -384,6 +385,7 @@ impl MatchmakerService for Matchmaker {
                         ranked: false,
                         komi_half_points: Some(crate::wire::komi_half_points(old.komi)?),
                         keep_colors_on_rematch: old.keep_colors_on_rematch,
+                        computer_stands_in: old.computer_stands_in,
                     })
                     .await?;
                     rematch_id = id;

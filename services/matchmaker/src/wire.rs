@@ -214,6 +214,7 @@ pub(crate) fn table_terms(req: &pb::MakeChallengeRequest) -> Result<TableTerms, 
         komi_half: req.komi_half_points,
         seconds_per_move: req.seconds_per_move,
         keep_colors: req.keep_colors_on_rematch,
+        stand_in: req.computer_stands_in,
     })
 }
 
@@ -328,6 +329,7 @@ pub(crate) fn ticket_pb(t: &Ticket, place: Place, now_ms: i64) -> pb::Ticket {
             user_id: m.opponent.user_id.clone(),
             nickname: m.opponent.nickname.clone(),
             ai_level: level_pb(m.opponent.level) as i32,
+            computer_standing_in: false,
         }),
         color: t
             .matched
@@ -346,6 +348,7 @@ pub(crate) fn challenge_pb(c: &ChallengeRecord, link_base: &str) -> pb::Challeng
             user_id: c.maker_id.clone(),
             nickname: c.maker_name.clone(),
             ai_level: 0,
+            computer_standing_in: false,
         }),
         game_id: c.game_id.clone().unwrap_or_default(),
         expires_at_unix_ms: c.expires_ms,

@@ -128,13 +128,15 @@ impl OnlineGame {
         self.draw_offer = None;
     }
 
-    /// A computer seat confirms the marks when they are its own verdict.
-    fn computer_confirms(&mut self) {
+    /// A computer seat, or the computer standing in for a player, confirms
+    /// the marks when they are its own verdict.
+    pub(super) fn computer_confirms(&mut self) {
         let Some(counting) = self.counting.as_mut() else {
             return;
         };
         for color in [Color::Black, Color::White] {
-            if self.meta.seat(color).ai.is_some() && counting.dead == counting.proposed {
+            let computer = self.meta.seat(color).ai.is_some() || self.stand_ins[color.index()];
+            if computer && counting.dead == counting.proposed {
                 counting.confirmed[color.index()] = true;
             }
         }

@@ -14,6 +14,8 @@ pub struct PlayedMove {
     /// `None` for a pass.
     pub point: Option<Point>,
     pub captured: Vec<Point>,
+    /// Played by the computer standing in for an absent player.
+    pub by_stand_in: bool,
 }
 
 /// What happened, as the game's numbered events say it.
@@ -44,6 +46,10 @@ pub enum EventKind {
     CountConfirmed(Color),
     /// A player left the count to settle the position on the board.
     PlayResumed(Color),
+    /// The computer took the seat of a player away too long.
+    StandInSeated(Color),
+    /// The player came back and took the seat back.
+    StandInLeft(Color),
 }
 
 /// One numbered event. Its snapshot is the game after the whole step: the

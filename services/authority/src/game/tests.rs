@@ -34,6 +34,7 @@ fn meta(black: Seat, white: Seat, seconds_per_move: u32, rules: Rules) -> GameMe
         created_at: START,
         ranked: false,
         keep_colors: false,
+        stand_in: false,
     }
 }
 
@@ -499,6 +500,8 @@ fn a_game_restored_from_what_was_stored_is_the_same_game() {
         counting: None,
         resumed_after: Vec::new(),
         dead_stones: Vec::new(),
+        away: [None; 2],
+        stand_ins: [false; 2],
     };
     let restored = OnlineGame::restore(stored, &moves).expect("replays");
     assert_eq!(
@@ -520,6 +523,8 @@ fn a_stored_move_the_rules_refuse_is_reported_not_replayed() {
         counting: None,
         resumed_after: Vec::new(),
         dead_stones: Vec::new(),
+        away: [None; 2],
+        stand_ins: [false; 2],
     };
     let e5 = Some(Point::new(4, 4));
     let moves = [
@@ -527,11 +532,13 @@ fn a_stored_move_the_rules_refuse_is_reported_not_replayed() {
             number: 1,
             color: Color::Black,
             point: e5,
+            by_stand_in: false,
         },
         StoredMove {
             number: 2,
             color: Color::White,
             point: e5,
+            by_stand_in: false,
         },
     ];
     let e = OnlineGame::restore(stored, &moves).expect_err("occupied");
@@ -553,6 +560,8 @@ fn a_resigned_game_is_restored_as_resigned() {
         counting: None,
         resumed_after: Vec::new(),
         dead_stones: Vec::new(),
+        away: [None; 2],
+        stand_ins: [false; 2],
     };
     let restored = OnlineGame::restore(stored, &[]).expect("replays");
     assert_eq!(
@@ -634,6 +643,8 @@ fn stored(game: &OnlineGame, end_reason: Option<EndReason>) -> StoredGame {
             .and_then(|f| f.count.as_ref())
             .map(|c| c.dead.clone())
             .unwrap_or_default(),
+        away: standing.away,
+        stand_ins: standing.stand_ins,
     }
 }
 
@@ -820,4 +831,146 @@ fn an_area_game_is_still_counted_at_once_after_two_passes() {
             reason: EndReason::TwoPasses
         })
     );
+}
+
+// ----- the computer standing in for a player who is away -----
+
+const GRACE: i64 = 60_000;
+
+/// Black `b` against White `w` at a table where the computer stands in,
+/// on a 30-second move clock.
+fn stand_in_table() -> OnlineGame {
+    let mut m = meta(person("b"), person("w"), 30, Rules::ttakji());
+    m.stand_in = true;
+    OnlineGame::new(m).0
+}
+
+#[test]
+fn a_player_away_past_the_grace_period_has_the_computer_play_their_seat_until_they_return() {
+    let mut game = stand_in_table();
+    apply(&mut game, |g| g.submit("b", 1, at("E5"), START));
+    // White's connection goes; nothing is due before the grace period.
+    apply(&mut game, |g| g.presence("w", false, START + 10));
+    assert_eq!(game.stand_in_due(GRACE), Some(START + 10 + GRACE));
+    assert!(game.seat_stand_ins(START + GRACE, GRACE).is_none());
+    assert_eq!(game.computer_to_move(), None);
+    let seated = game.seat_stand_ins(START + 10 + GRACE, GRACE).expect("due");
+    assert_eq!(kinds(&seated), [EventKind::StandInSeated(Color::White)]);
+    game.commit(seated);
+    assert!(game.stood_in(Color::White));
+    assert_eq!(
+        game.computer_to_move(),
+        Some((Color::White, super::STAND_IN_LEVEL))
+    );
+    let shown = crate::view::snapshot(&game, false);
+    assert!(shown.white.is_some_and(|p| p.computer_standing_in));
+    // The computer's move is marked as its own; it never resigns for the
+    // player.
+    let step = game
+        .computer_move(game.generation(), Decision::Resign, START + GRACE + 20)
+        .expect("moves");
+    let mv = step.write().and_then(|w| w.insert_move).expect("a move");
+    assert!(
+        mv.by_stand_in && mv.point.is_none(),
+        "a pass, not a resignation"
+    );
+    game.commit(step);
+    assert!(game.played_move(2).by_stand_in);
+    assert!(game.is_playing());
+    apply(&mut game, |g| {
+        g.submit("b", 3, at("C3"), START + GRACE + 30)
+    });
+    let step = game
+        .computer_move(
+            game.generation(),
+            Decision::Play(point("G7")),
+            START + GRACE + 40,
+        )
+        .expect("moves");
+    game.commit(step);
+    let sgf = game.sgf();
+    assert!(
+        sgf.contains("C[played by the computer for w, who was away]"),
+        "{sgf}"
+    );
+    // White comes back: the seat is theirs, and a decision the computer
+    // was making for it is dropped.
+    apply(&mut game, |g| {
+        g.submit("b", 5, at("D4"), START + GRACE + 50)
+    });
+    let thinking = game.generation();
+    let back = apply(&mut game, |g| g.presence("w", true, START + GRACE + 60));
+    assert_eq!(kinds(&back), [EventKind::StandInLeft(Color::White)]);
+    assert!(!game.stood_in(Color::White));
+    assert_eq!(game.computer_to_move(), None);
+    assert!(
+        game.computer_move(thinking, Decision::Play(point("F6")), START + GRACE + 70)
+            .is_none()
+    );
+    apply(&mut game, |g| {
+        g.submit("w", 6, at("F6"), START + GRACE + 80)
+    });
+    assert!(!game.played_move(6).by_stand_in);
+    // Saying again that a player is here changes nothing.
+    let again = game.presence("w", true, START + GRACE + 90).expect("here");
+    assert!(again.write().is_none() && again.events().is_empty());
+}
+
+#[test]
+fn a_player_back_within_the_grace_period_keeps_the_seat() {
+    let mut game = stand_in_table();
+    apply(&mut game, |g| g.presence("b", false, START));
+    apply(&mut game, |g| g.presence("b", true, START + GRACE - 1));
+    assert_eq!(game.stand_in_due(GRACE), None);
+    assert!(game.seat_stand_ins(START + 2 * GRACE, GRACE).is_none());
+}
+
+#[test]
+fn a_table_without_a_stand_in_and_a_finished_game_ignore_presence() {
+    let mut game = online();
+    let ignored = game.presence("w", false, START).expect("a player");
+    assert!(ignored.write().is_none());
+    assert_eq!(game.stand_in_due(GRACE), None);
+    let mut table = stand_in_table();
+    apply(&mut table, |g| g.submit("b", 0, Requested::Resign, START));
+    assert!(
+        table
+            .presence("w", false, START)
+            .expect("a player")
+            .write()
+            .is_none()
+    );
+    assert!(matches!(
+        game.presence("x", false, START),
+        Err(Refusal::NotAPlayer { .. })
+    ));
+    apply(&mut game, |g| g.submit("b", 1, at("E5"), START));
+}
+
+#[test]
+fn who_is_away_and_where_the_computer_plays_are_restored() {
+    let mut game = stand_in_table();
+    let mut moves = Vec::new();
+    let first = apply(&mut game, |g| g.submit("b", 1, at("E5"), START));
+    moves.extend(first.write().and_then(|w| w.insert_move));
+    apply(&mut game, |g| g.presence("w", false, START));
+    let seated = game.seat_stand_ins(START + GRACE, GRACE).expect("due");
+    game.commit(seated);
+    let step = game
+        .computer_move(
+            game.generation(),
+            Decision::Play(point("C3")),
+            START + GRACE,
+        )
+        .expect("moves");
+    moves.extend(step.write().and_then(|w| w.insert_move));
+    game.commit(step);
+    let restored = OnlineGame::restore(stored(&game, None), &moves).expect("replays");
+    assert_eq!(
+        crate::view::snapshot(&restored, true),
+        crate::view::snapshot(&game, true)
+    );
+    assert!(restored.stood_in(Color::White));
+    assert!(restored.played_move(2).by_stand_in);
+    assert_eq!(restored.sgf(), game.sgf());
 }

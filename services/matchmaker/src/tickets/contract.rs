@@ -127,6 +127,7 @@ fn challenge(code: &str, maker: &str, ttl: Duration) -> ChallengeRecord {
             komi_half: Some(13),
             seconds_per_move: Some(0),
             keep_colors: true,
+            stand_in: true,
         },
     }
 }

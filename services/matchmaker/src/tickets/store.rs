@@ -169,6 +169,8 @@ pub struct TableTerms {
     pub seconds_per_move: Option<u32>,
     /// A rematch keeps the colours instead of swapping who plays Black.
     pub keep_colors: bool,
+    /// The computer plays the seat of a player who is away.
+    pub stand_in: bool,
 }
 
 /// The outcome of taking a challenge code.

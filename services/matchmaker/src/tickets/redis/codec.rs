@@ -16,7 +16,8 @@
 //! A challenge: `code`, `maker_id`, `maker_name`, `pool` (as above),
 //! `expires_ms` (decimal Unix ms), `game_id` (empty until joined), and its
 //! house rules: `komi_half` and `seconds_per_move` (decimal; empty for the
-//! defaults) and `keep_colors` (`1`, or empty to swap on a rematch).
+//! defaults), `keep_colors` (`1`, or empty to swap on a rematch) and
+//! `stand_in` (`1` when the computer plays the seat of a player who is away).
 //!
 //! The scripts compare and write the `state` words themselves: a test
 //! below pins them.
@@ -164,6 +165,10 @@ pub(super) fn challenge_fields(c: &ChallengeRecord) -> Vec<(&'static str, String
             "keep_colors",
             if c.terms.keep_colors { "1" } else { "" }.to_owned(),
         ),
+        (
+            "stand_in",
+            if c.terms.stand_in { "1" } else { "" }.to_owned(),
+        ),
     ]
 }
 
@@ -181,6 +186,7 @@ pub(super) fn challenge_from_fields(f: &Fields) -> Option<ChallengeRecord> {
             komi_half: nonempty(f, "komi_half").and_then(|k| k.parse().ok()),
             seconds_per_move: nonempty(f, "seconds_per_move").and_then(|s| s.parse().ok()),
             keep_colors: nonempty(f, "keep_colors").is_some(),
+            stand_in: nonempty(f, "stand_in").is_some(),
         },
     })
 }
@@ -268,6 +274,7 @@ mod tests {
                 komi_half: Some(0),
                 seconds_per_move: Some(60),
                 keep_colors: true,
+                stand_in: true,
             },
         };
         let fields = as_fields(challenge_fields(&c));
