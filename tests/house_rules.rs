@@ -436,3 +436,139 @@ async fn a_territory_game_is_counted_by_agreement_after_a_disagreement_and_more_
         assert!(sgf.contains(property), "{property} in {sgf}");
     }
 }
+
+/// The next event of `kind` on a watch stream, within ten seconds.
+async fn next_event(
+    stream: &mut tonic::Streaming<pb::WatchGameResponse>,
+    wanted: impl Fn(&pb::game_event::Kind) -> bool,
+) -> pb::GameEvent {
+    tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            let message = stream.message().await.expect("stream").expect("open");
+            if let Some(event) = message.event
+                && event.kind.as_ref().is_some_and(&wanted)
+            {
+                return event;
+            }
+        }
+    })
+    .await
+    .expect("the event comes")
+}
+
+async fn watch(p: &Player, game_id: &str) -> tonic::Streaming<pb::WatchGameResponse> {
+    p.games
+        .clone()
+        .watch_game(p.req(pb::WatchGameRequest {
+            game_id: game_id.to_owned(),
+            after_seq: 0,
+        }))
+        .await
+        .expect("watching")
+        .into_inner()
+}
+
+/// Seed 001's "If someone drops mid-game": a player who leaves has the
+/// computer play their seat after the grace period (a second here), and
+/// takes it back by coming back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_player_s_seat_is_played_by_the_computer_until_they_come_back() {
+    let (_service, host, friend) = service().await;
+    let rules = pb::HouseRules {
+        preset: pb::TablePreset::Classic as i32,
+        board_size: 9,
+        ..Default::default()
+    };
+    let (game, black, white) = table(&host, &friend, rules).await;
+    assert!(game.computer_stands_in, "seed 001's table has a stand-in");
+    let id = &game.game_id;
+    let mut black_sees = watch(black, id).await;
+    let white_away = watch(white, id).await;
+    black.play(id, 1, "D4").await.expect("D4");
+    // White's only connection closes.
+    drop(white_away);
+    let seated = next_event(&mut black_sees, |k| {
+        matches!(k, pb::game_event::Kind::StandInSeated(_))
+    })
+    .await;
+    let shown = seated.snapshot.expect("snapshot");
+    assert!(shown.white.is_some_and(|p| p.computer_standing_in));
+    let reply = next_event(&mut black_sees, |k| {
+        matches!(k, pb::game_event::Kind::MovePlayed(m) if m.r#move.as_ref().is_some_and(|m| m.number == 2))
+    })
+    .await;
+    let Some(pb::game_event::Kind::MovePlayed(played)) = reply.kind else {
+        unreachable!("a move was asked for");
+    };
+    let mv = played.r#move.expect("the move");
+    assert_eq!(mv.color, pb::Color::White as i32);
+    assert!(mv.by_stand_in, "the record shows the computer played it");
+
+    // White comes back and has the seat again.
+    let _white_back = watch(white, id).await;
+    next_event(&mut black_sees, |k| {
+        matches!(k, pb::game_event::Kind::StandInLeft(_))
+    })
+    .await;
+    let next = 3;
+    black
+        .play(id, next, support::free_point(&black.game(id).await))
+        .await
+        .expect("Black's move");
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let waiting = white.game(id).await;
+    assert_eq!(
+        waiting.move_count, 3,
+        "the computer no longer plays for White"
+    );
+    assert_eq!(waiting.to_move, pb::Color::White as i32);
+    assert!(
+        waiting
+            .white
+            .as_ref()
+            .is_some_and(|p| !p.computer_standing_in)
+    );
+    let own = white
+        .play(id, 4, support::free_point(&waiting))
+        .await
+        .expect("White's own move");
+    assert!(own.r#move.is_some_and(|m| !m.by_stand_in));
+    let sgf = white.sgf(id).await;
+    assert!(
+        sgf.contains("C[played by the computer for"),
+        "the SGF says which move the computer made: {sgf}"
+    );
+}
+
+/// Ranked games keep seed 000's rule: the clock runs for a player who is
+/// away, and no computer stands in even when asked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ranked_game_never_has_a_stand_in() {
+    let (service, host, friend) = service().await;
+    let mut authority = ttakji_proto::v1::authority_service_client::AuthorityServiceClient::new(
+        support::internal(&format!("http://{}", service.authority)),
+    );
+    let seat = |p: &Player| pb::Seat {
+        user_id: p.user_id.clone(),
+        nickname: p.user_id.clone(),
+        ai_level: 0,
+    };
+    for ranked in [false, true] {
+        let game = authority
+            .create_game(pb::CreateGameRequest {
+                board_size: 9,
+                black: Some(seat(&host)),
+                white: Some(seat(&friend)),
+                seconds_per_move: 30,
+                ranked,
+                computer_stands_in: true,
+                ..Default::default()
+            })
+            .await
+            .expect("a game")
+            .into_inner()
+            .game
+            .expect("snapshot");
+        assert_eq!(game.computer_stands_in, !ranked, "ranked: {ranked}");
+    }
+}

@@ -430,10 +430,12 @@ impl OnlineGame {
         }
     }
 
-    /// The side to move loses on time; `None` once the game is over.
+    /// The side to move loses on time (or the open count is counted with
+    /// the server's verdict); `None` before the deadline or once the game
+    /// is over.
     #[must_use]
     pub fn time_out(&self, now: i64) -> Option<Step> {
-        if !self.is_playing() {
+        if !self.out_of_time(now) {
             return None;
         }
         if self.counting.is_some() {
