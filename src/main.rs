@@ -174,6 +174,7 @@ fn main() -> anyhow::Result<()> {
             settings.seed = seed;
             if let Some(n) = playouts {
                 settings.budget.playouts = n.max(1);
+                settings.scale_with_board = false;
             }
             if let Some(s) = seconds {
                 anyhow::ensure!(

@@ -446,13 +446,27 @@ async fn play_game(
                 };
                 if let Some(p) = message.presence {
                     println!(
-                        "Your opponent {} (their clock keeps running).",
-                        if p.connected {
-                            "is back"
-                        } else {
-                            "has disconnected"
+                        "Your opponent {}.",
+                        match (p.connected, game.computer_stands_in) {
+                            (true, _) => "is back",
+                            (false, true) =>
+                                "has disconnected (the computer plays for them if they stay away)",
+                            (false, false) => "has disconnected (their clock keeps running)",
                         }
                     );
+                }
+                if let Some(kind) = message.event.as_ref().and_then(|e| e.kind.as_ref()) {
+                    match kind {
+                        pb::game_event::Kind::StandInSeated(s) if s.color != mine as i32 => {
+                            println!(
+                                "Your opponent is away: the computer plays for them until they return."
+                            );
+                        }
+                        pb::game_event::Kind::StandInLeft(s) if s.color != mine as i32 => {
+                            println!("Your opponent is back.");
+                        }
+                        _ => {}
+                    }
                 }
                 if let Some(snapshot) = message.event.and_then(|e| e.snapshot)
                     && snapshot.event_seq > game.event_seq

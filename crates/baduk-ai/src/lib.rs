@@ -194,6 +194,10 @@ pub struct Settings {
     pub resign_below: Option<f32>,
     /// The search's constants.
     pub tuning: Tuning,
+    /// The playout budget is a 9×9 board's and grows with the board's
+    /// area (Easy: its small search would otherwise be spread over twice
+    /// the points on 13×13 and four times on 19×19).
+    pub scale_with_board: bool,
 }
 
 impl Settings {
@@ -207,6 +211,7 @@ impl Settings {
             seed: None,
             resign_below: level.style().resigns.then_some(0.05),
             tuning: level.tuning(),
+            scale_with_board: matches!(level, Level::Easy),
         }
     }
 }
@@ -281,9 +286,14 @@ impl MctsPlayer {
         };
         self.moves_made += 1;
         let color = game.to_move();
+        let mut budget = self.settings.budget;
+        if self.settings.scale_with_board {
+            let points = u32::from(game.rules().board_size.get()).pow(2);
+            budget.playouts = budget.playouts.saturating_mul(points) / 81;
+        }
         let result = self.searcher.search(
             game,
-            self.settings.budget,
+            budget,
             self.settings.threads,
             seed,
             self.settings.tuning,

@@ -15,6 +15,7 @@ fn settings(playouts: u32, seed: u64) -> Settings {
         seed: Some(seed),
         resign_below: None,
         tuning: baduk_ai::Tuning::default(),
+        scale_with_board: false,
     }
 }
 

@@ -64,6 +64,8 @@ impl AiConfig {
         let mut settings = Settings::for_level(level);
         if let Some(cap) = self.max_playouts {
             settings.budget.playouts = settings.budget.playouts.min(cap);
+            // A cap is a cap on every board.
+            settings.scale_with_board = false;
         }
         settings.seed = self.seed;
         Box::new(MctsPlayer::with_settings(level, settings))

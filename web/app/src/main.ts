@@ -405,6 +405,7 @@ function lobby(message?: string): void {
         const pick = (name: string) => String(f.get(name) ?? "");
         const komi = pick("table-komi");
         const time = pick("table-time");
+        const standIn = pick("table-stand-in");
         challengeScreen({
           preset: Number(pick("table-preset")) as TablePreset,
           boardSize: Number(pick("table-size")),
@@ -412,6 +413,7 @@ function lobby(message?: string): void {
           scoring: Number(pick("table-scoring")) as Scoring,
           secondsPerMove: time === "" ? undefined : Number(time),
           keepColorsOnRematch: f.get("table-swap") === null,
+          computerStandsIn: standIn === "" ? undefined : standIn === "on",
         });
       },
     },
@@ -458,6 +460,16 @@ function lobby(message?: string): void {
           ["0", "No limit"],
           ["30", "30 seconds"],
           ["60", "60 seconds"],
+        ],
+        "",
+      ),
+      select(
+        "table-stand-in",
+        "If a player drops",
+        [
+          ["", "As the preset"],
+          ["on", "The computer plays for them until they return"],
+          ["off", "Nobody plays for them (their clock runs)"],
         ],
         "",
       ),
@@ -684,7 +696,8 @@ function rulesInWords(g: GameSnapshot): string {
   const scoring = g.scoring === Scoring.TERRITORY ? "territory scoring" : "area scoring";
   const komi = g.komi === 0 ? "no komi" : `komi ${g.komi}`;
   const time = g.secondsPerMove > 0 ? `${g.secondsPerMove} s a move` : "no time limit";
-  return `${n}×${n} · ${scoring} · ${komi} · ${time}`;
+  const standIn = g.computerStandsIn ? " · the computer plays for a player who drops" : "";
+  return `${n}×${n} · ${scoring} · ${komi} · ${time}${standIn}`;
 }
 
 async function gameScreen(gameId: string): Promise<void> {
@@ -786,6 +799,13 @@ class GameView {
     }
     if (kind?.case === "countConfirmed" && kind.value.by !== this.mine) {
       this.status.textContent = `${colorName(kind.value.by)} confirmed these dead stones.`;
+    }
+    if (kind?.case === "standInSeated") {
+      const who = kind.value.color === this.mine ? "You were" : `${colorName(kind.value.color)} is`;
+      this.status.textContent = `${who} away: the computer plays the seat until ${kind.value.color === this.mine ? "you return" : "they return"}.`;
+    }
+    if (kind?.case === "standInLeft" && kind.value.color !== this.mine) {
+      this.status.textContent = `${colorName(kind.value.color)} is back and plays again.`;
     }
     if (kind?.case === "playResumed") {
       this.status.textContent = `${kind.value.by === this.mine ? "You" : colorName(kind.value.by)} went back to play: settle it on the board, then pass again.`;
@@ -905,6 +925,7 @@ class GameView {
           "span",
           { class: "name" },
           `${colorName(c)}: ${p?.nickname ?? "?"}${c === this.mine ? " (you)" : ""}`,
+          p?.computerStandingIn ? " · the computer plays for them" : "",
           c !== this.mine && this.mine !== Color.UNSPECIFIED && !isAi(p) && !this.opponentHere ? " · away" : "",
         ),
         h("span", { class: "captures" }, `${captures} captured`),

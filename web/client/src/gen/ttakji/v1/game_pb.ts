@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file ttakji/v1/game.proto.
  */
 export const file_ttakji_v1_game: GenFile = /*@__PURE__*/
-  fileDesc("ChR0dGFramkvdjEvZ2FtZS5wcm90bxIJdHRha2ppLnYxIt0BCgpIb3VzZVJ1bGVzEiYKBnByZXNldBgBIAEoDjIWLnR0YWtqaS52MS5UYWJsZVByZXNldBISCgpib2FyZF9zaXplGAIgASgNEhEKBGtvbWkYAyABKAFIAIgBARIjCgdzY29yaW5nGAQgASgOMhIudHRha2ppLnYxLlNjb3JpbmcSHQoQc2Vjb25kc19wZXJfbW92ZRgFIAEoDUgBiAEBEh4KFmtlZXBfY29sb3JzX29uX3JlbWF0Y2gYBiABKAhCBwoFX2tvbWlCEwoRX3NlY29uZHNfcGVyX21vdmUiJAoFUG9pbnQSDgoGY29sdW1uGAEgASgNEgsKA3JvdxgCIAEoDSJRCgZQbGF5ZXISDwoHdXNlcl9pZBgBIAEoCRIQCghuaWNrbmFtZRgCIAEoCRIkCghhaV9sZXZlbBgDIAEoDjISLnR0YWtqaS52MS5BaUxldmVsInwKBE1vdmUSDgoGbnVtYmVyGAEgASgNEh8KBWNvbG9yGAIgASgOMhAudHRha2ppLnYxLkNvbG9yEh8KBXBvaW50GAMgASgLMhAudHRha2ppLnYxLlBvaW50EiIKCGNhcHR1cmVkGAQgAygLMhAudHRha2ppLnYxLlBvaW50IqsBCgVDb3VudBIUCgxibGFja19wb2ludHMYASABKA0SFAoMd2hpdGVfcG9pbnRzGAIgASgNEgwKBGtvbWkYAyABKAESJQoLZGVhZF9zdG9uZXMYBCADKAsyEC50dGFramkudjEuUG9pbnQSIAoGd2lubmVyGAUgASgOMhAudHRha2ppLnYxLkNvbG9yEg4KBm1hcmdpbhgGIAEoARIPCgdzdW1tYXJ5GAcgASgJIoMBCgpHYW1lUmVzdWx0EiAKBndpbm5lchgBIAEoDjIQLnR0YWtqaS52MS5Db2xvchIkCgZyZWFzb24YAiABKA4yFC50dGFramkudjEuRW5kUmVhc29uEgwKBHRleHQYAyABKAkSHwoFY291bnQYBCABKAsyEC50dGFramkudjEuQ291bnQiOwoFQ2xvY2sSGAoQc2Vjb25kc19wZXJfbW92ZRgBIAEoDRIYChBkZWFkbGluZV91bml4X21zGAIgASgDIooHCgxHYW1lU25hcHNob3QSDwoHZ2FtZV9pZBgBIAEoCRISCgpib2FyZF9zaXplGAIgASgNEg8KB3J1bGVzZXQYAyABKAkSDAoEa29taRgEIAEoARIgCgVibGFjaxgFIAEoCzIRLnR0YWtqaS52MS5QbGF5ZXISIAoFd2hpdGUYBiABKAsyES50dGFramkudjEuUGxheWVyEiUKBnN0YXR1cxgHIAEoDjIVLnR0YWtqaS52MS5HYW1lU3RhdHVzEiAKBnN0b25lcxgIIAMoDjIQLnR0YWtqaS52MS5Db2xvchIhCgd0b19tb3ZlGAkgASgOMhAudHRha2ppLnYxLkNvbG9yEhIKCm1vdmVfY291bnQYCiABKA0SFgoOYmxhY2tfY2FwdHVyZXMYCyABKA0SFgoOd2hpdGVfY2FwdHVyZXMYDCABKA0SIgoJbGFzdF9tb3ZlGA0gASgLMg8udHRha2ppLnYxLk1vdmUSJgoMa29fZm9yYmlkZGVuGA4gAygLMhAudHRha2ppLnYxLlBvaW50EhcKD3Bhc3Nlc19pbl9hX3JvdxgPIAEoDRIlCgZyZXN1bHQYECABKAsyFS50dGFramkudjEuR2FtZVJlc3VsdBIfCgVjbG9jaxgRIAEoCzIQLnR0YWtqaS52MS5DbG9jaxInCg1zY29yZV9wcmV2aWV3GBIgASgLMhAudHRha2ppLnYxLkNvdW50EhEKCWV2ZW50X3NlcRgTIAEoBBIUCgx1bmRvX2FsbG93ZWQYFCABKAgSKQoPZHJhd19vZmZlcmVkX2J5GBUgASgOMhAudHRha2ppLnYxLkNvbG9yEg4KBnJhbmtlZBgWIAEoCBIbChNmaW5pc2hlZF9hdF91bml4X21zGBcgASgDEiQKCnlvdXJfY29sb3IYGCABKA4yEC50dGFramkudjEuQ29sb3ISGwoTc2VydmVyX3RpbWVfdW5peF9tcxgZIAEoAxIiCghpbl9hdGFyaRgaIAMoCzIQLnR0YWtqaS52MS5Qb2ludBIjCgdzY29yaW5nGBsgASgOMhIudHRha2ppLnYxLlNjb3JpbmcSHgoWa2VlcF9jb2xvcnNfb25fcmVtYXRjaBgcIAEoCBIYChBzZWNvbmRzX3Blcl9tb3ZlGB0gASgNEiUKCGNvdW50aW5nGB4gASgLMhMudHRha2ppLnYxLkNvdW50aW5nIu0BCghDb3VudGluZxIlCgtkZWFkX3N0b25lcxgBIAMoCzIQLnR0YWtqaS52MS5Qb2ludBIiCghwcm9wb3NlZBgCIAMoCzIQLnR0YWtqaS52MS5Qb2ludBIVCg1tYXJrc192ZXJzaW9uGAMgASgNEhcKD2JsYWNrX2NvbmZpcm1lZBgEIAEoCBIXCg93aGl0ZV9jb25maXJtZWQYBSABKAgSGAoQZGVhZGxpbmVfdW5peF9tcxgGIAEoAxIfCgVjb3VudBgHIAEoCzIQLnR0YWtqaS52MS5Db3VudBISCgphZnRlcl9tb3ZlGAggASgNIuEECglHYW1lRXZlbnQSDwoHZ2FtZV9pZBgBIAEoCRILCgNzZXEYAiABKAQSEgoKYXRfdW5peF9tcxgDIAEoAxIpCghzbmFwc2hvdBgEIAEoCzIXLnR0YWtqaS52MS5HYW1lU25hcHNob3QSKQoHc3RhcnRlZBgKIAEoCzIWLnR0YWtqaS52MS5HYW1lU3RhcnRlZEgAEiwKC21vdmVfcGxheWVkGAsgASgLMhUudHRha2ppLnYxLk1vdmVQbGF5ZWRIABIuCgxtb3Zlc191bmRvbmUYDCABKAsyFi50dGFramkudjEuTW92ZXNVbmRvbmVIABIrCghmaW5pc2hlZBgNIAEoCzIXLnR0YWtqaS52MS5HYW1lRmluaXNoZWRIABIuCgxkcmF3X29mZmVyZWQYDiABKAsyFi50dGFramkudjEuRHJhd09mZmVyZWRIABIwCg1kcmF3X2RlY2xpbmVkGA8gASgLMhcudHRha2ppLnYxLkRyYXdEZWNsaW5lZEgAEjYKEGNvdW50aW5nX3N0YXJ0ZWQYECABKAsyGi50dGFramkudjEuQ291bnRpbmdTdGFydGVkSAASOQoSZGVhZF9zdG9uZXNfbWFya2VkGBEgASgLMhsudHRha2ppLnYxLkRlYWRTdG9uZXNNYXJrZWRIABI0Cg9jb3VudF9jb25maXJtZWQYEiABKAsyGS50dGFramkudjEuQ291bnRDb25maXJtZWRIABIuCgxwbGF5X3Jlc3VtZWQYEyABKAsyFi50dGFramkudjEuUGxheVJlc3VtZWRIAEIGCgRraW5kIhEKD0NvdW50aW5nU3RhcnRlZCJgChBEZWFkU3RvbmVzTWFya2VkEhwKAmJ5GAEgASgOMhAudHRha2ppLnYxLkNvbG9yEiAKBnN0b25lcxgCIAMoCzIQLnR0YWtqaS52MS5Qb2ludBIMCgRkZWFkGAMgASgIIi4KDkNvdW50Q29uZmlybWVkEhwKAmJ5GAEgASgOMhAudHRha2ppLnYxLkNvbG9yIisKC1BsYXlSZXN1bWVkEhwKAmJ5GAEgASgOMhAudHRha2ppLnYxLkNvbG9yIisKC0RyYXdPZmZlcmVkEhwKAmJ5GAEgASgOMhAudHRha2ppLnYxLkNvbG9yIiwKDERyYXdEZWNsaW5lZBIcCgJieRgBIAEoDjIQLnR0YWtqaS52MS5Db2xvciINCgtHYW1lU3RhcnRlZCIrCgpNb3ZlUGxheWVkEh0KBG1vdmUYASABKAsyDy50dGFramkudjEuTW92ZSItCgtNb3Zlc1VuZG9uZRIeCgVtb3ZlcxgBIAMoCzIPLnR0YWtqaS52MS5Nb3ZlIjUKDEdhbWVGaW5pc2hlZBIlCgZyZXN1bHQYASABKAsyFS50dGFramkudjEuR2FtZVJlc3VsdCpACgVDb2xvchIVChFDT0xPUl9VTlNQRUNJRklFRBAAEg8KC0NPTE9SX0JMQUNLEAESDwoLQ09MT1JfV0hJVEUQAip0CgtDb2xvckNob2ljZRIcChhDT0xPUl9DSE9JQ0VfVU5TUEVDSUZJRUQQABIWChJDT0xPUl9DSE9JQ0VfQkxBQ0sQARIWChJDT0xPUl9DSE9JQ0VfV0hJVEUQAhIXChNDT0xPUl9DSE9JQ0VfUkFORE9NEAMqXgoHQWlMZXZlbBIYChRBSV9MRVZFTF9VTlNQRUNJRklFRBAAEhEKDUFJX0xFVkVMX0VBU1kQARITCg9BSV9MRVZFTF9OT1JNQUwQAhIRCg1BSV9MRVZFTF9IQVJEEAMqXAoKR2FtZVN0YXR1cxIbChdHQU1FX1NUQVRVU19VTlNQRUNJRklFRBAAEhcKE0dBTUVfU1RBVFVTX1BMQVlJTkcQARIYChRHQU1FX1NUQVRVU19GSU5JU0hFRBACKksKB1Njb3JpbmcSFwoTU0NPUklOR19VTlNQRUNJRklFRBAAEhAKDFNDT1JJTkdfQVJFQRABEhUKEVNDT1JJTkdfVEVSUklUT1JZEAIqXgoLVGFibGVQcmVzZXQSHAoYVEFCTEVfUFJFU0VUX1VOU1BFQ0lGSUVEEAASFwoTVEFCTEVfUFJFU0VUX1RUQUtKSRABEhgKFFRBQkxFX1BSRVNFVF9DTEFTU0lDEAIqqwEKCUVuZFJlYXNvbhIaChZFTkRfUkVBU09OX1VOU1BFQ0lGSUVEEAASGQoVRU5EX1JFQVNPTl9UV09fUEFTU0VTEAESFwoTRU5EX1JFQVNPTl9NT1ZFX0NBUBACEhoKFkVORF9SRUFTT05fUkVTSUdOQVRJT04QAxIWChJFTkRfUkVBU09OX1RJTUVPVVQQBBIaChZFTkRfUkVBU09OX0RSQVdfQUdSRUVEEAViBnByb3RvMw");
+  fileDesc("ChR0dGFramkvdjEvZ2FtZS5wcm90bxIJdHRha2ppLnYxIpUCCgpIb3VzZVJ1bGVzEiYKBnByZXNldBgBIAEoDjIWLnR0YWtqaS52MS5UYWJsZVByZXNldBISCgpib2FyZF9zaXplGAIgASgNEhEKBGtvbWkYAyABKAFIAIgBARIjCgdzY29yaW5nGAQgASgOMhIudHRha2ppLnYxLlNjb3JpbmcSHQoQc2Vjb25kc19wZXJfbW92ZRgFIAEoDUgBiAEBEh4KFmtlZXBfY29sb3JzX29uX3JlbWF0Y2gYBiABKAgSHwoSY29tcHV0ZXJfc3RhbmRzX2luGAcgASgISAKIAQFCBwoFX2tvbWlCEwoRX3NlY29uZHNfcGVyX21vdmVCFQoTX2NvbXB1dGVyX3N0YW5kc19pbiIkCgVQb2ludBIOCgZjb2x1bW4YASABKA0SCwoDcm93GAIgASgNIm8KBlBsYXllchIPCgd1c2VyX2lkGAEgASgJEhAKCG5pY2tuYW1lGAIgASgJEiQKCGFpX2xldmVsGAMgASgOMhIudHRha2ppLnYxLkFpTGV2ZWwSHAoUY29tcHV0ZXJfc3RhbmRpbmdfaW4YBCABKAgikQEKBE1vdmUSDgoGbnVtYmVyGAEgASgNEh8KBWNvbG9yGAIgASgOMhAudHRha2ppLnYxLkNvbG9yEh8KBXBvaW50GAMgASgLMhAudHRha2ppLnYxLlBvaW50EiIKCGNhcHR1cmVkGAQgAygLMhAudHRha2ppLnYxLlBvaW50EhMKC2J5X3N0YW5kX2luGAUgASgIIqsBCgVDb3VudBIUCgxibGFja19wb2ludHMYASABKA0SFAoMd2hpdGVfcG9pbnRzGAIgASgNEgwKBGtvbWkYAyABKAESJQoLZGVhZF9zdG9uZXMYBCADKAsyEC50dGFramkudjEuUG9pbnQSIAoGd2lubmVyGAUgASgOMhAudHRha2ppLnYxLkNvbG9yEg4KBm1hcmdpbhgGIAEoARIPCgdzdW1tYXJ5GAcgASgJIoMBCgpHYW1lUmVzdWx0EiAKBndpbm5lchgBIAEoDjIQLnR0YWtqaS52MS5Db2xvchIkCgZyZWFzb24YAiABKA4yFC50dGFramkudjEuRW5kUmVhc29uEgwKBHRleHQYAyABKAkSHwoFY291bnQYBCABKAsyEC50dGFramkudjEuQ291bnQiOwoFQ2xvY2sSGAoQc2Vjb25kc19wZXJfbW92ZRgBIAEoDRIYChBkZWFkbGluZV91bml4X21zGAIgASgDIqYHCgxHYW1lU25hcHNob3QSDwoHZ2FtZV9pZBgBIAEoCRISCgpib2FyZF9zaXplGAIgASgNEg8KB3J1bGVzZXQYAyABKAkSDAoEa29taRgEIAEoARIgCgVibGFjaxgFIAEoCzIRLnR0YWtqaS52MS5QbGF5ZXISIAoFd2hpdGUYBiABKAsyES50dGFramkudjEuUGxheWVyEiUKBnN0YXR1cxgHIAEoDjIVLnR0YWtqaS52MS5HYW1lU3RhdHVzEiAKBnN0b25lcxgIIAMoDjIQLnR0YWtqaS52MS5Db2xvchIhCgd0b19tb3ZlGAkgASgOMhAudHRha2ppLnYxLkNvbG9yEhIKCm1vdmVfY291bnQYCiABKA0SFgoOYmxhY2tfY2FwdHVyZXMYCyABKA0SFgoOd2hpdGVfY2FwdHVyZXMYDCABKA0SIgoJbGFzdF9tb3ZlGA0gASgLMg8udHRha2ppLnYxLk1vdmUSJgoMa29fZm9yYmlkZGVuGA4gAygLMhAudHRha2ppLnYxLlBvaW50EhcKD3Bhc3Nlc19pbl9hX3JvdxgPIAEoDRIlCgZyZXN1bHQYECABKAsyFS50dGFramkudjEuR2FtZVJlc3VsdBIfCgVjbG9jaxgRIAEoCzIQLnR0YWtqaS52MS5DbG9jaxInCg1zY29yZV9wcmV2aWV3GBIgASgLMhAudHRha2ppLnYxLkNvdW50EhEKCWV2ZW50X3NlcRgTIAEoBBIUCgx1bmRvX2FsbG93ZWQYFCABKAgSKQoPZHJhd19vZmZlcmVkX2J5GBUgASgOMhAudHRha2ppLnYxLkNvbG9yEg4KBnJhbmtlZBgWIAEoCBIbChNmaW5pc2hlZF9hdF91bml4X21zGBcgASgDEiQKCnlvdXJfY29sb3IYGCABKA4yEC50dGFramkudjEuQ29sb3ISGwoTc2VydmVyX3RpbWVfdW5peF9tcxgZIAEoAxIiCghpbl9hdGFyaRgaIAMoCzIQLnR0YWtqaS52MS5Qb2ludBIjCgdzY29yaW5nGBsgASgOMhIudHRha2ppLnYxLlNjb3JpbmcSHgoWa2VlcF9jb2xvcnNfb25fcmVtYXRjaBgcIAEoCBIYChBzZWNvbmRzX3Blcl9tb3ZlGB0gASgNEiUKCGNvdW50aW5nGB4gASgLMhMudHRha2ppLnYxLkNvdW50aW5nEhoKEmNvbXB1dGVyX3N0YW5kc19pbhgfIAEoCCLtAQoIQ291bnRpbmcSJQoLZGVhZF9zdG9uZXMYASADKAsyEC50dGFramkudjEuUG9pbnQSIgoIcHJvcG9zZWQYAiADKAsyEC50dGFramkudjEuUG9pbnQSFQoNbWFya3NfdmVyc2lvbhgDIAEoDRIXCg9ibGFja19jb25maXJtZWQYBCABKAgSFwoPd2hpdGVfY29uZmlybWVkGAUgASgIEhgKEGRlYWRsaW5lX3VuaXhfbXMYBiABKAMSHwoFY291bnQYByABKAsyEC50dGFramkudjEuQ291bnQSEgoKYWZ0ZXJfbW92ZRgIIAEoDSLHBQoJR2FtZUV2ZW50Eg8KB2dhbWVfaWQYASABKAkSCwoDc2VxGAIgASgEEhIKCmF0X3VuaXhfbXMYAyABKAMSKQoIc25hcHNob3QYBCABKAsyFy50dGFramkudjEuR2FtZVNuYXBzaG90EikKB3N0YXJ0ZWQYCiABKAsyFi50dGFramkudjEuR2FtZVN0YXJ0ZWRIABIsCgttb3ZlX3BsYXllZBgLIAEoCzIVLnR0YWtqaS52MS5Nb3ZlUGxheWVkSAASLgoMbW92ZXNfdW5kb25lGAwgASgLMhYudHRha2ppLnYxLk1vdmVzVW5kb25lSAASKwoIZmluaXNoZWQYDSABKAsyFy50dGFramkudjEuR2FtZUZpbmlzaGVkSAASLgoMZHJhd19vZmZlcmVkGA4gASgLMhYudHRha2ppLnYxLkRyYXdPZmZlcmVkSAASMAoNZHJhd19kZWNsaW5lZBgPIAEoCzIXLnR0YWtqaS52MS5EcmF3RGVjbGluZWRIABI2ChBjb3VudGluZ19zdGFydGVkGBAgASgLMhoudHRha2ppLnYxLkNvdW50aW5nU3RhcnRlZEgAEjkKEmRlYWRfc3RvbmVzX21hcmtlZBgRIAEoCzIbLnR0YWtqaS52MS5EZWFkU3RvbmVzTWFya2VkSAASNAoPY291bnRfY29uZmlybWVkGBIgASgLMhkudHRha2ppLnYxLkNvdW50Q29uZmlybWVkSAASLgoMcGxheV9yZXN1bWVkGBMgASgLMhYudHRha2ppLnYxLlBsYXlSZXN1bWVkSAASMwoPc3RhbmRfaW5fc2VhdGVkGBQgASgLMhgudHRha2ppLnYxLlN0YW5kSW5TZWF0ZWRIABIvCg1zdGFuZF9pbl9sZWZ0GBUgASgLMhYudHRha2ppLnYxLlN0YW5kSW5MZWZ0SABCBgoEa2luZCIwCg1TdGFuZEluU2VhdGVkEh8KBWNvbG9yGAEgASgOMhAudHRha2ppLnYxLkNvbG9yIi4KC1N0YW5kSW5MZWZ0Eh8KBWNvbG9yGAEgASgOMhAudHRha2ppLnYxLkNvbG9yIhEKD0NvdW50aW5nU3RhcnRlZCJgChBEZWFkU3RvbmVzTWFya2VkEhwKAmJ5GAEgASgOMhAudHRha2ppLnYxLkNvbG9yEiAKBnN0b25lcxgCIAMoCzIQLnR0YWtqaS52MS5Qb2ludBIMCgRkZWFkGAMgASgIIi4KDkNvdW50Q29uZmlybWVkEhwKAmJ5GAEgASgOMhAudHRha2ppLnYxLkNvbG9yIisKC1BsYXlSZXN1bWVkEhwKAmJ5GAEgASgOMhAudHRha2ppLnYxLkNvbG9yIisKC0RyYXdPZmZlcmVkEhwKAmJ5GAEgASgOMhAudHRha2ppLnYxLkNvbG9yIiwKDERyYXdEZWNsaW5lZBIcCgJieRgBIAEoDjIQLnR0YWtqaS52MS5Db2xvciINCgtHYW1lU3RhcnRlZCIrCgpNb3ZlUGxheWVkEh0KBG1vdmUYASABKAsyDy50dGFramkudjEuTW92ZSItCgtNb3Zlc1VuZG9uZRIeCgVtb3ZlcxgBIAMoCzIPLnR0YWtqaS52MS5Nb3ZlIjUKDEdhbWVGaW5pc2hlZBIlCgZyZXN1bHQYASABKAsyFS50dGFramkudjEuR2FtZVJlc3VsdCpACgVDb2xvchIVChFDT0xPUl9VTlNQRUNJRklFRBAAEg8KC0NPTE9SX0JMQUNLEAESDwoLQ09MT1JfV0hJVEUQAip0CgtDb2xvckNob2ljZRIcChhDT0xPUl9DSE9JQ0VfVU5TUEVDSUZJRUQQABIWChJDT0xPUl9DSE9JQ0VfQkxBQ0sQARIWChJDT0xPUl9DSE9JQ0VfV0hJVEUQAhIXChNDT0xPUl9DSE9JQ0VfUkFORE9NEAMqXgoHQWlMZXZlbBIYChRBSV9MRVZFTF9VTlNQRUNJRklFRBAAEhEKDUFJX0xFVkVMX0VBU1kQARITCg9BSV9MRVZFTF9OT1JNQUwQAhIRCg1BSV9MRVZFTF9IQVJEEAMqXAoKR2FtZVN0YXR1cxIbChdHQU1FX1NUQVRVU19VTlNQRUNJRklFRBAAEhcKE0dBTUVfU1RBVFVTX1BMQVlJTkcQARIYChRHQU1FX1NUQVRVU19GSU5JU0hFRBACKksKB1Njb3JpbmcSFwoTU0NPUklOR19VTlNQRUNJRklFRBAAEhAKDFNDT1JJTkdfQVJFQRABEhUKEVNDT1JJTkdfVEVSUklUT1JZEAIqXgoLVGFibGVQcmVzZXQSHAoYVEFCTEVfUFJFU0VUX1VOU1BFQ0lGSUVEEAASFwoTVEFCTEVfUFJFU0VUX1RUQUtKSRABEhgKFFRBQkxFX1BSRVNFVF9DTEFTU0lDEAIqqwEKCUVuZFJlYXNvbhIaChZFTkRfUkVBU09OX1VOU1BFQ0lGSUVEEAASGQoVRU5EX1JFQVNPTl9UV09fUEFTU0VTEAESFwoTRU5EX1JFQVNPTl9NT1ZFX0NBUBACEhoKFkVORF9SRUFTT05fUkVTSUdOQVRJT04QAxIWChJFTkRfUkVBU09OX1RJTUVPVVQQBBIaChZFTkRfUkVBU09OX0RSQVdfQUdSRUVEEAViBnByb3RvMw");
 
 /**
  * The rules a host chooses for a table (a friend challenge): a preset, and
@@ -64,6 +64,16 @@ export type HouseRules = Message<"ttakji.v1.HouseRules"> & {
    * @generated from field: bool keep_colors_on_rematch = 6;
    */
   keepColorsOnRematch: boolean;
+
+  /**
+   * Seed 001's "If someone drops mid-game": a player away for longer than
+   * the service's grace period has their seat played by the computer until
+   * they come back. Absent keeps the preset's (CLASSIC: on; TTAKJI: off,
+   * the clock runs and running out loses).
+   *
+   * @generated from field: optional bool computer_stands_in = 7;
+   */
+  computerStandsIn?: boolean | undefined;
 };
 
 /**
@@ -124,6 +134,14 @@ export type Player = Message<"ttakji.v1.Player"> & {
    * @generated from field: ttakji.v1.AiLevel ai_level = 3;
    */
   aiLevel: AiLevel;
+
+  /**
+   * The computer plays this seat while its player is away (tables that
+   * allow it); it gives the seat back when the player returns.
+   *
+   * @generated from field: bool computer_standing_in = 4;
+   */
+  computerStandingIn: boolean;
 };
 
 /**
@@ -164,6 +182,13 @@ export type Move = Message<"ttakji.v1.Move"> & {
    * @generated from field: repeated ttakji.v1.Point captured = 4;
    */
   captured: Point[];
+
+  /**
+   * Played by the computer standing in for the seat's player, who was away.
+   *
+   * @generated from field: bool by_stand_in = 5;
+   */
+  byStandIn: boolean;
 };
 
 /**
@@ -517,6 +542,14 @@ export type GameSnapshot = Message<"ttakji.v1.GameSnapshot"> & {
    * @generated from field: ttakji.v1.Counting counting = 30;
    */
   counting?: Counting | undefined;
+
+  /**
+   * The computer plays the seat of a player who is away (see
+   * HouseRules.computer_stands_in).
+   *
+   * @generated from field: bool computer_stands_in = 31;
+   */
+  computerStandsIn: boolean;
 };
 
 /**
@@ -692,6 +725,18 @@ export type GameEvent = Message<"ttakji.v1.GameEvent"> & {
      */
     value: PlayResumed;
     case: "playResumed";
+  } | {
+    /**
+     * @generated from field: ttakji.v1.StandInSeated stand_in_seated = 20;
+     */
+    value: StandInSeated;
+    case: "standInSeated";
+  } | {
+    /**
+     * @generated from field: ttakji.v1.StandInLeft stand_in_left = 21;
+     */
+    value: StandInLeft;
+    case: "standInLeft";
   } | { case: undefined; value?: undefined };
 };
 
@@ -701,6 +746,45 @@ export type GameEvent = Message<"ttakji.v1.GameEvent"> & {
  */
 export const GameEventSchema: GenMessage<GameEvent> = /*@__PURE__*/
   messageDesc(file_ttakji_v1_game, 9);
+
+/**
+ * A player was away for longer than the grace period: the computer plays
+ * their seat until they return.
+ *
+ * @generated from message ttakji.v1.StandInSeated
+ */
+export type StandInSeated = Message<"ttakji.v1.StandInSeated"> & {
+  /**
+   * @generated from field: ttakji.v1.Color color = 1;
+   */
+  color: Color;
+};
+
+/**
+ * Describes the message ttakji.v1.StandInSeated.
+ * Use `create(StandInSeatedSchema)` to create a new message.
+ */
+export const StandInSeatedSchema: GenMessage<StandInSeated> = /*@__PURE__*/
+  messageDesc(file_ttakji_v1_game, 10);
+
+/**
+ * The player came back and plays their seat again.
+ *
+ * @generated from message ttakji.v1.StandInLeft
+ */
+export type StandInLeft = Message<"ttakji.v1.StandInLeft"> & {
+  /**
+   * @generated from field: ttakji.v1.Color color = 1;
+   */
+  color: Color;
+};
+
+/**
+ * Describes the message ttakji.v1.StandInLeft.
+ * Use `create(StandInLeftSchema)` to create a new message.
+ */
+export const StandInLeftSchema: GenMessage<StandInLeft> = /*@__PURE__*/
+  messageDesc(file_ttakji_v1_game, 11);
 
 /**
  * Two passes opened the count of a territory game; the snapshot's counting
@@ -716,7 +800,7 @@ export type CountingStarted = Message<"ttakji.v1.CountingStarted"> & {
  * Use `create(CountingStartedSchema)` to create a new message.
  */
 export const CountingStartedSchema: GenMessage<CountingStarted> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 10);
+  messageDesc(file_ttakji_v1_game, 12);
 
 /**
  * A player marked a chain dead or alive.
@@ -749,7 +833,7 @@ export type DeadStonesMarked = Message<"ttakji.v1.DeadStonesMarked"> & {
  * Use `create(DeadStonesMarkedSchema)` to create a new message.
  */
 export const DeadStonesMarkedSchema: GenMessage<DeadStonesMarked> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 11);
+  messageDesc(file_ttakji_v1_game, 13);
 
 /**
  * A player confirmed the marks as they are.
@@ -768,7 +852,7 @@ export type CountConfirmed = Message<"ttakji.v1.CountConfirmed"> & {
  * Use `create(CountConfirmedSchema)` to create a new message.
  */
 export const CountConfirmedSchema: GenMessage<CountConfirmed> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 12);
+  messageDesc(file_ttakji_v1_game, 14);
 
 /**
  * A player left the count to settle the position on the board; play goes
@@ -788,7 +872,7 @@ export type PlayResumed = Message<"ttakji.v1.PlayResumed"> & {
  * Use `create(PlayResumedSchema)` to create a new message.
  */
 export const PlayResumedSchema: GenMessage<PlayResumed> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 13);
+  messageDesc(file_ttakji_v1_game, 15);
 
 /**
  * A player offered a draw; it stands until the opponent answers or a move is played.
@@ -807,7 +891,7 @@ export type DrawOffered = Message<"ttakji.v1.DrawOffered"> & {
  * Use `create(DrawOfferedSchema)` to create a new message.
  */
 export const DrawOfferedSchema: GenMessage<DrawOffered> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 14);
+  messageDesc(file_ttakji_v1_game, 16);
 
 /**
  * The opponent declined the draw offer.
@@ -826,7 +910,7 @@ export type DrawDeclined = Message<"ttakji.v1.DrawDeclined"> & {
  * Use `create(DrawDeclinedSchema)` to create a new message.
  */
 export const DrawDeclinedSchema: GenMessage<DrawDeclined> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 15);
+  messageDesc(file_ttakji_v1_game, 17);
 
 /**
  * The game was created.
@@ -841,7 +925,7 @@ export type GameStarted = Message<"ttakji.v1.GameStarted"> & {
  * Use `create(GameStartedSchema)` to create a new message.
  */
 export const GameStartedSchema: GenMessage<GameStarted> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 16);
+  messageDesc(file_ttakji_v1_game, 18);
 
 /**
  * A stone was played or a player passed.
@@ -860,7 +944,7 @@ export type MovePlayed = Message<"ttakji.v1.MovePlayed"> & {
  * Use `create(MovePlayedSchema)` to create a new message.
  */
 export const MovePlayedSchema: GenMessage<MovePlayed> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 17);
+  messageDesc(file_ttakji_v1_game, 19);
 
 /**
  * Moves were taken back.
@@ -881,7 +965,7 @@ export type MovesUndone = Message<"ttakji.v1.MovesUndone"> & {
  * Use `create(MovesUndoneSchema)` to create a new message.
  */
 export const MovesUndoneSchema: GenMessage<MovesUndone> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 18);
+  messageDesc(file_ttakji_v1_game, 20);
 
 /**
  * The game ended.
@@ -900,7 +984,7 @@ export type GameFinished = Message<"ttakji.v1.GameFinished"> & {
  * Use `create(GameFinishedSchema)` to create a new message.
  */
 export const GameFinishedSchema: GenMessage<GameFinished> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 19);
+  messageDesc(file_ttakji_v1_game, 21);
 
 /**
  * A stone colour or the side to move.
