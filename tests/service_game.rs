@@ -565,3 +565,99 @@ async fn every_snapshot_says_whose_it_is_and_the_servers_time() {
     assert_eq!(moved.your_color, pb::Color::Black as i32);
     assert_eq!(moved.to_move, pb::Color::White as i32, "whose turn it is");
 }
+
+/// A whole 19×19 game against Easy (seed 001: "the computer plays all three
+/// sizes"): a weak person's moves scattered over the board, then passes.
+/// The computer answers every move, never passes before the person does
+/// and never resigns, and the game is counted as the record recounts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_19x19_game_against_easy_is_played_to_the_end() {
+    let (_service, url) = service().await;
+    let jin = sign_in(&url, "jin").await;
+    let game = jin
+        .games
+        .clone()
+        .start_ai_game(jin.req(pb::StartAiGameRequest {
+            board_size: 19,
+            color: pb::ColorChoice::Black as i32,
+            level: pb::AiLevel::Easy as i32,
+        }))
+        .await
+        .expect("a 19x19 game")
+        .into_inner()
+        .game
+        .expect("snapshot");
+    assert_eq!(game.board_size, 19);
+    let id = &game.game_id;
+    // Points in a fixed scattered order (a stride coprime to 361).
+    let mut order = (0..361u32).map(|i| (i * 97 + 41) % 361);
+    let mut mine = 0;
+    let end = loop {
+        let now = jin.wait_turn(id, pb::Color::Black).await;
+        if now.status == pb::GameStatus::Finished as i32 {
+            break now;
+        }
+        let number = now.move_count + 1;
+        let mut played = false;
+        if mine < 60 {
+            for i in order.by_ref() {
+                let point = pb::Point {
+                    column: i % 19,
+                    row: i / 19,
+                };
+                let tried = jin
+                    .games
+                    .clone()
+                    .play_move(jin.req(pb::PlayMoveRequest {
+                        game_id: id.clone(),
+                        move_number: number,
+                        point: Some(point),
+                    }))
+                    .await;
+                if tried.is_ok() {
+                    played = true;
+                    mine += 1;
+                    break;
+                }
+            }
+        }
+        if !played {
+            jin.pass(id, number).await.expect("a pass is always legal");
+        }
+    };
+    let result = end.result.expect("a result");
+    assert_eq!(result.reason, pb::EndReason::TwoPasses as i32, "{result:?}");
+    let sgf = jin.sgf(id).await;
+    assert!(sgf.contains("SZ[19]"), "{sgf}");
+    let record = baduk::sgf::parse(&sgf).expect("the record reads back");
+    let first_pass = |color: baduk::Color| {
+        record
+            .moves
+            .iter()
+            .position(|m| m.color == color && m.action == baduk::Action::Pass)
+    };
+    let person = first_pass(baduk::Color::Black).expect("the person passed");
+    let computer = first_pass(baduk::Color::White).expect("the computer passed at the end");
+    assert!(
+        computer > person,
+        "the computer passed at move {} before the person did at {}",
+        computer + 1,
+        person + 1
+    );
+    let computer_stones = record
+        .moves
+        .iter()
+        .filter(|m| m.color == baduk::Color::White && m.action != baduk::Action::Pass)
+        .count();
+    assert!(
+        computer_stones >= 60,
+        "the computer answered every move: {computer_stones}"
+    );
+    let count = result.count.expect("a count");
+    let (score, recorded) = recount(&sgf);
+    assert_eq!(
+        (count.black_points, count.white_points),
+        (score.black, score.white)
+    );
+    assert_eq!(recorded, result.text);
+}

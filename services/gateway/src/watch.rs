@@ -341,6 +341,14 @@ impl Watcher {
                 snapshot: crate::games::seen_by(event.snapshot, &self.viewer),
                 ..event
             };
+            // The computer took the viewer's seat, but the viewer is here
+            // (a report was lost, or crossed another connection's goodbye):
+            // the seat is theirs again at once.
+            let mine = event.snapshot.as_ref().map(|s| s.your_color);
+            let seated_here = matches!(
+                &event.kind,
+                Some(pb::game_event::Kind::StandInSeated(s)) if Some(s.color) == mine
+            );
             let sent = tx
                 .send(Ok(pb::WatchGameResponse {
                     event: Some(event),
@@ -349,6 +357,9 @@ impl Watcher {
                 .await;
             if sent.is_err() || finished {
                 return false;
+            }
+            if seated_here {
+                self.tell_authority(&self.viewer, true).await;
             }
         }
         true
