@@ -323,9 +323,11 @@ impl MctsPlayer {
         // Passing: when the best move is a pass; when every empty area is
         // closed (bordered by one colour) and the best move changes nothing
         // — its point is settled for one side and it touches no chain short
-        // of liberties; or when the opponent has passed and the count as it
-        // stands is a win. Dead stones the count would leave on the board
-        // are captured first.
+        // of liberties; when the opponent has passed and the count as it
+        // stands is a win; or when the opponent has passed and every move
+        // loses (a level that does not resign would otherwise play on into
+        // its own eyes, each move as hopeless as the next). Dead stones the
+        // count would leave on the board are captured first.
         // Empty points in an area bordered by one colour only.
         let mut one_colour = vec![false; baduk::board::MAX_VERTICES];
         let mut closed = true;
@@ -361,9 +363,10 @@ impl MctsPlayer {
                 choice = m.vertex;
             }
         }
+        let hopeless = best.winrate < 0.05;
         if choice.is_none()
             || (choice.is_some_and(useless) && closed)
-            || (opponent_passed && wins_now())
+            || (opponent_passed && (hopeless || wins_now()))
         {
             if let Some(v) = capture_dead(game, &result, counted_dead()) {
                 return (Decision::Play(board.point(v)), result);

@@ -109,6 +109,31 @@ fn the_player_never_fills_its_own_last_eyes() {
 }
 
 #[test]
+fn a_lost_game_is_not_played_on_after_the_opponent_passes() {
+    // Black lives in the corner and has lost by far; White has passed.
+    // Easy, which never resigns, passes too rather than playing on (and in
+    // the end filling its own eyes).
+    let mut game = game_from(
+        ". X . X . O . O .
+         X X X X . O O O O
+         . . . . . O . O .
+         . . . . . O O O O
+         O O O O O O . O .
+         O . O . O O O O O
+         O O O O O . O . O
+         . O . O O O O O O
+         O O O O . O . O .",
+        Rules::ttakji(),
+        Color::White,
+    );
+    game.play(Move::pass(Color::White)).expect("pass");
+    for seed in 1..=3 {
+        let mut player = MctsPlayer::with_settings(Level::Easy, settings(800, seed));
+        assert_eq!(player.decide(&game), Decision::Pass, "seed {seed}");
+    }
+}
+
+#[test]
 fn threads_share_the_playout_budget_and_merge_at_the_root() {
     let game = Game::new(Rules::ttakji());
     let budget = Budget {
