@@ -310,13 +310,17 @@ impl MctsPlayer {
             return (Decision::Resign, result);
         }
         let mut choice = best.vertex;
-        // Easy: sometimes the second choice, if it is a real candidate.
+        // Easy: sometimes the second choice, if it is a real candidate: a
+        // third of the best's visits, and not a blunder by the search's own
+        // reckoning (on 13×13 and 19×19, where the search is shallower, a
+        // second choice far below the best lost whole boards).
         let style = self.level.style();
         if style.second_choice_percent > 0
             && seed % 100 < style.second_choice_percent
             && let Some(second) = result.moves.get(1)
             && second.vertex.is_some()
             && second.visits * 3 >= best.visits
+            && second.winrate >= best.winrate - 0.1
         {
             choice = second.vertex;
         }

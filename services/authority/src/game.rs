@@ -677,25 +677,7 @@ impl OnlineGame {
                 kind: EventKind::CountingStarted,
             });
         } else if let Some(reason) = next.game.end() {
-            next.deadline = None;
-            next.draw_offer = None;
-            next.finished_at = now;
-            let finished = next.finish_of(reason);
-            let points = finished.count.as_ref().map(|c| (c.black, c.white));
-            let dead_stones = finished
-                .count
-                .as_ref()
-                .map(|c| c.dead.clone())
-                .unwrap_or_default();
-            let result = finished.result;
-            next.finished = Some(finished);
-            write.finish = Some(Finish {
-                reason,
-                result,
-                points,
-                dead_stones,
-                sgf: next.sgf(),
-            });
+            write.finish = Some(next.end_now(reason, None, now));
             next.seq += 1;
             events.push(Event {
                 seq: next.seq,
@@ -728,8 +710,30 @@ impl OnlineGame {
         }
     }
 
-    fn finish_of(&self, reason: EndReason) -> Finished {
-        self.finish_with_dead(reason, None)
+    /// Ends the game now for `reason`, counted with `dead` taken off when
+    /// given (an agreed count) or with the server's verdict; what to store.
+    fn end_now(&mut self, reason: EndReason, dead: Option<&[Point]>, now: i64) -> Finish {
+        let finished = self.finish_with_dead(reason, dead);
+        self.counting = None;
+        self.deadline = None;
+        self.draw_offer = None;
+        self.finished_at = now;
+        let finish = Finish {
+            reason,
+            result: finished.result,
+            points: finished.count.as_ref().map(|c| (c.black, c.white)),
+            dead_stones: finished
+                .count
+                .as_ref()
+                .map(|c| c.dead.clone())
+                .unwrap_or_default(),
+            sgf: String::new(),
+        };
+        self.finished = Some(finished);
+        Finish {
+            sgf: self.sgf(),
+            ..finish
+        }
     }
 
     /// How the game ended, counted with `dead` taken off when given (an

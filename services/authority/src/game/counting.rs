@@ -262,14 +262,7 @@ impl OnlineGame {
             });
         }
         let write = next.standing(write);
-        Ok(Step {
-            next: Some(Box::new(next)),
-            write: Some(write),
-            events,
-            played: None,
-            at: now,
-            is_action: both,
-        })
+        Ok(Step::change(next, write, events, now, both))
     }
 
     /// A player leaves the count opened after `move_count` moves and goes
@@ -328,34 +321,11 @@ impl OnlineGame {
             finish: Some(finish),
             ..Write::default()
         });
-        Some(Step {
-            next: Some(Box::new(next)),
-            write: Some(write),
-            events: vec![event],
-            played: None,
-            at: now,
-            is_action: true,
-        })
+        Some(Step::change(next, write, vec![event], now, true))
     }
 
     /// Ends the game counted with `dead` taken off, and what to store.
     fn count_with(&mut self, dead: &[Point], now: i64) -> Finish {
-        let finished = self.finish_with_dead(EndReason::TwoPasses, Some(dead));
-        self.counting = None;
-        self.deadline = None;
-        self.draw_offer = None;
-        self.finished_at = now;
-        let finish = Finish {
-            reason: finished.reason,
-            result: finished.result,
-            points: finished.count.as_ref().map(|c| (c.black, c.white)),
-            dead_stones: dead.to_vec(),
-            sgf: String::new(),
-        };
-        self.finished = Some(finished);
-        Finish {
-            sgf: self.sgf(),
-            ..finish
-        }
+        self.end_now(EndReason::TwoPasses, Some(dead), now)
     }
 }

@@ -83,14 +83,7 @@ impl OnlineGame {
             return Ok(Step::unchanged(None, now));
         }
         let write = next.standing(Write::default());
-        Ok(Step {
-            next: Some(Box::new(next)),
-            write: Some(write),
-            events,
-            played: None,
-            at: now,
-            is_action: false,
-        })
+        Ok(Step::change(next, write, events, now, false))
     }
 
     /// When the computer is next due to take a seat: a player away for
@@ -131,13 +124,6 @@ impl OnlineGame {
         }
         next.computer_confirms();
         let write = next.standing(Write::default());
-        Some(Step {
-            next: Some(Box::new(next)),
-            write: Some(write),
-            events,
-            played: None,
-            at: now,
-            is_action: false,
-        })
+        Some(Step::change(next, write, events, now, false))
     }
 }

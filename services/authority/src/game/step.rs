@@ -89,6 +89,25 @@ impl Step {
         }
     }
 
+    /// A change to the game that answers no move: its write and events.
+    /// `is_action` when it ends the game (a count agreed or run out).
+    pub(super) fn change(
+        next: OnlineGame,
+        write: Write,
+        events: Vec<Event>,
+        at: i64,
+        is_action: bool,
+    ) -> Step {
+        Step {
+            next: Some(Box::new(next)),
+            write: Some(write),
+            events,
+            played: None,
+            at,
+            is_action,
+        }
+    }
+
     /// A change to the game that is not a move: one event, no answer.
     pub(super) fn one_event(next: OnlineGame, write: Write, event: Event) -> Step {
         Step {
