@@ -39,6 +39,7 @@ fn finished(i: usize, black: &str, white: &str) -> pb::GameEvent {
         user_id: id.to_owned(),
         nickname: id.to_owned(),
         ai_level: 0,
+        computer_standing_in: false,
     };
     pb::GameEvent {
         game_id: format!("bench{i:08}"),
