@@ -8,6 +8,9 @@
 //!   by the computer, at [`STAND_IN_LEVEL`], from then on: it moves when the
 //!   seat is to move, and confirms a count whose marks are its own verdict.
 //!   It never resigns for the player: where it would, it passes.
+//! - Only while the opponent is here: a game both players have left waits
+//!   for them (the computer does not finish it against itself), and the
+//!   seat of the one still away is taken once the other comes back.
 //! - The player takes the seat back by coming back; a decision the computer
 //!   was making for the seat is dropped.
 //! - The moves it played are marked in the record (`by_stand_in`, and a
@@ -95,9 +98,17 @@ impl OnlineGame {
         }
         [Color::Black, Color::White]
             .into_iter()
-            .filter(|&c| !self.stand_ins[c.index()] && self.meta.seat(c).ai.is_none())
+            .filter(|&c| self.may_stand_in(c))
             .filter_map(|c| self.away[c.index()].map(|t| t.saturating_add(grace_ms)))
             .min()
+    }
+
+    /// Whether the computer may take `color`'s seat: a person's seat it does
+    /// not hold yet, with the opponent here to play against.
+    fn may_stand_in(&self, color: Color) -> bool {
+        !self.stand_ins[color.index()]
+            && self.meta.seat(color).ai.is_none()
+            && self.away[color.opponent().index()].is_none()
     }
 
     /// The computer takes the seats whose players have been away for
@@ -112,7 +123,7 @@ impl OnlineGame {
         for color in [Color::Black, Color::White] {
             let i = color.index();
             let due = self.away[i].is_some_and(|t| t.saturating_add(grace_ms) <= now);
-            if due && !next.stand_ins[i] && self.meta.seat(color).ai.is_none() {
+            if due && self.may_stand_in(color) {
                 next.stand_ins[i] = true;
                 next.seq += 1;
                 events.push(Event {

@@ -926,6 +926,20 @@ fn a_player_back_within_the_grace_period_keeps_the_seat() {
 }
 
 #[test]
+fn a_game_both_players_left_waits_and_the_computer_stands_in_once_one_returns() {
+    let mut game = stand_in_table();
+    apply(&mut game, |g| g.presence("b", false, START));
+    apply(&mut game, |g| g.presence("w", false, START + 5));
+    assert_eq!(game.stand_in_due(GRACE), None, "nobody to play against");
+    assert!(game.seat_stand_ins(START + 10 * GRACE, GRACE).is_none());
+    apply(&mut game, |g| g.presence("w", true, START + 10 * GRACE));
+    let seated = game
+        .seat_stand_ins(START + 10 * GRACE, GRACE)
+        .expect("Black has been away long enough");
+    assert_eq!(kinds(&seated), [EventKind::StandInSeated(Color::Black)]);
+}
+
+#[test]
 fn a_table_without_a_stand_in_and_a_finished_game_ignore_presence() {
     let mut game = online();
     let ignored = game.presence("w", false, START).expect("a player");
