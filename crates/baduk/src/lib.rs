@@ -28,7 +28,7 @@ pub mod shape;
 
 pub use board::{Board, SplitMix64, Stone, Vertex};
 pub use game::{EndReason, Game, IllegalMove, Outcome, ResumeError, UndoError};
-pub use life::{LifeAndDeath, analyse};
+pub use life::{Doubt, DoubtfulGroup, LifeAndDeath, Preview, analyse};
 pub use point::{
     Action, BoardSize, BoardSizeError, Color, Move, ParseColorError, Point, PointError,
 };

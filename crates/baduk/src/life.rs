@@ -594,7 +594,35 @@ fn group_liberties(board: &Board, stones: &[Vertex]) -> Vec<Vertex> {
     libs
 }
 
+/// The count if the game ended now, and the groups it keeps on the board
+/// only because it is not sure they are dead: a player who wants them off
+/// should capture them before passing (seed 000's advice).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Preview {
+    pub score: Score,
+    pub doubtful: Vec<DoubtfulGroup>,
+}
+
 impl Game {
+    /// The count if the game ended now, with the doubtful groups it keeps
+    /// (one reading of the board for both).
+    #[must_use]
+    pub fn preview(&self) -> Preview {
+        match self.rules().dead_stones {
+            DeadStoneRule::None => Preview {
+                score: self.score_with_dead(&[]),
+                doubtful: Vec::new(),
+            },
+            DeadStoneRule::Automatic | DeadStoneRule::Agreement => {
+                let analysis = analyse(self.board());
+                Preview {
+                    score: self.score_with_dead(&analysis.dead),
+                    doubtful: analysis.doubtful,
+                }
+            }
+        }
+    }
+
     /// The automatic proposal of dead stones for the current position.
     /// Under Tromp-Taylor rules (no removal) it is empty.
     #[must_use]

@@ -725,6 +725,13 @@ fn a_stone_in_the_eye_space_of_a_group_that_may_die_is_kept() {
         verdict.doubtful
     );
     assert_eq!(kept[0].reason, baduk::life::Doubt::UnclearFight);
+
+    // The count "if the game ended now" names the same group as kept only
+    // because it is not sure, so a player knows to capture it first.
+    let game = baduk::Game::from_setup(Rules::ttakji(), board.clone(), Color::Black);
+    let preview = game.preview();
+    assert_eq!(preview.doubtful, verdict.doubtful);
+    assert_eq!(preview.score, game.score_preview());
 }
 
 /// A Black group with two true eyes (C4, C6) sits in the middle of White's

@@ -280,7 +280,7 @@ impl Actor {
                 let _ = reply.send(view::snapshot(&self.state, preview));
             }
             Command::Preview { reply } => {
-                let _ = reply.send(view::count_to_pb(&self.state.count_now()));
+                let _ = reply.send(view::count_now_pb(&self.state));
             }
             Command::Export { reply } => {
                 let _ = reply.send(self.state.sgf());

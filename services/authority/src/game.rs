@@ -420,16 +420,6 @@ impl OnlineGame {
         }
     }
 
-    /// The count as it stands: with the players' marks while they agree on
-    /// the dead stones, else with the server's own verdict.
-    #[must_use]
-    pub fn count_now(&self) -> Score {
-        match self.counting() {
-            Some(c) => self.game.score_with_dead(c.dead()),
-            None => self.game.score_preview(),
-        }
-    }
-
     /// The side to move loses on time (or the open count is counted with
     /// the server's verdict); `None` before the deadline or once the game
     /// is over.

@@ -57,6 +57,41 @@ pub fn count_to_pb(score: &Score) -> pb::Count {
         winner: winner.map_or(pb::Color::Unspecified, color_to_pb) as i32,
         margin: f64::from(margin_half) / 2.0,
         summary: score.preview(),
+        uncertain: Vec::new(),
+    }
+}
+
+/// A count "if the game ended now" as the wire carries it, with the groups
+/// it keeps only because it is not sure.
+#[must_use]
+pub fn preview_to_pb(preview: &baduk::Preview) -> pb::Count {
+    let reason = |d: baduk::Doubt| match d {
+        baduk::Doubt::Seki => pb::UncertainReason::Seki,
+        baduk::Doubt::Eyes => pb::UncertainReason::Eyes,
+        baduk::Doubt::Escape => pb::UncertainReason::Escape,
+        baduk::Doubt::Race => pb::UncertainReason::Race,
+        baduk::Doubt::UnclearFight => pb::UncertainReason::UnclearFight,
+    };
+    pb::Count {
+        uncertain: preview
+            .doubtful
+            .iter()
+            .map(|g| pb::UncertainGroup {
+                stones: g.stones.iter().copied().map(point_to_pb).collect(),
+                reason: reason(g.reason) as i32,
+            })
+            .collect(),
+        ..count_to_pb(&preview.score)
+    }
+}
+
+/// The count as it stands: with the players' marks while a territory game
+/// is counted, else "if the game ended now".
+#[must_use]
+pub fn count_now_pb(live: &OnlineGame) -> pb::Count {
+    match live.counting() {
+        Some(c) => count_to_pb(&live.game().score_with_dead(c.dead())),
+        None => preview_to_pb(&live.game().preview()),
     }
 }
 
@@ -177,7 +212,7 @@ pub fn snapshot(live: &OnlineGame, preview: bool) -> pb::GameSnapshot {
             seconds_per_move: meta.seconds_per_move,
             deadline_unix_ms: live.deadline().unwrap_or_default(),
         }),
-        score_preview: preview.then(|| count_to_pb(&game.score_preview())),
+        score_preview: preview.then(|| count_now_pb(live)),
         event_seq: live.seq(),
         undo_allowed: live.undo_allowed(),
         ranked: meta.ranked,
@@ -222,7 +257,7 @@ pub fn event(game: &OnlineGame, event: &Event) -> pb::GameEvent {
         EventKind::Started => Kind::Started(pb::GameStarted {}),
         EventKind::MovePlayed { number, with_count } => {
             if *with_count {
-                snapshot.score_preview = Some(count_to_pb(&live.game().score_preview()));
+                snapshot.score_preview = Some(preview_to_pb(&live.game().preview()));
             }
             Kind::MovePlayed(pb::MovePlayed {
                 r#move: Some(move_pb(live, *number)),

@@ -17,6 +17,7 @@ import {
   clockOffsetMs,
   colorName,
   connect,
+  pointName,
   resultInWords,
   retryAfterMs,
   type Count,
@@ -1070,6 +1071,14 @@ class GameView {
       h("p", {}, `${this.game.counting ? "With these marks: " : this.playing ? "If the game ended now: " : "Final count: "}${count.summary}`),
       dead > 0 &&
         h("p", { class: "hint" }, `${dead} dead ${dead === 1 ? "stone is" : "stones are"} taken off (crossed on the board).`),
+      count.uncertain.length > 0 &&
+        h(
+          "p",
+          { class: "hint uncertain" },
+          `Counted alive only because the count is not sure: ${count.uncertain
+            .map((g) => `${pointName(g.stones[0])}${g.stones.length > 1 ? ` (${g.stones.length} stones)` : ""}`)
+            .join(", ")}. Capture ${count.uncertain.length === 1 ? "it" : "them"} before passing to have ${count.uncertain.length === 1 ? "it" : "them"} taken off.`,
+        ),
     );
   }
 

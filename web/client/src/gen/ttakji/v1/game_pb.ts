@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file ttakji/v1/game.proto.
  */
 export const file_ttakji_v1_game: GenFile = /*@__PURE__*/
-  fileDesc("ChR0dGFramkvdjEvZ2FtZS5wcm90bxIJdHRha2ppLnYxIpUCCgpIb3VzZVJ1bGVzEiYKBnByZXNldBgBIAEoDjIWLnR0YWtqaS52MS5UYWJsZVByZXNldBISCgpib2FyZF9zaXplGAIgASgNEhEKBGtvbWkYAyABKAFIAIgBARIjCgdzY29yaW5nGAQgASgOMhIudHRha2ppLnYxLlNjb3JpbmcSHQoQc2Vjb25kc19wZXJfbW92ZRgFIAEoDUgBiAEBEh4KFmtlZXBfY29sb3JzX29uX3JlbWF0Y2gYBiABKAgSHwoSY29tcHV0ZXJfc3RhbmRzX2luGAcgASgISAKIAQFCBwoFX2tvbWlCEwoRX3NlY29uZHNfcGVyX21vdmVCFQoTX2NvbXB1dGVyX3N0YW5kc19pbiIkCgVQb2ludBIOCgZjb2x1bW4YASABKA0SCwoDcm93GAIgASgNIm8KBlBsYXllchIPCgd1c2VyX2lkGAEgASgJEhAKCG5pY2tuYW1lGAIgASgJEiQKCGFpX2xldmVsGAMgASgOMhIudHRha2ppLnYxLkFpTGV2ZWwSHAoUY29tcHV0ZXJfc3RhbmRpbmdfaW4YBCABKAgikQEKBE1vdmUSDgoGbnVtYmVyGAEgASgNEh8KBWNvbG9yGAIgASgOMhAudHRha2ppLnYxLkNvbG9yEh8KBXBvaW50GAMgASgLMhAudHRha2ppLnYxLlBvaW50EiIKCGNhcHR1cmVkGAQgAygLMhAudHRha2ppLnYxLlBvaW50EhMKC2J5X3N0YW5kX2luGAUgASgIIqsBCgVDb3VudBIUCgxibGFja19wb2ludHMYASABKA0SFAoMd2hpdGVfcG9pbnRzGAIgASgNEgwKBGtvbWkYAyABKAESJQoLZGVhZF9zdG9uZXMYBCADKAsyEC50dGFramkudjEuUG9pbnQSIAoGd2lubmVyGAUgASgOMhAudHRha2ppLnYxLkNvbG9yEg4KBm1hcmdpbhgGIAEoARIPCgdzdW1tYXJ5GAcgASgJIoMBCgpHYW1lUmVzdWx0EiAKBndpbm5lchgBIAEoDjIQLnR0YWtqaS52MS5Db2xvchIkCgZyZWFzb24YAiABKA4yFC50dGFramkudjEuRW5kUmVhc29uEgwKBHRleHQYAyABKAkSHwoFY291bnQYBCABKAsyEC50dGFramkudjEuQ291bnQiOwoFQ2xvY2sSGAoQc2Vjb25kc19wZXJfbW92ZRgBIAEoDRIYChBkZWFkbGluZV91bml4X21zGAIgASgDIqYHCgxHYW1lU25hcHNob3QSDwoHZ2FtZV9pZBgBIAEoCRISCgpib2FyZF9zaXplGAIgASgNEg8KB3J1bGVzZXQYAyABKAkSDAoEa29taRgEIAEoARIgCgVibGFjaxgFIAEoCzIRLnR0YWtqaS52MS5QbGF5ZXISIAoFd2hpdGUYBiABKAsyES50dGFramkudjEuUGxheWVyEiUKBnN0YXR1cxgHIAEoDjIVLnR0YWtqaS52MS5HYW1lU3RhdHVzEiAKBnN0b25lcxgIIAMoDjIQLnR0YWtqaS52MS5Db2xvchIhCgd0b19tb3ZlGAkgASgOMhAudHRha2ppLnYxLkNvbG9yEhIKCm1vdmVfY291bnQYCiABKA0SFgoOYmxhY2tfY2FwdHVyZXMYCyABKA0SFgoOd2hpdGVfY2FwdHVyZXMYDCABKA0SIgoJbGFzdF9tb3ZlGA0gASgLMg8udHRha2ppLnYxLk1vdmUSJgoMa29fZm9yYmlkZGVuGA4gAygLMhAudHRha2ppLnYxLlBvaW50EhcKD3Bhc3Nlc19pbl9hX3JvdxgPIAEoDRIlCgZyZXN1bHQYECABKAsyFS50dGFramkudjEuR2FtZVJlc3VsdBIfCgVjbG9jaxgRIAEoCzIQLnR0YWtqaS52MS5DbG9jaxInCg1zY29yZV9wcmV2aWV3GBIgASgLMhAudHRha2ppLnYxLkNvdW50EhEKCWV2ZW50X3NlcRgTIAEoBBIUCgx1bmRvX2FsbG93ZWQYFCABKAgSKQoPZHJhd19vZmZlcmVkX2J5GBUgASgOMhAudHRha2ppLnYxLkNvbG9yEg4KBnJhbmtlZBgWIAEoCBIbChNmaW5pc2hlZF9hdF91bml4X21zGBcgASgDEiQKCnlvdXJfY29sb3IYGCABKA4yEC50dGFramkudjEuQ29sb3ISGwoTc2VydmVyX3RpbWVfdW5peF9tcxgZIAEoAxIiCghpbl9hdGFyaRgaIAMoCzIQLnR0YWtqaS52MS5Qb2ludBIjCgdzY29yaW5nGBsgASgOMhIudHRha2ppLnYxLlNjb3JpbmcSHgoWa2VlcF9jb2xvcnNfb25fcmVtYXRjaBgcIAEoCBIYChBzZWNvbmRzX3Blcl9tb3ZlGB0gASgNEiUKCGNvdW50aW5nGB4gASgLMhMudHRha2ppLnYxLkNvdW50aW5nEhoKEmNvbXB1dGVyX3N0YW5kc19pbhgfIAEoCCLtAQoIQ291bnRpbmcSJQoLZGVhZF9zdG9uZXMYASADKAsyEC50dGFramkudjEuUG9pbnQSIgoIcHJvcG9zZWQYAiADKAsyEC50dGFramkudjEuUG9pbnQSFQoNbWFya3NfdmVyc2lvbhgDIAEoDRIXCg9ibGFja19jb25maXJtZWQYBCABKAgSFwoPd2hpdGVfY29uZmlybWVkGAUgASgIEhgKEGRlYWRsaW5lX3VuaXhfbXMYBiABKAMSHwoFY291bnQYByABKAsyEC50dGFramkudjEuQ291bnQSEgoKYWZ0ZXJfbW92ZRgIIAEoDSLHBQoJR2FtZUV2ZW50Eg8KB2dhbWVfaWQYASABKAkSCwoDc2VxGAIgASgEEhIKCmF0X3VuaXhfbXMYAyABKAMSKQoIc25hcHNob3QYBCABKAsyFy50dGFramkudjEuR2FtZVNuYXBzaG90EikKB3N0YXJ0ZWQYCiABKAsyFi50dGFramkudjEuR2FtZVN0YXJ0ZWRIABIsCgttb3ZlX3BsYXllZBgLIAEoCzIVLnR0YWtqaS52MS5Nb3ZlUGxheWVkSAASLgoMbW92ZXNfdW5kb25lGAwgASgLMhYudHRha2ppLnYxLk1vdmVzVW5kb25lSAASKwoIZmluaXNoZWQYDSABKAsyFy50dGFramkudjEuR2FtZUZpbmlzaGVkSAASLgoMZHJhd19vZmZlcmVkGA4gASgLMhYudHRha2ppLnYxLkRyYXdPZmZlcmVkSAASMAoNZHJhd19kZWNsaW5lZBgPIAEoCzIXLnR0YWtqaS52MS5EcmF3RGVjbGluZWRIABI2ChBjb3VudGluZ19zdGFydGVkGBAgASgLMhoudHRha2ppLnYxLkNvdW50aW5nU3RhcnRlZEgAEjkKEmRlYWRfc3RvbmVzX21hcmtlZBgRIAEoCzIbLnR0YWtqaS52MS5EZWFkU3RvbmVzTWFya2VkSAASNAoPY291bnRfY29uZmlybWVkGBIgASgLMhkudHRha2ppLnYxLkNvdW50Q29uZmlybWVkSAASLgoMcGxheV9yZXN1bWVkGBMgASgLMhYudHRha2ppLnYxLlBsYXlSZXN1bWVkSAASMwoPc3RhbmRfaW5fc2VhdGVkGBQgASgLMhgudHRha2ppLnYxLlN0YW5kSW5TZWF0ZWRIABIvCg1zdGFuZF9pbl9sZWZ0GBUgASgLMhYudHRha2ppLnYxLlN0YW5kSW5MZWZ0SABCBgoEa2luZCIwCg1TdGFuZEluU2VhdGVkEh8KBWNvbG9yGAEgASgOMhAudHRha2ppLnYxLkNvbG9yIi4KC1N0YW5kSW5MZWZ0Eh8KBWNvbG9yGAEgASgOMhAudHRha2ppLnYxLkNvbG9yIhEKD0NvdW50aW5nU3RhcnRlZCJgChBEZWFkU3RvbmVzTWFya2VkEhwKAmJ5GAEgASgOMhAudHRha2ppLnYxLkNvbG9yEiAKBnN0b25lcxgCIAMoCzIQLnR0YWtqaS52MS5Qb2ludBIMCgRkZWFkGAMgASgIIi4KDkNvdW50Q29uZmlybWVkEhwKAmJ5GAEgASgOMhAudHRha2ppLnYxLkNvbG9yIisKC1BsYXlSZXN1bWVkEhwKAmJ5GAEgASgOMhAudHRha2ppLnYxLkNvbG9yIisKC0RyYXdPZmZlcmVkEhwKAmJ5GAEgASgOMhAudHRha2ppLnYxLkNvbG9yIiwKDERyYXdEZWNsaW5lZBIcCgJieRgBIAEoDjIQLnR0YWtqaS52MS5Db2xvciINCgtHYW1lU3RhcnRlZCIrCgpNb3ZlUGxheWVkEh0KBG1vdmUYASABKAsyDy50dGFramkudjEuTW92ZSItCgtNb3Zlc1VuZG9uZRIeCgVtb3ZlcxgBIAMoCzIPLnR0YWtqaS52MS5Nb3ZlIjUKDEdhbWVGaW5pc2hlZBIlCgZyZXN1bHQYASABKAsyFS50dGFramkudjEuR2FtZVJlc3VsdCpACgVDb2xvchIVChFDT0xPUl9VTlNQRUNJRklFRBAAEg8KC0NPTE9SX0JMQUNLEAESDwoLQ09MT1JfV0hJVEUQAip0CgtDb2xvckNob2ljZRIcChhDT0xPUl9DSE9JQ0VfVU5TUEVDSUZJRUQQABIWChJDT0xPUl9DSE9JQ0VfQkxBQ0sQARIWChJDT0xPUl9DSE9JQ0VfV0hJVEUQAhIXChNDT0xPUl9DSE9JQ0VfUkFORE9NEAMqXgoHQWlMZXZlbBIYChRBSV9MRVZFTF9VTlNQRUNJRklFRBAAEhEKDUFJX0xFVkVMX0VBU1kQARITCg9BSV9MRVZFTF9OT1JNQUwQAhIRCg1BSV9MRVZFTF9IQVJEEAMqXAoKR2FtZVN0YXR1cxIbChdHQU1FX1NUQVRVU19VTlNQRUNJRklFRBAAEhcKE0dBTUVfU1RBVFVTX1BMQVlJTkcQARIYChRHQU1FX1NUQVRVU19GSU5JU0hFRBACKksKB1Njb3JpbmcSFwoTU0NPUklOR19VTlNQRUNJRklFRBAAEhAKDFNDT1JJTkdfQVJFQRABEhUKEVNDT1JJTkdfVEVSUklUT1JZEAIqXgoLVGFibGVQcmVzZXQSHAoYVEFCTEVfUFJFU0VUX1VOU1BFQ0lGSUVEEAASFwoTVEFCTEVfUFJFU0VUX1RUQUtKSRABEhgKFFRBQkxFX1BSRVNFVF9DTEFTU0lDEAIqqwEKCUVuZFJlYXNvbhIaChZFTkRfUkVBU09OX1VOU1BFQ0lGSUVEEAASGQoVRU5EX1JFQVNPTl9UV09fUEFTU0VTEAESFwoTRU5EX1JFQVNPTl9NT1ZFX0NBUBACEhoKFkVORF9SRUFTT05fUkVTSUdOQVRJT04QAxIWChJFTkRfUkVBU09OX1RJTUVPVVQQBBIaChZFTkRfUkVBU09OX0RSQVdfQUdSRUVEEAViBnByb3RvMw");
+  fileDesc("ChR0dGFramkvdjEvZ2FtZS5wcm90bxIJdHRha2ppLnYxIpUCCgpIb3VzZVJ1bGVzEiYKBnByZXNldBgBIAEoDjIWLnR0YWtqaS52MS5UYWJsZVByZXNldBISCgpib2FyZF9zaXplGAIgASgNEhEKBGtvbWkYAyABKAFIAIgBARIjCgdzY29yaW5nGAQgASgOMhIudHRha2ppLnYxLlNjb3JpbmcSHQoQc2Vjb25kc19wZXJfbW92ZRgFIAEoDUgBiAEBEh4KFmtlZXBfY29sb3JzX29uX3JlbWF0Y2gYBiABKAgSHwoSY29tcHV0ZXJfc3RhbmRzX2luGAcgASgISAKIAQFCBwoFX2tvbWlCEwoRX3NlY29uZHNfcGVyX21vdmVCFQoTX2NvbXB1dGVyX3N0YW5kc19pbiIkCgVQb2ludBIOCgZjb2x1bW4YASABKA0SCwoDcm93GAIgASgNIm8KBlBsYXllchIPCgd1c2VyX2lkGAEgASgJEhAKCG5pY2tuYW1lGAIgASgJEiQKCGFpX2xldmVsGAMgASgOMhIudHRha2ppLnYxLkFpTGV2ZWwSHAoUY29tcHV0ZXJfc3RhbmRpbmdfaW4YBCABKAgikQEKBE1vdmUSDgoGbnVtYmVyGAEgASgNEh8KBWNvbG9yGAIgASgOMhAudHRha2ppLnYxLkNvbG9yEh8KBXBvaW50GAMgASgLMhAudHRha2ppLnYxLlBvaW50EiIKCGNhcHR1cmVkGAQgAygLMhAudHRha2ppLnYxLlBvaW50EhMKC2J5X3N0YW5kX2luGAUgASgIItkBCgVDb3VudBIUCgxibGFja19wb2ludHMYASABKA0SFAoMd2hpdGVfcG9pbnRzGAIgASgNEgwKBGtvbWkYAyABKAESJQoLZGVhZF9zdG9uZXMYBCADKAsyEC50dGFramkudjEuUG9pbnQSIAoGd2lubmVyGAUgASgOMhAudHRha2ppLnYxLkNvbG9yEg4KBm1hcmdpbhgGIAEoARIPCgdzdW1tYXJ5GAcgASgJEiwKCXVuY2VydGFpbhgIIAMoCzIZLnR0YWtqaS52MS5VbmNlcnRhaW5Hcm91cCJeCg5VbmNlcnRhaW5Hcm91cBIgCgZzdG9uZXMYASADKAsyEC50dGFramkudjEuUG9pbnQSKgoGcmVhc29uGAIgASgOMhoudHRha2ppLnYxLlVuY2VydGFpblJlYXNvbiKDAQoKR2FtZVJlc3VsdBIgCgZ3aW5uZXIYASABKA4yEC50dGFramkudjEuQ29sb3ISJAoGcmVhc29uGAIgASgOMhQudHRha2ppLnYxLkVuZFJlYXNvbhIMCgR0ZXh0GAMgASgJEh8KBWNvdW50GAQgASgLMhAudHRha2ppLnYxLkNvdW50IjsKBUNsb2NrEhgKEHNlY29uZHNfcGVyX21vdmUYASABKA0SGAoQZGVhZGxpbmVfdW5peF9tcxgCIAEoAyKmBwoMR2FtZVNuYXBzaG90Eg8KB2dhbWVfaWQYASABKAkSEgoKYm9hcmRfc2l6ZRgCIAEoDRIPCgdydWxlc2V0GAMgASgJEgwKBGtvbWkYBCABKAESIAoFYmxhY2sYBSABKAsyES50dGFramkudjEuUGxheWVyEiAKBXdoaXRlGAYgASgLMhEudHRha2ppLnYxLlBsYXllchIlCgZzdGF0dXMYByABKA4yFS50dGFramkudjEuR2FtZVN0YXR1cxIgCgZzdG9uZXMYCCADKA4yEC50dGFramkudjEuQ29sb3ISIQoHdG9fbW92ZRgJIAEoDjIQLnR0YWtqaS52MS5Db2xvchISCgptb3ZlX2NvdW50GAogASgNEhYKDmJsYWNrX2NhcHR1cmVzGAsgASgNEhYKDndoaXRlX2NhcHR1cmVzGAwgASgNEiIKCWxhc3RfbW92ZRgNIAEoCzIPLnR0YWtqaS52MS5Nb3ZlEiYKDGtvX2ZvcmJpZGRlbhgOIAMoCzIQLnR0YWtqaS52MS5Qb2ludBIXCg9wYXNzZXNfaW5fYV9yb3cYDyABKA0SJQoGcmVzdWx0GBAgASgLMhUudHRha2ppLnYxLkdhbWVSZXN1bHQSHwoFY2xvY2sYESABKAsyEC50dGFramkudjEuQ2xvY2sSJwoNc2NvcmVfcHJldmlldxgSIAEoCzIQLnR0YWtqaS52MS5Db3VudBIRCglldmVudF9zZXEYEyABKAQSFAoMdW5kb19hbGxvd2VkGBQgASgIEikKD2RyYXdfb2ZmZXJlZF9ieRgVIAEoDjIQLnR0YWtqaS52MS5Db2xvchIOCgZyYW5rZWQYFiABKAgSGwoTZmluaXNoZWRfYXRfdW5peF9tcxgXIAEoAxIkCgp5b3VyX2NvbG9yGBggASgOMhAudHRha2ppLnYxLkNvbG9yEhsKE3NlcnZlcl90aW1lX3VuaXhfbXMYGSABKAMSIgoIaW5fYXRhcmkYGiADKAsyEC50dGFramkudjEuUG9pbnQSIwoHc2NvcmluZxgbIAEoDjISLnR0YWtqaS52MS5TY29yaW5nEh4KFmtlZXBfY29sb3JzX29uX3JlbWF0Y2gYHCABKAgSGAoQc2Vjb25kc19wZXJfbW92ZRgdIAEoDRIlCghjb3VudGluZxgeIAEoCzITLnR0YWtqaS52MS5Db3VudGluZxIaChJjb21wdXRlcl9zdGFuZHNfaW4YHyABKAgi7QEKCENvdW50aW5nEiUKC2RlYWRfc3RvbmVzGAEgAygLMhAudHRha2ppLnYxLlBvaW50EiIKCHByb3Bvc2VkGAIgAygLMhAudHRha2ppLnYxLlBvaW50EhUKDW1hcmtzX3ZlcnNpb24YAyABKA0SFwoPYmxhY2tfY29uZmlybWVkGAQgASgIEhcKD3doaXRlX2NvbmZpcm1lZBgFIAEoCBIYChBkZWFkbGluZV91bml4X21zGAYgASgDEh8KBWNvdW50GAcgASgLMhAudHRha2ppLnYxLkNvdW50EhIKCmFmdGVyX21vdmUYCCABKA0ixwUKCUdhbWVFdmVudBIPCgdnYW1lX2lkGAEgASgJEgsKA3NlcRgCIAEoBBISCgphdF91bml4X21zGAMgASgDEikKCHNuYXBzaG90GAQgASgLMhcudHRha2ppLnYxLkdhbWVTbmFwc2hvdBIpCgdzdGFydGVkGAogASgLMhYudHRha2ppLnYxLkdhbWVTdGFydGVkSAASLAoLbW92ZV9wbGF5ZWQYCyABKAsyFS50dGFramkudjEuTW92ZVBsYXllZEgAEi4KDG1vdmVzX3VuZG9uZRgMIAEoCzIWLnR0YWtqaS52MS5Nb3Zlc1VuZG9uZUgAEisKCGZpbmlzaGVkGA0gASgLMhcudHRha2ppLnYxLkdhbWVGaW5pc2hlZEgAEi4KDGRyYXdfb2ZmZXJlZBgOIAEoCzIWLnR0YWtqaS52MS5EcmF3T2ZmZXJlZEgAEjAKDWRyYXdfZGVjbGluZWQYDyABKAsyFy50dGFramkudjEuRHJhd0RlY2xpbmVkSAASNgoQY291bnRpbmdfc3RhcnRlZBgQIAEoCzIaLnR0YWtqaS52MS5Db3VudGluZ1N0YXJ0ZWRIABI5ChJkZWFkX3N0b25lc19tYXJrZWQYESABKAsyGy50dGFramkudjEuRGVhZFN0b25lc01hcmtlZEgAEjQKD2NvdW50X2NvbmZpcm1lZBgSIAEoCzIZLnR0YWtqaS52MS5Db3VudENvbmZpcm1lZEgAEi4KDHBsYXlfcmVzdW1lZBgTIAEoCzIWLnR0YWtqaS52MS5QbGF5UmVzdW1lZEgAEjMKD3N0YW5kX2luX3NlYXRlZBgUIAEoCzIYLnR0YWtqaS52MS5TdGFuZEluU2VhdGVkSAASLwoNc3RhbmRfaW5fbGVmdBgVIAEoCzIWLnR0YWtqaS52MS5TdGFuZEluTGVmdEgAQgYKBGtpbmQiMAoNU3RhbmRJblNlYXRlZBIfCgVjb2xvchgBIAEoDjIQLnR0YWtqaS52MS5Db2xvciIuCgtTdGFuZEluTGVmdBIfCgVjb2xvchgBIAEoDjIQLnR0YWtqaS52MS5Db2xvciIRCg9Db3VudGluZ1N0YXJ0ZWQiYAoQRGVhZFN0b25lc01hcmtlZBIcCgJieRgBIAEoDjIQLnR0YWtqaS52MS5Db2xvchIgCgZzdG9uZXMYAiADKAsyEC50dGFramkudjEuUG9pbnQSDAoEZGVhZBgDIAEoCCIuCg5Db3VudENvbmZpcm1lZBIcCgJieRgBIAEoDjIQLnR0YWtqaS52MS5Db2xvciIrCgtQbGF5UmVzdW1lZBIcCgJieRgBIAEoDjIQLnR0YWtqaS52MS5Db2xvciIrCgtEcmF3T2ZmZXJlZBIcCgJieRgBIAEoDjIQLnR0YWtqaS52MS5Db2xvciIsCgxEcmF3RGVjbGluZWQSHAoCYnkYASABKA4yEC50dGFramkudjEuQ29sb3IiDQoLR2FtZVN0YXJ0ZWQiKwoKTW92ZVBsYXllZBIdCgRtb3ZlGAEgASgLMg8udHRha2ppLnYxLk1vdmUiLQoLTW92ZXNVbmRvbmUSHgoFbW92ZXMYASADKAsyDy50dGFramkudjEuTW92ZSI1CgxHYW1lRmluaXNoZWQSJQoGcmVzdWx0GAEgASgLMhUudHRha2ppLnYxLkdhbWVSZXN1bHQqQAoFQ29sb3ISFQoRQ09MT1JfVU5TUEVDSUZJRUQQABIPCgtDT0xPUl9CTEFDSxABEg8KC0NPTE9SX1dISVRFEAIqdAoLQ29sb3JDaG9pY2USHAoYQ09MT1JfQ0hPSUNFX1VOU1BFQ0lGSUVEEAASFgoSQ09MT1JfQ0hPSUNFX0JMQUNLEAESFgoSQ09MT1JfQ0hPSUNFX1dISVRFEAISFwoTQ09MT1JfQ0hPSUNFX1JBTkRPTRADKl4KB0FpTGV2ZWwSGAoUQUlfTEVWRUxfVU5TUEVDSUZJRUQQABIRCg1BSV9MRVZFTF9FQVNZEAESEwoPQUlfTEVWRUxfTk9STUFMEAISEQoNQUlfTEVWRUxfSEFSRBADKlwKCkdhbWVTdGF0dXMSGwoXR0FNRV9TVEFUVVNfVU5TUEVDSUZJRUQQABIXChNHQU1FX1NUQVRVU19QTEFZSU5HEAESGAoUR0FNRV9TVEFUVVNfRklOSVNIRUQQAipLCgdTY29yaW5nEhcKE1NDT1JJTkdfVU5TUEVDSUZJRUQQABIQCgxTQ09SSU5HX0FSRUEQARIVChFTQ09SSU5HX1RFUlJJVE9SWRACKl4KC1RhYmxlUHJlc2V0EhwKGFRBQkxFX1BSRVNFVF9VTlNQRUNJRklFRBAAEhcKE1RBQkxFX1BSRVNFVF9UVEFLSkkQARIYChRUQUJMRV9QUkVTRVRfQ0xBU1NJQxACKqsBCglFbmRSZWFzb24SGgoWRU5EX1JFQVNPTl9VTlNQRUNJRklFRBAAEhkKFUVORF9SRUFTT05fVFdPX1BBU1NFUxABEhcKE0VORF9SRUFTT05fTU9WRV9DQVAQAhIaChZFTkRfUkVBU09OX1JFU0lHTkFUSU9OEAMSFgoSRU5EX1JFQVNPTl9USU1FT1VUEAQSGgoWRU5EX1JFQVNPTl9EUkFXX0FHUkVFRBAFKsUBCg9VbmNlcnRhaW5SZWFzb24SIAocVU5DRVJUQUlOX1JFQVNPTl9VTlNQRUNJRklFRBAAEhkKFVVOQ0VSVEFJTl9SRUFTT05fU0VLSRABEhkKFVVOQ0VSVEFJTl9SRUFTT05fRVlFUxACEhsKF1VOQ0VSVEFJTl9SRUFTT05fRVNDQVBFEAMSGQoVVU5DRVJUQUlOX1JFQVNPTl9SQUNFEAQSIgoeVU5DRVJUQUlOX1JFQVNPTl9VTkNMRUFSX0ZJR0hUEAViBnByb3RvMw");
 
 /**
  * The rules a host chooses for a table (a friend challenge): a preset, and
@@ -252,6 +252,16 @@ export type Count = Message<"ttakji.v1.Count"> & {
    * @generated from field: string summary = 7;
    */
   summary: string;
+
+  /**
+   * In a count "if the game ended now": groups the count keeps on the board
+   * only because it is not sure they are dead (the playouts lose them, a
+   * closer look finds a way out). A player who wants them off should
+   * capture them before passing. Empty in a final count.
+   *
+   * @generated from field: repeated ttakji.v1.UncertainGroup uncertain = 8;
+   */
+  uncertain: UncertainGroup[];
 };
 
 /**
@@ -260,6 +270,32 @@ export type Count = Message<"ttakji.v1.Count"> & {
  */
 export const CountSchema: GenMessage<Count> = /*@__PURE__*/
   messageDesc(file_ttakji_v1_game, 4);
+
+/**
+ * A group a count keeps alive only because it is not sure.
+ *
+ * @generated from message ttakji.v1.UncertainGroup
+ */
+export type UncertainGroup = Message<"ttakji.v1.UncertainGroup"> & {
+  /**
+   * Its stones, in board order.
+   *
+   * @generated from field: repeated ttakji.v1.Point stones = 1;
+   */
+  stones: Point[];
+
+  /**
+   * @generated from field: ttakji.v1.UncertainReason reason = 2;
+   */
+  reason: UncertainReason;
+};
+
+/**
+ * Describes the message ttakji.v1.UncertainGroup.
+ * Use `create(UncertainGroupSchema)` to create a new message.
+ */
+export const UncertainGroupSchema: GenMessage<UncertainGroup> = /*@__PURE__*/
+  messageDesc(file_ttakji_v1_game, 5);
 
 /**
  * How a finished game came out.
@@ -299,7 +335,7 @@ export type GameResult = Message<"ttakji.v1.GameResult"> & {
  * Use `create(GameResultSchema)` to create a new message.
  */
 export const GameResultSchema: GenMessage<GameResult> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 5);
+  messageDesc(file_ttakji_v1_game, 6);
 
 /**
  * A move clock: the side to move must move before the deadline.
@@ -327,7 +363,7 @@ export type Clock = Message<"ttakji.v1.Clock"> & {
  * Use `create(ClockSchema)` to create a new message.
  */
 export const ClockSchema: GenMessage<Clock> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 6);
+  messageDesc(file_ttakji_v1_game, 7);
 
 /**
  * Everything a client needs to draw a game, in one message.
@@ -557,7 +593,7 @@ export type GameSnapshot = Message<"ttakji.v1.GameSnapshot"> & {
  * Use `create(GameSnapshotSchema)` to create a new message.
  */
 export const GameSnapshotSchema: GenMessage<GameSnapshot> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 7);
+  messageDesc(file_ttakji_v1_game, 8);
 
 /**
  * A territory game's count while its players agree on the dead stones (seed
@@ -629,7 +665,7 @@ export type Counting = Message<"ttakji.v1.Counting"> & {
  * Use `create(CountingSchema)` to create a new message.
  */
 export const CountingSchema: GenMessage<Counting> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 8);
+  messageDesc(file_ttakji_v1_game, 9);
 
 /**
  * Something that happened in a game. Events of one game are numbered 1, 2, 3, …
@@ -745,7 +781,7 @@ export type GameEvent = Message<"ttakji.v1.GameEvent"> & {
  * Use `create(GameEventSchema)` to create a new message.
  */
 export const GameEventSchema: GenMessage<GameEvent> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 9);
+  messageDesc(file_ttakji_v1_game, 10);
 
 /**
  * A player was away for longer than the grace period: the computer plays
@@ -765,7 +801,7 @@ export type StandInSeated = Message<"ttakji.v1.StandInSeated"> & {
  * Use `create(StandInSeatedSchema)` to create a new message.
  */
 export const StandInSeatedSchema: GenMessage<StandInSeated> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 10);
+  messageDesc(file_ttakji_v1_game, 11);
 
 /**
  * The player came back and plays their seat again.
@@ -784,7 +820,7 @@ export type StandInLeft = Message<"ttakji.v1.StandInLeft"> & {
  * Use `create(StandInLeftSchema)` to create a new message.
  */
 export const StandInLeftSchema: GenMessage<StandInLeft> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 11);
+  messageDesc(file_ttakji_v1_game, 12);
 
 /**
  * Two passes opened the count of a territory game; the snapshot's counting
@@ -800,7 +836,7 @@ export type CountingStarted = Message<"ttakji.v1.CountingStarted"> & {
  * Use `create(CountingStartedSchema)` to create a new message.
  */
 export const CountingStartedSchema: GenMessage<CountingStarted> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 12);
+  messageDesc(file_ttakji_v1_game, 13);
 
 /**
  * A player marked a chain dead or alive.
@@ -833,7 +869,7 @@ export type DeadStonesMarked = Message<"ttakji.v1.DeadStonesMarked"> & {
  * Use `create(DeadStonesMarkedSchema)` to create a new message.
  */
 export const DeadStonesMarkedSchema: GenMessage<DeadStonesMarked> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 13);
+  messageDesc(file_ttakji_v1_game, 14);
 
 /**
  * A player confirmed the marks as they are.
@@ -852,7 +888,7 @@ export type CountConfirmed = Message<"ttakji.v1.CountConfirmed"> & {
  * Use `create(CountConfirmedSchema)` to create a new message.
  */
 export const CountConfirmedSchema: GenMessage<CountConfirmed> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 14);
+  messageDesc(file_ttakji_v1_game, 15);
 
 /**
  * A player left the count to settle the position on the board; play goes
@@ -872,7 +908,7 @@ export type PlayResumed = Message<"ttakji.v1.PlayResumed"> & {
  * Use `create(PlayResumedSchema)` to create a new message.
  */
 export const PlayResumedSchema: GenMessage<PlayResumed> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 15);
+  messageDesc(file_ttakji_v1_game, 16);
 
 /**
  * A player offered a draw; it stands until the opponent answers or a move is played.
@@ -891,7 +927,7 @@ export type DrawOffered = Message<"ttakji.v1.DrawOffered"> & {
  * Use `create(DrawOfferedSchema)` to create a new message.
  */
 export const DrawOfferedSchema: GenMessage<DrawOffered> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 16);
+  messageDesc(file_ttakji_v1_game, 17);
 
 /**
  * The opponent declined the draw offer.
@@ -910,7 +946,7 @@ export type DrawDeclined = Message<"ttakji.v1.DrawDeclined"> & {
  * Use `create(DrawDeclinedSchema)` to create a new message.
  */
 export const DrawDeclinedSchema: GenMessage<DrawDeclined> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 17);
+  messageDesc(file_ttakji_v1_game, 18);
 
 /**
  * The game was created.
@@ -925,7 +961,7 @@ export type GameStarted = Message<"ttakji.v1.GameStarted"> & {
  * Use `create(GameStartedSchema)` to create a new message.
  */
 export const GameStartedSchema: GenMessage<GameStarted> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 18);
+  messageDesc(file_ttakji_v1_game, 19);
 
 /**
  * A stone was played or a player passed.
@@ -944,7 +980,7 @@ export type MovePlayed = Message<"ttakji.v1.MovePlayed"> & {
  * Use `create(MovePlayedSchema)` to create a new message.
  */
 export const MovePlayedSchema: GenMessage<MovePlayed> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 19);
+  messageDesc(file_ttakji_v1_game, 20);
 
 /**
  * Moves were taken back.
@@ -965,7 +1001,7 @@ export type MovesUndone = Message<"ttakji.v1.MovesUndone"> & {
  * Use `create(MovesUndoneSchema)` to create a new message.
  */
 export const MovesUndoneSchema: GenMessage<MovesUndone> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 20);
+  messageDesc(file_ttakji_v1_game, 21);
 
 /**
  * The game ended.
@@ -984,7 +1020,7 @@ export type GameFinished = Message<"ttakji.v1.GameFinished"> & {
  * Use `create(GameFinishedSchema)` to create a new message.
  */
 export const GameFinishedSchema: GenMessage<GameFinished> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 21);
+  messageDesc(file_ttakji_v1_game, 22);
 
 /**
  * A stone colour or the side to move.
@@ -1227,4 +1263,57 @@ export enum EndReason {
  */
 export const EndReasonSchema: GenEnum<EndReason> = /*@__PURE__*/
   enumDesc(file_ttakji_v1_game, 6);
+
+/**
+ * Why a count keeps a group it would otherwise take off.
+ *
+ * @generated from enum ttakji.v1.UncertainReason
+ */
+export enum UncertainReason {
+  /**
+   * @generated from enum value: UNCERTAIN_REASON_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * It shares a liberty in seki.
+   *
+   * @generated from enum value: UNCERTAIN_REASON_SEKI = 1;
+   */
+  SEKI = 1,
+
+  /**
+   * It has two eyes, or room for two inside its own walls.
+   *
+   * @generated from enum value: UNCERTAIN_REASON_EYES = 2;
+   */
+  EYES = 2,
+
+  /**
+   * A living friendly stone is near enough to connect to.
+   *
+   * @generated from enum value: UNCERTAIN_REASON_ESCAPE = 3;
+   */
+  ESCAPE = 3,
+
+  /**
+   * It may win a capturing race against a group around it.
+   *
+   * @generated from enum value: UNCERTAIN_REASON_RACE = 4;
+   */
+  RACE = 4,
+
+  /**
+   * The fight around it is unclear: a group around it may die instead.
+   *
+   * @generated from enum value: UNCERTAIN_REASON_UNCLEAR_FIGHT = 5;
+   */
+  UNCLEAR_FIGHT = 5,
+}
+
+/**
+ * Describes the enum ttakji.v1.UncertainReason.
+ */
+export const UncertainReasonSchema: GenEnum<UncertainReason> = /*@__PURE__*/
+  enumDesc(file_ttakji_v1_game, 7);
 
