@@ -776,3 +776,100 @@ async fn a_game_against_the_computer_goes_on_after_its_owner_dies() {
         "each move stored once"
     );
 }
+
+/// A territory game's count is the game's, not its owner's: marks made
+/// before the owner is killed are there on the next one, and the count is
+/// agreed there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_count_of_dead_stones_survives_its_owner_being_killed() {
+    let mut cluster = Cluster::start(2).await;
+    let gateway = cluster.gateway();
+    let url = format!("http://{}", gateway.addr);
+    let black = sign_in(&url, "kwon").await;
+    let white = sign_in(&url, "song").await;
+    let seat = |p: &Player| pb::Seat {
+        user_id: p.user_id.clone(),
+        nickname: p.user_id.chars().take(8).collect(),
+        ai_level: 0,
+    };
+    let id = uuid::Uuid::new_v4().simple().to_string();
+    cluster
+        .through(0)
+        .ask(
+            pb::CreateGameRequest {
+                board_size: 9,
+                ruleset: "japanese".to_owned(),
+                black: Some(seat(&black)),
+                white: Some(seat(&white)),
+                seconds_per_move: 0,
+                game_id: id.clone(),
+                ..Default::default()
+            },
+            |mut c, r| async move { c.create_game(r).await },
+        )
+        .await
+        .expect("game created");
+    black.play(&id, 1, "D5").await.expect("D5");
+    white.play(&id, 2, "F5").await.expect("F5");
+    black.pass(&id, 3).await.expect("pass");
+    white.pass(&id, 4).await.expect("pass");
+    let d5 = pb::Point { column: 3, row: 4 };
+    let marked = white
+        .games
+        .clone()
+        .mark_dead_stones(white.req(pb::MarkDeadStonesRequest {
+            game_id: id.clone(),
+            point: Some(d5),
+            dead: true,
+        }))
+        .await
+        .expect("marked")
+        .into_inner()
+        .game
+        .and_then(|g| g.counting)
+        .expect("counting");
+    assert_eq!(marked.dead_stones, [d5]);
+
+    let owner = cluster.owner_of(&id).await;
+    cluster.running[owner].take().expect("running").kill();
+    let after = black.game(&id).await;
+    let counting = after.counting.expect("still counting on the next owner");
+    assert_eq!(counting.dead_stones, [d5], "the mark survived");
+    assert_eq!(counting.marks_version, marked.marks_version);
+
+    // Black disagrees; then both confirm the marks as they are.
+    black
+        .games
+        .clone()
+        .mark_dead_stones(black.req(pb::MarkDeadStonesRequest {
+            game_id: id.clone(),
+            point: Some(d5),
+            dead: false,
+        }))
+        .await
+        .expect("marked alive");
+    let version = black
+        .game(&id)
+        .await
+        .counting
+        .expect("counting")
+        .marks_version;
+    let mut result = None;
+    for p in [&black, &white] {
+        result = p
+            .games
+            .clone()
+            .confirm_count(p.req(pb::ConfirmCountRequest {
+                game_id: id.clone(),
+                marks_version: version,
+            }))
+            .await
+            .expect("confirmed")
+            .into_inner()
+            .game
+            .and_then(|g| g.result);
+    }
+    let result = result.expect("counted once both confirmed");
+    // Nothing is dead and the open board is nobody's: komi 6.5 decides.
+    assert_eq!(result.text, "W+6.5");
+}
