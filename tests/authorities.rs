@@ -77,6 +77,9 @@ impl Cluster {
             &lease,
             "--ai-max-playouts",
             "50",
+            // Tables that allow it: the computer plays for a player away a second.
+            "--stand-in-after",
+            "1",
         ])
     }
 
@@ -872,4 +875,65 @@ async fn a_count_of_dead_stones_survives_its_owner_being_killed() {
     let result = result.expect("counted once both confirmed");
     // Nothing is dead and the open board is nobody's: komi 6.5 decides.
     assert_eq!(result.text, "W+6.5");
+}
+
+/// A player whose gateway dies without a word (kill -9) is noticed as gone
+/// by the opponent's gateway, and at a table that allows it the computer
+/// plays their seat.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_computer_stands_in_for_a_player_whose_gateway_died() {
+    let cluster = Cluster::start(1).await;
+    let (near, far) = (cluster.gateway(), cluster.gateway());
+    let black = sign_in(&format!("http://{}", near.addr), "moon").await;
+    let white = sign_in(&format!("http://{}", far.addr), "yoon").await;
+    let seat = |p: &Player| pb::Seat {
+        user_id: p.user_id.clone(),
+        nickname: p.user_id.chars().take(8).collect(),
+        ai_level: 0,
+    };
+    let id = uuid::Uuid::new_v4().simple().to_string();
+    cluster
+        .through(0)
+        .ask(
+            pb::CreateGameRequest {
+                board_size: 9,
+                black: Some(seat(&black)),
+                white: Some(seat(&white)),
+                seconds_per_move: 0,
+                game_id: id.clone(),
+                computer_stands_in: true,
+                ..Default::default()
+            },
+            |mut c, r| async move { c.create_game(r).await },
+        )
+        .await
+        .expect("game created");
+    let seen = watch(&black, &id);
+    let _white_watching = watch(&white, &id);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    black.play(&id, 1, "E5").await.expect("E5");
+    far.kill();
+    // The far gateway falls silent; the near one notices within seconds
+    // and the computer plays White's move after the grace period.
+    let started = Instant::now();
+    let reply = loop {
+        let game = black.game(&id).await;
+        if game.move_count >= 2 {
+            break game;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "nobody played for the player whose gateway died"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert!(reply.white.is_some_and(|p| p.computer_standing_in));
+    assert!(reply.last_move.is_some_and(|m| m.by_stand_in));
+    let events = seen.lock().expect("events").clone();
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e.kind, Some(pb::game_event::Kind::StandInSeated(_)))),
+        "Black was told the computer sits in for White"
+    );
 }
