@@ -194,9 +194,11 @@ pub struct Settings {
     pub resign_below: Option<f32>,
     /// The search's constants.
     pub tuning: Tuning,
-    /// The playout budget is a 9×9 board's and grows with the board's
-    /// area (Easy: its small search would otherwise be spread over twice
-    /// the points on 13×13 and four times on 19×19).
+    /// The playout budget is a 9×9 board's and grows with the square of
+    /// the area's growth: on 13×13 a search has twice the points to spread
+    /// over and lines twice as long, on 19×19 four times. The level's time
+    /// a move still caps it, so Hard (bound by time on every board) is
+    /// unchanged, and the levels stay in order on every board.
     pub scale_with_board: bool,
 }
 
@@ -211,7 +213,7 @@ impl Settings {
             seed: None,
             resign_below: level.style().resigns.then_some(0.05),
             tuning: level.tuning(),
-            scale_with_board: matches!(level, Level::Easy),
+            scale_with_board: true,
         }
     }
 }
@@ -288,8 +290,10 @@ impl MctsPlayer {
         let color = game.to_move();
         let mut budget = self.settings.budget;
         if self.settings.scale_with_board {
+            // The square of the area's growth: a larger board has more
+            // points to spread the search over and longer lines to read.
             let points = u32::from(game.rules().board_size.get()).pow(2);
-            budget.playouts = budget.playouts.saturating_mul(points) / 81;
+            budget.playouts = budget.playouts.saturating_mul(points * points) / (81 * 81);
         }
         let result = self.searcher.search(
             game,

@@ -134,6 +134,24 @@ fn a_lost_game_is_not_played_on_after_the_opponent_passes() {
 }
 
 #[test]
+fn a_levels_playouts_grow_with_the_square_of_the_boards_area() {
+    for (size, expected) in [(9, 100), (13, 435), (19, 1986)] {
+        let rules = Rules::ttakji().with_board_size(baduk::BoardSize::new(size).expect("size"));
+        let game = Game::new(rules);
+        let mut player = MctsPlayer::with_settings(
+            Level::Easy,
+            Settings {
+                scale_with_board: true,
+                ..settings(100, 1)
+            },
+        );
+        let (_, result) = player.decide_with_search(&game);
+        assert_eq!(result.playouts, expected, "{size}x{size}");
+    }
+    assert!(Settings::for_level(Level::Easy).scale_with_board);
+}
+
+#[test]
 fn threads_share_the_playout_budget_and_merge_at_the_root() {
     let game = Game::new(Rules::ttakji());
     let budget = Budget {
