@@ -125,26 +125,34 @@ impl Cluster {
 
     /// Creates a game between two people through instance 0.
     async fn create(&self, black: &str, white: &str, seconds_per_move: u32) -> String {
+        self.create_tuned(black, white, |r| r.seconds_per_move = seconds_per_move)
+            .await
+    }
+
+    /// Creates a game between two people through instance 0, with the
+    /// request changed by `tune` (its rules, clock, stand-in).
+    async fn create_tuned(
+        &self,
+        black: &str,
+        white: &str,
+        tune: impl FnOnce(&mut pb::CreateGameRequest),
+    ) -> String {
         let seat = |id: &str| pb::Seat {
             user_id: id.to_owned(),
             nickname: id.chars().take(8).collect(),
             ai_level: 0,
         };
         let id = uuid::Uuid::new_v4().simple().to_string();
+        let mut request = pb::CreateGameRequest {
+            board_size: 9,
+            black: Some(seat(black)),
+            white: Some(seat(white)),
+            game_id: id.clone(),
+            ..Default::default()
+        };
+        tune(&mut request);
         self.through(0)
-            .ask(
-                pb::CreateGameRequest {
-                    board_size: 9,
-                    ruleset: String::new(),
-                    black: Some(seat(black)),
-                    white: Some(seat(white)),
-                    seconds_per_move,
-                    game_id: id.clone(),
-                    ranked: false,
-                    ..Default::default()
-                },
-                |mut c, r| async move { c.create_game(r).await },
-            )
+            .ask(request, |mut c, r| async move { c.create_game(r).await })
             .await
             .expect("game created");
         id
@@ -790,28 +798,11 @@ async fn a_count_of_dead_stones_survives_its_owner_being_killed() {
     let url = format!("http://{}", gateway.addr);
     let black = sign_in(&url, "kwon").await;
     let white = sign_in(&url, "song").await;
-    let seat = |p: &Player| pb::Seat {
-        user_id: p.user_id.clone(),
-        nickname: p.user_id.chars().take(8).collect(),
-        ai_level: 0,
-    };
-    let id = uuid::Uuid::new_v4().simple().to_string();
-    cluster
-        .through(0)
-        .ask(
-            pb::CreateGameRequest {
-                board_size: 9,
-                ruleset: "japanese".to_owned(),
-                black: Some(seat(&black)),
-                white: Some(seat(&white)),
-                seconds_per_move: 0,
-                game_id: id.clone(),
-                ..Default::default()
-            },
-            |mut c, r| async move { c.create_game(r).await },
-        )
-        .await
-        .expect("game created");
+    let id = cluster
+        .create_tuned(&black.user_id, &white.user_id, |r| {
+            r.ruleset = "japanese".to_owned();
+        })
+        .await;
     black.play(&id, 1, "D5").await.expect("D5");
     white.play(&id, 2, "F5").await.expect("F5");
     black.pass(&id, 3).await.expect("pass");
@@ -886,28 +877,11 @@ async fn the_computer_stands_in_for_a_player_whose_gateway_died() {
     let (near, far) = (cluster.gateway(), cluster.gateway());
     let black = sign_in(&format!("http://{}", near.addr), "moon").await;
     let white = sign_in(&format!("http://{}", far.addr), "yoon").await;
-    let seat = |p: &Player| pb::Seat {
-        user_id: p.user_id.clone(),
-        nickname: p.user_id.chars().take(8).collect(),
-        ai_level: 0,
-    };
-    let id = uuid::Uuid::new_v4().simple().to_string();
-    cluster
-        .through(0)
-        .ask(
-            pb::CreateGameRequest {
-                board_size: 9,
-                black: Some(seat(&black)),
-                white: Some(seat(&white)),
-                seconds_per_move: 0,
-                game_id: id.clone(),
-                computer_stands_in: true,
-                ..Default::default()
-            },
-            |mut c, r| async move { c.create_game(r).await },
-        )
-        .await
-        .expect("game created");
+    let id = cluster
+        .create_tuned(&black.user_id, &white.user_id, |r| {
+            r.computer_stands_in = true;
+        })
+        .await;
     let seen = watch(&black, &id);
     let _white_watching = watch(&white, &id);
     tokio::time::sleep(Duration::from_millis(500)).await;

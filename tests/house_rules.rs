@@ -310,16 +310,7 @@ async fn a_territory_game_is_counted_by_agreement_after_a_disagreement_and_more_
     let (game, black, white) = table(&host, &friend, rules).await;
     let id = &game.game_id;
     assert_eq!(game.scoring, pb::Scoring::Territory as i32);
-    let mut watching = white
-        .games
-        .clone()
-        .watch_game(white.req(pb::WatchGameRequest {
-            game_id: id.clone(),
-            after_seq: 0,
-        }))
-        .await
-        .expect("watching")
-        .into_inner();
+    let mut watching = watch(white, id).await;
     let mut number = 0;
     for row in 1..=9 {
         for (player, column) in [(black, 'D'), (white, 'E')] {
@@ -360,18 +351,13 @@ async fn a_territory_game_is_counted_by_agreement_after_a_disagreement_and_more_
     assert_eq!(names(&marks.dead_stones), ["B5"]);
     assert!(!marks.white_confirmed);
     // White sees the mark as it is made.
-    let seen = tokio::time::timeout(Duration::from_secs(10), async {
-        loop {
-            let message = watching.message().await.expect("stream").expect("open");
-            if let Some(pb::game_event::Kind::DeadStonesMarked(m)) =
-                message.event.and_then(|e| e.kind)
-            {
-                return m;
-            }
-        }
+    let marked = next_event(&mut watching, |k| {
+        matches!(k, pb::game_event::Kind::DeadStonesMarked(_))
     })
-    .await
-    .expect("the mark is pushed");
+    .await;
+    let Some(pb::game_event::Kind::DeadStonesMarked(seen)) = marked.kind else {
+        unreachable!("a mark was asked for");
+    };
     assert_eq!(seen.by, pb::Color::Black as i32);
     assert_eq!(names(&seen.stones), ["G5"]);
     assert!(!seen.dead);

@@ -608,18 +608,10 @@ impl Game {
     /// (one reading of the board for both).
     #[must_use]
     pub fn preview(&self) -> Preview {
-        match self.rules().dead_stones {
-            DeadStoneRule::None => Preview {
-                score: self.score_with_dead(&[]),
-                doubtful: Vec::new(),
-            },
-            DeadStoneRule::Automatic | DeadStoneRule::Agreement => {
-                let analysis = analyse(self.board());
-                Preview {
-                    score: self.score_with_dead(&analysis.dead),
-                    doubtful: analysis.doubtful,
-                }
-            }
+        let (dead, doubtful) = self.reading();
+        Preview {
+            score: self.score_with_dead(&dead),
+            doubtful,
         }
     }
 
@@ -627,9 +619,19 @@ impl Game {
     /// Under Tromp-Taylor rules (no removal) it is empty.
     #[must_use]
     pub fn dead_stones(&self) -> Vec<Point> {
+        self.reading().0
+    }
+
+    /// The stones the rules' dead-stone calculation takes off, and the
+    /// groups it keeps only because it is not sure; none of either under
+    /// Tromp-Taylor rules.
+    fn reading(&self) -> (Vec<Point>, Vec<DoubtfulGroup>) {
         match self.rules().dead_stones {
-            DeadStoneRule::None => Vec::new(),
-            DeadStoneRule::Automatic | DeadStoneRule::Agreement => analyse(self.board()).dead,
+            DeadStoneRule::None => (Vec::new(), Vec::new()),
+            DeadStoneRule::Automatic | DeadStoneRule::Agreement => {
+                let analysis = analyse(self.board());
+                (analysis.dead, analysis.doubtful)
+            }
         }
     }
 

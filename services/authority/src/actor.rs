@@ -490,14 +490,30 @@ impl Actor {
         let Some(step) = self.state.time_out(now_unix_ms()) else {
             return;
         };
-        let loser = self.state.game().to_move();
-        tracing::info!(game_id = %self.state.meta().id, %loser, "time ran out");
+        if self.state.counting().is_some() {
+            tracing::info!(game_id = %self.state.meta().id, "the count's time ran out; counted with the server's verdict");
+        } else {
+            let loser = self.state.game().to_move();
+            tracing::info!(game_id = %self.state.meta().id, %loser, "time ran out");
+        }
+        if !self.take_own(step, "timeout").await {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
+    }
+
+    /// Stores and publishes a step nobody waits on (a timeout, a stand-in,
+    /// a player's return, the computer's move); false when it could not be
+    /// stored (a fenced actor stops, which is not a failure here).
+    async fn take_own(&mut self, step: Step, what: &str) -> bool {
         match self.take(Ok(step)).await {
-            Ok((_, events)) => self.publish(events).await,
-            Err(NotTaken::Fenced) => {}
+            Ok((_, events)) => {
+                self.publish(events).await;
+                true
+            }
+            Err(NotTaken::Fenced) => true,
             Err(NotTaken::Refused(status)) => {
-                tracing::error!(game_id = %self.state.meta().id, %status, "timeout not stored; retrying");
-                tokio::time::sleep(Duration::from_secs(1)).await;
+                tracing::error!(game_id = %self.state.meta().id, %status, "{what} not stored");
+                false
             }
         }
     }
@@ -508,12 +524,12 @@ impl Actor {
         if !self.state.missed(user_id) {
             return;
         }
-        let step = self.state.presence(user_id, true, now_unix_ms());
-        match self.take(step).await {
-            Ok((_, events)) => self.publish(events).await,
-            Err(NotTaken::Fenced) => {}
-            Err(NotTaken::Refused(status)) => {
-                tracing::warn!(game_id = %self.state.meta().id, %status, "a player's return not stored");
+        match self.state.presence(user_id, true, now_unix_ms()) {
+            Ok(step) => {
+                self.take_own(step, "a player's return").await;
+            }
+            Err(refusal) => {
+                tracing::warn!(game_id = %self.state.meta().id, %refusal, "a player's return refused");
             }
         }
     }
@@ -530,13 +546,8 @@ impl Actor {
             return;
         };
         tracing::info!(game_id = %self.state.meta().id, "the computer stands in for a player who is away");
-        match self.take(Ok(step)).await {
-            Ok((_, events)) => self.publish(events).await,
-            Err(NotTaken::Fenced) => {}
-            Err(NotTaken::Refused(status)) => {
-                tracing::error!(game_id = %self.state.meta().id, %status, "stand-in not stored; retrying");
-                tokio::time::sleep(Duration::from_secs(1)).await;
-            }
+        if !self.take_own(step, "stand-in").await {
+            tokio::time::sleep(Duration::from_secs(1)).await;
         }
         self.think_if_computer_to_move();
     }
@@ -592,13 +603,7 @@ impl Actor {
             return;
         };
         tracing::info!(%game_id, ?decision, think_ms = think.as_millis(), "computer moves");
-        match self.take(Ok(step)).await {
-            Ok((_, events)) => self.publish(events).await,
-            Err(NotTaken::Fenced) => {}
-            Err(NotTaken::Refused(status)) => {
-                tracing::error!(%game_id, %status, "computer's move not stored");
-            }
-        }
+        self.take_own(step, "computer's move").await;
     }
 
     /// Publishes events on the game's channel, and a game's end on the

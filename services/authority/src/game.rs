@@ -194,9 +194,7 @@ impl OnlineGame {
                     .counting
                     .as_ref()
                     .ok_or("two passes ended play but no count is stored")?;
-                let mut proposed = live.game.dead_stones();
-                proposed.sort_unstable_by_key(|p| (p.row(), p.col()));
-                live.counting = Some(Counting::restored(stored_count, proposed));
+                live.counting = Some(Counting::restored(stored_count, &live.game));
             }
             (Some(reason), _) => {
                 let agreed = (reason == EndReason::TwoPasses && live.counts_by_agreement())
@@ -375,7 +373,7 @@ impl OnlineGame {
             }
             return self.act(color, act, now);
         }
-        if self.counting.is_some() && self.finished.is_none() {
+        if self.counting.is_some() {
             return Err(Refusal::Counting);
         }
         let expected = self.game.move_number() + 1;
@@ -667,13 +665,9 @@ impl OnlineGame {
                 kind: EventKind::CountingStarted,
             });
         } else if let Some(reason) = next.game.end() {
-            write.finish = Some(next.end_now(reason, None, now));
-            next.seq += 1;
-            events.push(Event {
-                seq: next.seq,
-                at: now,
-                kind: EventKind::Finished,
-            });
+            let (finish, finished) = next.end_now(reason, None, now);
+            write.finish = Some(finish);
+            events.push(finished);
         }
         let write = next.standing(write);
         Ok(Step {
@@ -701,8 +695,9 @@ impl OnlineGame {
     }
 
     /// Ends the game now for `reason`, counted with `dead` taken off when
-    /// given (an agreed count) or with the server's verdict; what to store.
-    fn end_now(&mut self, reason: EndReason, dead: Option<&[Point]>, now: i64) -> Finish {
+    /// given (an agreed count) or with the server's verdict: what to store,
+    /// and the event that says it ended.
+    fn end_now(&mut self, reason: EndReason, dead: Option<&[Point]>, now: i64) -> (Finish, Event) {
         let finished = self.finish_with_dead(reason, dead);
         self.counting = None;
         self.deadline = None;
@@ -720,10 +715,17 @@ impl OnlineGame {
             sgf: String::new(),
         };
         self.finished = Some(finished);
-        Finish {
+        self.seq += 1;
+        let event = Event {
+            seq: self.seq,
+            at: now,
+            kind: EventKind::Finished,
+        };
+        let finish = Finish {
             sgf: self.sgf(),
             ..finish
-        }
+        };
+        (finish, event)
     }
 
     /// How the game ended, counted with `dead` taken off when given (an

@@ -21,10 +21,10 @@
 //!   gains nothing by waiting.
 //! - A computer seat confirms whenever the marks are its own verdict.
 
-use baduk::{Color, EndReason, Point};
+use baduk::{Color, EndReason, Game, Point};
 
 use super::{Event, EventKind, Finished, OnlineGame, Refusal, Step};
-use crate::records::{Finish, StoredCounting, Write};
+use crate::records::{StoredCounting, Write};
 
 /// How long a count stays open, in seconds.
 pub const COUNTING_SECONDS: u32 = 300;
@@ -79,19 +79,26 @@ impl Counting {
     }
 
     /// The count again from what was stored, with the server's verdict on
-    /// the position worked out afresh.
-    pub(super) fn restored(stored: &StoredCounting, proposed: Vec<Point>) -> Counting {
+    /// `game`'s position worked out afresh.
+    pub(super) fn restored(stored: &StoredCounting, game: &Game) -> Counting {
         let mut confirmed = [false; 2];
         for c in &stored.confirmed {
             confirmed[c.index()] = true;
         }
         Counting {
             dead: stored.dead.clone(),
-            proposed,
+            proposed: proposal(game),
             version: stored.version,
             confirmed,
         }
     }
+}
+
+/// The server's verdict on `game`'s position, in board order.
+fn proposal(game: &Game) -> Vec<Point> {
+    let mut proposed = game.dead_stones();
+    board_order(&mut proposed);
+    proposed
 }
 
 /// Points in board order, as marks are kept.
@@ -106,16 +113,16 @@ impl OnlineGame {
         self.meta.rules.dead_stones == baduk::DeadStoneRule::Agreement
     }
 
-    /// The open count, if the players are agreeing on dead stones now.
+    /// The open count, if the players are agreeing on dead stones now
+    /// (a game that ends closes its count).
     #[must_use]
     pub fn counting(&self) -> Option<&Counting> {
-        self.counting.as_ref().filter(|_| self.is_playing())
+        self.counting.as_ref()
     }
 
     /// Opens a count on `self` (just after the second pass), at event `seq`.
     pub(super) fn open_count(&mut self, now: i64) {
-        let mut proposed = self.game.dead_stones();
-        board_order(&mut proposed);
+        let proposed = proposal(&self.game);
         self.seq += 1;
         self.counting = Some(Counting {
             dead: proposed.clone(),
@@ -252,14 +259,9 @@ impl OnlineGame {
         }
         let mut write = Write::default();
         if both {
-            let dead = counting.dead.clone();
-            write.finish = Some(next.count_with(&dead, now));
-            next.seq += 1;
-            events.push(Event {
-                seq: next.seq,
-                at: now,
-                kind: EventKind::Finished,
-            });
+            let (finish, finished) = next.end_now(EndReason::TwoPasses, Some(&counting.dead), now);
+            write.finish = Some(finish);
+            events.push(finished);
         }
         let write = next.standing(write);
         Ok(Step::change(next, write, events, now, both))
@@ -293,7 +295,6 @@ impl OnlineGame {
         next.counting = None;
         next.deadline = (next.meta.seconds_per_move > 0)
             .then(|| now + i64::from(next.meta.seconds_per_move) * 1000);
-        next.generation += 1;
         next.seq += 1;
         let event = Event {
             seq: next.seq,
@@ -308,24 +309,12 @@ impl OnlineGame {
     /// verdict.
     pub(super) fn count_timed_out(&self, now: i64) -> Option<Step> {
         let counting = self.counting()?;
-        let proposed = counting.proposed.clone();
         let mut next = self.clone();
-        let finish = next.count_with(&proposed, now);
-        next.seq += 1;
-        let event = Event {
-            seq: next.seq,
-            at: now,
-            kind: EventKind::Finished,
-        };
+        let (finish, event) = next.end_now(EndReason::TwoPasses, Some(&counting.proposed), now);
         let write = next.standing(Write {
             finish: Some(finish),
             ..Write::default()
         });
         Some(Step::change(next, write, vec![event], now, true))
-    }
-
-    /// Ends the game counted with `dead` taken off, and what to store.
-    fn count_with(&mut self, dead: &[Point], now: i64) -> Finish {
-        self.end_now(EndReason::TwoPasses, Some(dead), now)
     }
 }

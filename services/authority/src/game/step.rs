@@ -110,14 +110,8 @@ impl Step {
 
     /// A change to the game that is not a move: one event, no answer.
     pub(super) fn one_event(next: OnlineGame, write: Write, event: Event) -> Step {
-        Step {
-            at: event.at,
-            next: Some(Box::new(next)),
-            write: Some(write),
-            events: vec![event],
-            played: None,
-            is_action: false,
-        }
+        let at = event.at;
+        Step::change(next, write, vec![event], at, false)
     }
 
     /// What to store before committing; `None` when nothing changes.
