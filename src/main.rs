@@ -10,6 +10,7 @@ mod loadtest;
 mod matches;
 mod play;
 mod server;
+mod train;
 
 use std::io;
 
@@ -96,10 +97,18 @@ enum Command {
         #[arg(long)]
         seconds: Option<f64>,
         /// A search constant, as name=value (rave_equivalence, margin_weight,
-        /// margin_scale, prior_even); may be given more than once.
+        /// margin_scale, prior_even, pattern_prior, pattern_playouts,
+        /// dynamic_komi); may be given more than once.
         #[arg(long)]
         tune: Vec<String>,
+        /// A move-pattern table (written by `ttakji train-patterns`) to use
+        /// instead of the built-in one.
+        #[arg(long)]
+        patterns: Option<std::path::PathBuf>,
     },
+    /// Fit the computer's move patterns to SGF game records and write the
+    /// table its search draws its priors from.
+    TrainPatterns(train::TrainArgs),
     /// Play two GTP engines against each other, alternating colours, with
     /// this rules engine as referee; writes SGF files and a summary.
     Match {
@@ -159,6 +168,7 @@ fn main() -> anyhow::Result<()> {
         Command::Ratings(args) => server::ratings(&args)?,
         Command::Play(args) => play::run(&args)?,
         Command::Loadtest(args) => loadtest::run(&args)?,
+        Command::TrainPatterns(args) => print!("{}", train::run(&args)?),
         Command::Gtp {
             rules,
             level,
@@ -167,8 +177,17 @@ fn main() -> anyhow::Result<()> {
             playouts,
             seconds,
             tune,
+            patterns,
         } => {
             let rules = rules.rules()?;
+            if let Some(path) = patterns {
+                let text = std::fs::read_to_string(&path)
+                    .with_context(|| format!("reading {}", path.display()))?;
+                let table = baduk_ai::patterns::Gammas::parse(&text)
+                    .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+                // Nothing has searched yet, so the table is free to set.
+                let _ = baduk_ai::patterns::Gammas::install(table);
+            }
             let mut settings = Settings::for_level(level);
             settings.threads = threads.max(1);
             settings.seed = seed;

@@ -9,6 +9,7 @@
 
 pub mod gtp_engine;
 pub mod mcts;
+pub mod patterns;
 pub mod policy;
 
 use std::time::Duration;
@@ -310,6 +311,7 @@ impl MctsPlayer {
             && self.level.style().resigns
             && game.move_number() >= 30
             && best.winrate < threshold
+            && result.komi_shift <= 0
         {
             return (Decision::Resign, result);
         }
@@ -371,7 +373,8 @@ impl MctsPlayer {
                 choice = m.vertex;
             }
         }
-        let hopeless = best.winrate < 0.05;
+        // Against a raised komi a low win rate says nothing of the game.
+        let hopeless = best.winrate < 0.05 && result.komi_shift <= 0;
         if choice.is_none()
             || (choice.is_some_and(useless) && closed)
             || (opponent_passed && (hopeless || wins_now()))

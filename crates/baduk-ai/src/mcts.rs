@@ -14,6 +14,7 @@ use baduk::board::{Board, MAX_VERTICES, NO_VERTEX, SplitMix64, Vertex};
 use baduk::playout::{all_playout_candidates, area_margin};
 use baduk::{Color, Game, Move};
 
+use crate::patterns::{Gammas, features};
 use crate::policy::{playout_move, prior};
 
 /// How much search one move gets: whichever limit comes first.
@@ -35,6 +36,10 @@ pub struct SearchResult {
     /// For each vertex: the share of playouts in which Black owned it at
     /// the end, from 0 to 1.
     pub black_ownership: Vec<f32>,
+    /// The half-points of komi the player to move gave away beyond the
+    /// game's in this search (a dynamic komi; negative when it took some):
+    /// the win rates are against that komi.
+    pub komi_shift: i32,
 }
 
 /// One move at the root.
@@ -72,6 +77,8 @@ pub(crate) struct Node {
     amaf_wins: f32,
     amaf_visits: f32,
     real_visits: u32,
+    /// Wins of the simulations through it, without the priors.
+    real_wins: f32,
 }
 
 impl Node {
@@ -86,6 +93,7 @@ impl Node {
             amaf_wins: 0.0,
             amaf_visits: 0.0,
             real_visits: 0,
+            real_wins: 0.0,
         }
     }
 }
@@ -102,6 +110,25 @@ pub struct Tuning {
     pub margin_scale: f32,
     /// Virtual visits (at an even win rate) every new move starts with.
     pub prior_even: f32,
+    /// Virtual visits of the learned move patterns' prior
+    /// ([`crate::patterns`]): a move as strong as the average candidate
+    /// gets half of them as wins, a stronger one more, a weaker one fewer.
+    /// 0 leaves the patterns out.
+    pub pattern_prior: f32,
+    /// Above 0, the playouts answer next to the last move with a learned
+    /// 3×3 shape whose gamma is at least this, drawn by gamma, instead of
+    /// MoGo's hand-picked shapes.
+    pub pattern_playouts: f32,
+    /// Above 0, the search plays against a komi it moves by a point after
+    /// each move: up while it wins more than this share of its lines (so a
+    /// won game is played for its full margin), down again below it, and
+    /// below zero while it wins less than one minus it (a lost-looking
+    /// game is fought for a smaller loss, where a comeback can start).
+    pub dynamic_komi: f32,
+    /// Above 0, the share of its time a move may think beyond it when the
+    /// two best moves are close and the game is undecided; a search also
+    /// stops early once the best move cannot be caught, which pays for it.
+    pub time_extension: f32,
 }
 
 impl Default for Tuning {
@@ -111,13 +138,18 @@ impl Default for Tuning {
             margin_weight: 0.1,
             margin_scale: 10.0,
             prior_even: 10.0,
+            pattern_prior: 20.0,
+            pattern_playouts: 0.0,
+            dynamic_komi: 0.0,
+            time_extension: 0.0,
         }
     }
 }
 
 impl Tuning {
     /// Sets one constant from `name=value` (`rave_equivalence`,
-    /// `margin_weight`, `margin_scale`, `prior_even`).
+    /// `margin_weight`, `margin_scale`, `prior_even`, `pattern_prior`,
+    /// `pattern_playouts`, `dynamic_komi`, `time_extension`).
     pub fn set(&mut self, assignment: &str) -> Result<(), String> {
         let (name, value) = assignment
             .split_once('=')
@@ -136,9 +168,13 @@ impl Tuning {
             "margin_weight" => self.margin_weight = value.min(1.0),
             "margin_scale" => self.margin_scale = value.max(0.1),
             "prior_even" => self.prior_even = value,
+            "pattern_prior" => self.pattern_prior = value,
+            "pattern_playouts" => self.pattern_playouts = value,
+            "dynamic_komi" => self.dynamic_komi = value.min(1.0),
+            "time_extension" => self.time_extension = value.min(3.0),
             other => {
                 return Err(format!(
-                    "unknown tuning `{other}` (rave_equivalence, margin_weight, margin_scale, prior_even)"
+                    "unknown tuning `{other}` (rave_equivalence, margin_weight, margin_scale, prior_even, pattern_prior, pattern_playouts, dynamic_komi, time_extension)"
                 ));
             }
         }
@@ -169,6 +205,8 @@ struct Tree<'g> {
     seen: Vec<u32>,
     first_by: Vec<u8>,
     stamp: u32,
+    /// The patterns' strength of each move being expanded.
+    strengths: Vec<f32>,
 }
 
 /// Searches the position for the player to move with `budget`, on
@@ -196,7 +234,15 @@ pub fn search_tuned(
 #[derive(Debug, Default, Clone)]
 pub struct Searcher {
     kept: Option<Kept>,
+    /// For each colour, the half-points of komi it gives away beyond the
+    /// game's own in its searches (see [`Tuning::dynamic_komi`]).
+    komi_shift: [i32; 2],
 }
+
+/// The most a dynamic komi moves from the game's, in half-points per
+/// point of the board (30 points on 9×9, 15 the other way).
+const KOMI_SHIFT_UP: i32 = 60;
+const KOMI_SHIFT_DOWN: i32 = 30;
 
 #[derive(Debug, Clone)]
 struct Kept {
@@ -225,11 +271,27 @@ impl Searcher {
             playouts: budget.playouts.div_ceil(threads as u32),
             time: budget.time,
         };
+        if self
+            .kept
+            .as_ref()
+            .is_none_or(|k| !game.moves().starts_with(&k.moves))
+        {
+            self.komi_shift = [0, 0];
+        }
+        let color = game.to_move();
+        let shift = self.komi_shift[color.index()];
+        // The komi the search plays with: the side to move gives `shift`
+        // half-points more away than the game says.
+        let komi_half = game.rules().komi.half_points()
+            + match color {
+                Color::Black => shift,
+                Color::White => -shift,
+            };
         let mut reused = self.reusable(game, threads);
         reused.resize_with(threads, || None);
         let trees: Vec<TreeOutcome> = if threads == 1 {
             let nodes = reused.pop().flatten();
-            vec![run_tree(game, share, seed, start, tuning, nodes)]
+            vec![run_tree(game, share, seed, start, tuning, komi_half, nodes)]
         } else {
             std::thread::scope(|scope| {
                 let handles: Vec<_> = reused
@@ -243,6 +305,7 @@ impl Searcher {
                                 seed.wrapping_add(i as u64),
                                 start,
                                 tuning,
+                                komi_half,
                                 nodes,
                             )
                         })
@@ -251,7 +314,12 @@ impl Searcher {
                 handles.into_iter().filter_map(|h| h.join().ok()).collect()
             })
         };
-        let result = merge(&trees, start);
+        let mut result = merge(&trees, start);
+        result.komi_shift = shift;
+        if tuning.dynamic_komi > 0.0 {
+            self.komi_shift[color.index()] =
+                next_komi_shift(shift, result.winrate(), tuning.dynamic_komi);
+        }
         self.kept = Some(Kept {
             moves: game.moves().to_vec(),
             root_color: game.to_move(),
@@ -294,6 +362,26 @@ impl Searcher {
             .iter()
             .map(|nodes| reroot(nodes, &path))
             .collect()
+    }
+}
+
+/// The next move's komi shift after a search that won `winrate` of its
+/// lines with `shift`: a point more while it wins more than `high`, a point
+/// back when it falls a little below it, and the same way down from zero
+/// while it wins less than `1 - high`.
+fn next_komi_shift(shift: i32, winrate: f32, high: f32) -> i32 {
+    const BAND: f32 = 0.15;
+    let low = 1.0 - high;
+    if winrate > high {
+        (shift + 2).min(KOMI_SHIFT_UP)
+    } else if winrate < low {
+        (shift - 2).max(-KOMI_SHIFT_DOWN)
+    } else if shift > 0 && winrate < high - BAND {
+        shift - 2
+    } else if shift < 0 && winrate > low + BAND {
+        shift + 2
+    } else {
+        shift
     }
 }
 
@@ -371,6 +459,7 @@ fn merge(trees: &[TreeOutcome], start: Instant) -> SearchResult {
         playouts,
         elapsed: start.elapsed(),
         black_ownership: ownership.iter().map(|&o| o as f32 / denominator).collect(),
+        komi_shift: 0,
     }
 }
 
@@ -380,9 +469,11 @@ fn run_tree(
     seed: u64,
     start: Instant,
     tuning: Tuning,
+    komi_half: i32,
     nodes: Option<Vec<Node>>,
 ) -> TreeOutcome {
     let mut tree = Tree::new(game, seed, tuning);
+    tree.komi_half = komi_half;
     match nodes {
         Some(nodes) if nodes.first().is_some_and(|root| root.expanded) => {
             tree.nodes = nodes;
@@ -390,9 +481,38 @@ fn run_tree(
         }
         _ => tree.expand_root(),
     }
+    let extension = tuning.time_extension;
+    let mut deadline = budget.time;
+    let mut extended = extension <= 0.0;
     while tree.playouts < budget.playouts {
-        if tree.playouts.is_multiple_of(64) && start.elapsed() >= budget.time {
-            break;
+        if tree.playouts.is_multiple_of(64) {
+            let elapsed = start.elapsed();
+            if elapsed >= deadline {
+                // Where the choice is still open and the game not yet
+                // decided, think longer, once.
+                if extended || !tree.worth_more_time() {
+                    break;
+                }
+                extended = true;
+                deadline = budget.time.mul_f32(1.0 + extension);
+            }
+            // Stop early once no other move can catch the best in the
+            // simulations left (by the playout budget, or at this pace by
+            // the time): the time saved pays for the longer thinks.
+            if extension > 0.0
+                && tree.playouts.is_multiple_of(256)
+                && elapsed >= budget.time / 4
+                && tree.playouts > 0
+            {
+                let left_by_time = (deadline.saturating_sub(elapsed)).as_secs_f64()
+                    / elapsed.as_secs_f64().max(1e-6)
+                    * f64::from(tree.playouts);
+                let left = f64::from(budget.playouts - tree.playouts).min(left_by_time);
+                let (best, second, _) = tree.top_two();
+                if f64::from(best - second) > left {
+                    break;
+                }
+            }
         }
         tree.simulate();
     }
@@ -430,11 +550,19 @@ impl<'g> Tree<'g> {
             seen: vec![0; MAX_VERTICES],
             first_by: vec![0; MAX_VERTICES],
             stamp: 0,
+            strengths: Vec::with_capacity(MAX_VERTICES),
         }
     }
 
     fn last_vertex(&self) -> Vertex {
-        match self.game.last_move().map(|m| m.action) {
+        self.vertex_back(1)
+    }
+
+    /// The vertex of the move `back` moves ago (1 the last), `NO_VERTEX`
+    /// for a pass or none.
+    fn vertex_back(&self, back: usize) -> Vertex {
+        let moves = self.game.moves();
+        match moves.len().checked_sub(back).map(|i| moves[i].action) {
             Some(baduk::Action::Play(p)) => self.root_board.vertex(p),
             _ => NO_VERTEX,
         }
@@ -445,7 +573,7 @@ impl<'g> Tree<'g> {
     fn expand_root(&mut self) {
         let board = self.root_board.clone();
         let color = self.root_color;
-        let last = self.last_vertex();
+        let (last, last2) = (self.last_vertex(), self.vertex_back(2));
         let legal: Vec<Vertex> = self
             .game
             .legal_points(color)
@@ -453,7 +581,7 @@ impl<'g> Tree<'g> {
             .map(|p| board.vertex(p))
             .filter(|&v| !board.is_eye_shape(v, color))
             .collect();
-        self.add_children(0, &board, color, last, &legal);
+        self.add_children(0, &board, color, (last, last2), &legal);
     }
 
     /// A kept root's children, less the moves the game's rules (superko)
@@ -480,13 +608,31 @@ impl<'g> Tree<'g> {
         at: usize,
         board: &Board,
         color: Color,
-        last: Vertex,
+        (last, last2): (Vertex, Vertex),
         moves: &[Vertex],
     ) {
         let first = self.nodes.len() as u32;
         for &v in moves {
             let p = prior(board, v, color, last, self.tuning.prior_even);
             self.nodes.push(Node::new(v, p.wins, p.visits));
+        }
+        let weight = self.tuning.pattern_prior;
+        if weight > 0.0 && !moves.is_empty() {
+            // The patterns' share of each move, against the average one's.
+            let gammas = Gammas::in_force();
+            self.strengths.clear();
+            self.strengths.extend(
+                moves
+                    .iter()
+                    .map(|&v| gammas.strength(&features(board, v, color, last, last2))),
+            );
+            let total: f32 = self.strengths.iter().sum();
+            let n = moves.len() as f32;
+            for (node, &s) in self.nodes[first as usize..].iter_mut().zip(&self.strengths) {
+                let r = s * n / total.max(f32::MIN_POSITIVE);
+                node.wins += weight * r / (r + 1.0);
+                node.visits += weight;
+            }
         }
         self.nodes
             .push(Node::new(NO_VERTEX, PASS_PRIOR.0, PASS_PRIOR.1));
@@ -496,7 +642,7 @@ impl<'g> Tree<'g> {
         node.expanded = true;
     }
 
-    fn expand(&mut self, at: usize, board: &Board, color: Color, last: Vertex) {
+    fn expand(&mut self, at: usize, board: &Board, color: Color, last: (Vertex, Vertex)) {
         let moves = all_playout_candidates(board, color);
         self.add_children(at, board, color, last, &moves);
     }
@@ -536,6 +682,7 @@ impl<'g> Tree<'g> {
         let mut board = self.root_board.clone();
         let mut color = self.root_color;
         let mut last = self.last_vertex();
+        let mut last2 = self.vertex_back(2);
         let mut passes = u32::from(last == NO_VERTEX && self.game.last_move().is_some());
         self.path.clear();
         self.played.clear();
@@ -545,7 +692,7 @@ impl<'g> Tree<'g> {
         loop {
             if !self.nodes[at].expanded {
                 if self.nodes[at].real_visits >= 1 && passes < 2 {
-                    self.expand(at, &board, color, last);
+                    self.expand(at, &board, color, (last, last2));
                 } else {
                     break;
                 }
@@ -555,12 +702,12 @@ impl<'g> Tree<'g> {
             if mv == NO_VERTEX || !board.is_playable(mv, color, false) {
                 board.clear_ko();
                 passes += 1;
-                last = NO_VERTEX;
+                (last2, last) = (last, NO_VERTEX);
                 self.played.push((NO_VERTEX, color));
             } else {
                 board.play(mv, color);
                 passes = 0;
-                last = mv;
+                (last2, last) = (last, mv);
                 self.played.push((mv, color));
             }
             self.path.push(child);
@@ -573,7 +720,9 @@ impl<'g> Tree<'g> {
         // The rest of the game by the playout policy.
         let limit = 3 * board.size().points();
         while passes < 2 && self.played.len() < limit {
-            match playout_move(&board, color, last, &mut self.rng) {
+            let shapes = (self.tuning.pattern_playouts > 0.0)
+                .then(|| (Gammas::in_force(), self.tuning.pattern_playouts));
+            match playout_move(&board, color, last, &mut self.rng, shapes) {
                 Some(v) => {
                     board.play(v, color);
                     passes = 0;
@@ -644,6 +793,7 @@ impl<'g> Tree<'g> {
             node.visits += 1.0;
             node.real_visits += 1;
             node.wins += result;
+            node.real_wins += result;
             if node.expanded {
                 // Children are moves by the player to move at `at`.
                 let to_move = mover.opponent();
@@ -676,16 +826,48 @@ impl<'g> Tree<'g> {
         }
     }
 
+    /// The visits of the two most visited root moves and the win rate of
+    /// the first.
+    fn top_two(&self) -> (u32, u32, f32) {
+        let root = &self.nodes[0];
+        let first = root.children as usize;
+        let (mut best, mut second, mut rate) = (0u32, 0u32, 0.5f32);
+        for n in &self.nodes[first..first + root.n_children as usize] {
+            if n.real_visits > best {
+                second = best;
+                best = n.real_visits;
+                rate = n.real_wins / n.real_visits as f32;
+            } else if n.real_visits > second {
+                second = n.real_visits;
+            }
+        }
+        (best, second, rate)
+    }
+
+    /// Whether the search is worth extending: the two best moves are
+    /// close in visits and the game is not yet decided either way.
+    fn worth_more_time(&self) -> bool {
+        let (best, second, rate) = self.top_two();
+        (0.15..=0.85).contains(&rate) && best * 2 < second * 3
+    }
+
     fn root_moves(&self) -> Vec<RootMove> {
         let root = &self.nodes[0];
         let first = root.children as usize;
         let mut moves: Vec<RootMove> = (first..first + root.n_children as usize)
             .map(|c| {
                 let n = &self.nodes[c];
+                // The win rate of its own simulations: the priors steer
+                // the search, but a move's worth is what its lines found.
+                let winrate = if n.real_visits > 0 {
+                    n.real_wins / n.real_visits as f32
+                } else {
+                    n.wins / n.visits.max(1.0)
+                };
                 RootMove {
                     vertex: (n.mv != NO_VERTEX).then_some(n.mv),
                     visits: n.real_visits,
-                    winrate: n.wins / n.visits.max(1.0),
+                    winrate,
                 }
             })
             .collect();
@@ -695,5 +877,70 @@ impl<'g> Tree<'g> {
                 .then(b.winrate.total_cmp(&a.winrate))
         });
         moves
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_dynamic_komi_follows_the_win_rate_within_its_bounds() {
+        let high = 0.8;
+        // Winning clearly: a point more each move, up to the cap.
+        let mut shift = 0;
+        for _ in 0..100 {
+            shift = next_komi_shift(shift, 0.9, high);
+        }
+        assert_eq!(shift, KOMI_SHIFT_UP);
+        // Inside the band it holds; a little below it, it comes back.
+        assert_eq!(next_komi_shift(10, 0.7, high), 10);
+        assert_eq!(next_komi_shift(10, 0.6, high), 8);
+        // Losing clearly: below zero, down to its floor.
+        let mut shift = 0;
+        for _ in 0..100 {
+            shift = next_komi_shift(shift, 0.1, high);
+        }
+        assert_eq!(shift, -KOMI_SHIFT_DOWN);
+        assert_eq!(next_komi_shift(-10, 0.3, high), -10);
+        assert_eq!(next_komi_shift(-10, 0.4, high), -8);
+        // An even game stays at the game's komi.
+        assert_eq!(next_komi_shift(0, 0.5, high), 0);
+    }
+
+    #[test]
+    fn the_search_plays_with_the_shifted_komi_and_starts_afresh_each_game() {
+        let tuning = Tuning {
+            dynamic_komi: 0.8,
+            ..Tuning::default()
+        };
+        let budget = Budget {
+            playouts: 300,
+            time: Duration::from_secs(10),
+        };
+        // Black has four stones in the centre and White none: Black wins
+        // every line, so its komi rises by a point for the next search.
+        let mut game = Game::new(baduk::Rules::default());
+        for point in ["E5", "D5", "F5", "E4"] {
+            let p = game.board().size().parse_point(point).expect("a point");
+            game.play(Move::play(Color::Black, p)).expect("legal");
+            game.play(Move::pass(Color::White)).expect("legal");
+        }
+        let mut searcher = Searcher::default();
+        let first = searcher.search(&game, budget, 1, 1, tuning);
+        assert_eq!(first.komi_shift, 0);
+        assert!(
+            first.winrate() > 0.8,
+            "Black is far ahead: {}",
+            first.winrate()
+        );
+        let p = game.board().size().parse_point("E6").expect("E6");
+        game.play(Move::play(Color::Black, p)).expect("legal");
+        game.play(Move::pass(Color::White)).expect("legal");
+        let second = searcher.search(&game, budget, 1, 2, tuning);
+        assert_eq!(second.komi_shift, 2, "a point more after a clear lead");
+        // A new game forgets it.
+        let fresh = searcher.search(&Game::new(baduk::Rules::default()), budget, 1, 3, tuning);
+        assert_eq!(fresh.komi_shift, 0);
     }
 }

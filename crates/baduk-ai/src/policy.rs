@@ -10,12 +10,20 @@ use baduk::board::{Board, NO_VERTEX, SplitMix64, Vertex};
 use baduk::playout::{is_big_self_atari, liberties_after, random_move};
 use baduk::shape::is_shape_move;
 
+use crate::patterns::{Gammas, shape};
+
 /// The playout move for `color` after `last`, or `None` to pass.
+///
+/// With `shapes`, the answer next to the last move is drawn among the
+/// points around it whose learned 3×3 shape gamma is at least the given
+/// floor, in proportion to their gammas, instead of being the first of
+/// MoGo's shapes.
 pub fn playout_move(
     board: &Board,
     color: Color,
     last: Vertex,
     rng: &mut SplitMix64,
+    shapes: Option<(&Gammas, f32)>,
 ) -> Option<Vertex> {
     if last != NO_VERTEX {
         if let Some(v) = answer_atari(board, color, last) {
@@ -24,6 +32,34 @@ pub fn playout_move(
         let mut near = [0; 8];
         near[..4].copy_from_slice(&board.neighbours(last));
         near[4..].copy_from_slice(&board.diagonals(last));
+        if let Some((gammas, floor)) = shapes {
+            let mut weights = [0f32; 8];
+            let mut total = 0.0;
+            for (w, &v) in weights.iter_mut().zip(&near) {
+                if board.is_empty(v)
+                    && board.is_playout_candidate(v, color)
+                    && Some(v) != board.ko_point()
+                {
+                    let g = gammas.shape_gamma(shape(board, v, color));
+                    if g >= floor && !is_big_self_atari(board, v, color) {
+                        *w = g;
+                        total += g;
+                    }
+                }
+            }
+            if total > 0.0 {
+                let mut x = (rng.next() >> 40) as f32 / (1u64 << 24) as f32 * total;
+                for (w, &v) in weights.iter().zip(&near) {
+                    if *w > 0.0 {
+                        if x < *w {
+                            return Some(v);
+                        }
+                        x -= w;
+                    }
+                }
+            }
+            return random_move(board, color, rng, |b, v, c| !is_big_self_atari(b, v, c));
+        }
         let start = rng.below(8);
         for i in 0..8 {
             let v = near[(start + i) & 7];
