@@ -6,8 +6,8 @@
 //! pass-alive analysis (certain), playouts with each side moving first
 //! (a coarse filter of candidates, [`DEAD_SHARE_PERCENT`]% of the lines for
 //! each side), and tactical vetoes (seki, eye room, friends nearby,
-//! capturing races, unclear fights) that keep a candidate as a
-//! [`DoubtfulGroup`].
+//! capturing races whose win would save it, unclear fights) that keep a
+//! candidate as a [`DoubtfulGroup`].
 //!
 //! Everything is deterministic: SplitMix64 with the fixed seed
 //! [`DEAD_STONE_SEED`], one thread, a fixed number of playouts, so the same
@@ -171,8 +171,9 @@ pub enum Doubt {
     Eyes,
     /// A living friendly stone is two steps away.
     Escape,
-    /// An enclosing enemy group has no more liberties and is captured in
-    /// a fifth of the lines where this group moves first.
+    /// A touching enemy group has no more liberties, is captured in a
+    /// fifth of the lines where this group moves first, and taking it off
+    /// would give this group room for two eyes or a way to a friend.
     Race,
     /// An enclosing enemy chain is itself lost in many lines, or an
     /// enclosing group is at least as large, lost as a whole in a fifth of
@@ -358,6 +359,7 @@ fn group_of(board: &Board, v: Vertex) -> Vec<Vertex> {
 }
 
 /// What the tactical checks need to know about the position.
+#[derive(Clone, Copy)]
 struct Judge<'a> {
     board: &'a Board,
     lost: &'a Losses,
@@ -464,10 +466,14 @@ impl Judge<'_> {
                 continue;
             }
             // A capturing race it might win: no more liberties than this
-            // group, and captured in a fifth of the lines where it moves first.
+            // group, and captured in a fifth of the lines where it moves
+            // first. It counts only if the win would save the group: taking
+            // stones that neither shut it in nor give it a second eye leaves
+            // it as dead as before.
             if touching
                 && enemy_libs.len() <= libs.len()
                 && group.iter().any(|&s| first(s) >= PLAYOUTS_PER_SIDE / 5)
+                && self.capture_frees(color, stones, &group)
             {
                 return Verdict::Doubtful(Doubt::Race);
             }
@@ -491,6 +497,54 @@ impl Judge<'_> {
             }
         }
         Verdict::Dead
+    }
+
+    /// Whether taking the `enemy` stones off would save the group: with
+    /// their points empty, it has room for two eyes, or the empty area
+    /// around it reaches a friendly stone that is not lost.
+    fn capture_frees(&self, color: Color, stones: &[Vertex], enemy: &[Vertex]) -> bool {
+        let mut after = self.board.clone();
+        for &s in enemy {
+            if !after.is_empty(s) {
+                after.remove_chain(s);
+            }
+        }
+        let judge = Judge {
+            board: &after,
+            ..*self
+        };
+        let libs = group_liberties(&after, stones);
+        !judge.cannot_make_two_eyes(color, stones, &libs)
+            || judge.area_reaches_friend(color, stones, &libs)
+    }
+
+    /// Whether the empty area reached from `libs` through empty points
+    /// borders a stone of `color` outside the group that is not lost.
+    fn area_reaches_friend(&self, color: Color, stones: &[Vertex], libs: &[Vertex]) -> bool {
+        let board = self.board;
+        let mut seen = vec![false; MAX_VERTICES];
+        let mut stack = libs.to_vec();
+        for &l in libs {
+            seen[l] = true;
+        }
+        while let Some(x) = stack.pop() {
+            for n in board.neighbours(x) {
+                if board.is_border(n) || seen[n] {
+                    continue;
+                }
+                match board.color_at(n) {
+                    None => {
+                        seen[n] = true;
+                        stack.push(n);
+                    }
+                    Some(c) if c == color && !stones.contains(&n) && !(self.is_lost)(n) => {
+                        return true;
+                    }
+                    Some(_) => {}
+                }
+            }
+        }
+        false
     }
 
     /// Whether `enemy` is lost as a whole in at least a fifth of the lines

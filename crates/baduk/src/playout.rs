@@ -163,9 +163,65 @@ pub fn liberties_after(board: &Board, v: Vertex, color: Color, limit: usize) -> 
     n
 }
 
+/// Whether the dead-stone policy may put a `color` stone on the empty `v`:
+/// a playout candidate, or a false eye of its own that joins two of its
+/// chains. Light playouts never fill an eye shape; a side that can close
+/// in on an enemy group only through a false eye of its own is then left
+/// without a move, the playout ends in a seki that real play would not
+/// leave, and a dead group survives it. An eye shape bordered by one chain
+/// is a real eye whatever its diagonals, so it stays unfilled.
+#[inline]
+fn may_play(board: &Board, v: Vertex, color: Color) -> bool {
+    board.is_playout_candidate(v, color) || fills_false_eye(board, v, color)
+}
+
+/// Whether `v` is an eye shape of `color` that is false (enemy stones hold
+/// its diagonals) and borders more than one of its chains, so filling it
+/// joins them; and the filling is not suicide.
+fn fills_false_eye(board: &Board, v: Vertex, color: Color) -> bool {
+    if !board.is_eye_shape(v, color) || board.is_true_eye(v, color) {
+        return false;
+    }
+    let mut first = NO_VERTEX;
+    for n in board.neighbours(v) {
+        if board.color_at(n) == Some(color) {
+            let h = board.chain_head(n);
+            if first == NO_VERTEX {
+                first = h;
+            } else if h != first {
+                return !board.is_suicide(v, color);
+            }
+        }
+    }
+    false
+}
+
+/// A random empty point where the dead-stone policy may play (see
+/// [`may_play`]) that is not the ko point nor a big self-atari, or `None`
+/// (pass): the scan of [`random_move`].
+fn random_policy_move(board: &Board, color: Color, rng: &mut SplitMix64) -> Option<Vertex> {
+    let n = board.empty_vertices().len();
+    if n == 0 {
+        return None;
+    }
+    let start = rng.below(n);
+    let empties = board.empty_vertices();
+    for i in (start..n).chain(0..start) {
+        let v = usize::from(empties[i]);
+        if may_play(board, v, color)
+            && Some(v) != board.ko_point()
+            && !is_big_self_atari(board, v, color)
+        {
+            return Some(v);
+        }
+    }
+    None
+}
+
 /// The move the dead-stone policy picks for `color`: capture a chain that
 /// the last move left in atari, else save an own chain the last move put in
-/// atari, else a random move that is not a big self-atari.
+/// atari, else a random move that is not a big self-atari. It may fill a
+/// false eye that joins its chains (see [`may_play`]), never a real one.
 pub fn policy_move(
     board: &Board,
     color: Color,
@@ -222,7 +278,7 @@ pub fn policy_move(
             let v = near[(start + i) % 8];
             if board.is_empty(v)
                 && crate::shape::is_shape_move(board, v)
-                && board.is_playout_candidate(v, color)
+                && may_play(board, v, color)
                 && Some(v) != board.ko_point()
                 && !is_big_self_atari(board, v, color)
             {
@@ -234,7 +290,7 @@ pub fn policy_move(
             for i in 0..8 {
                 let v = near[(start + i) % 8];
                 if board.is_empty(v)
-                    && board.is_playout_candidate(v, color)
+                    && may_play(board, v, color)
                     && Some(v) != board.ko_point()
                     && !is_big_self_atari(board, v, color)
                 {
@@ -243,7 +299,7 @@ pub fn policy_move(
             }
         }
     }
-    random_move(board, color, rng, |b, v, c| !is_big_self_atari(b, v, c))
+    random_policy_move(board, color, rng)
 }
 
 /// Plays the dead-stone policy from `board` with `to_move` first until both
@@ -339,6 +395,35 @@ mod tests {
             }
         }
         assert!(ended > 600, "{ended} of 800 playouts ended by two passes");
+    }
+
+    /// The dead-stone policy may fill a false eye that joins two of its
+    /// chains (G1: F1 and G2 apart, White on F2), never an eye shape of one
+    /// chain, whatever its diagonals (B7: White's C6 on its diagonal, but
+    /// A7, B6 and C7 are one chain around C6).
+    #[test]
+    fn the_dead_stone_policy_fills_only_false_eyes_that_join_chains() {
+        let board = Board::from_ascii(
+            "
+            X . X X . . .
+            X X O X . . .
+            . X . X . . .
+            . X X X . . .
+            . . . . . . .
+            . . . . . O X
+            . . . . . X .
+            ",
+        )
+        .expect("drawing");
+        let size = board.size();
+        let at = |s: &str| board.vertex(size.parse_point(s).expect("point"));
+        assert!(!board.is_true_eye(at("G1"), Color::Black));
+        assert!(!board.is_true_eye(at("B7"), Color::Black));
+        assert!(may_play(&board, at("G1"), Color::Black));
+        assert!(!may_play(&board, at("B7"), Color::Black));
+        // Light playouts fill neither.
+        assert!(!board.is_playout_candidate(at("G1"), Color::Black));
+        assert!(!board.is_playout_candidate(at("B7"), Color::Black));
     }
 
     /// The same seed gives the same playout: the benchmark and every seeded

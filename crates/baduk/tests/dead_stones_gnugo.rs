@@ -6,17 +6,29 @@
 //! 10) reports by `final_status_list dead`. `tests/data/gnugo-finished-1001/`
 //! holds 150 more made the same way (game seeds 1001–1150). On both the
 //! engine must never remove a stone GNU Go calls alive, and must remove at
-//! least 90% of the stones GNU Go calls dead; it removes 91.3% and 91.7%
+//! least 95% of the stones GNU Go calls dead; it removes 96.1% and 97.6%
 //! today (the rest are groups in unsettled fights), and [`RECALL_FLOOR`]
 //! keeps it from slipping.
+//!
+//! `tests/data/gnugo-finished-2001/` holds 150 more (game seeds 2001–2152,
+//! two games that ended by resignation left out), made while the method
+//! was being worked out on the first two sets and kept away from that work
+//! as a check. No stone GNU Go calls alive may be removed there either; it
+//! removes 94.0% of the dead ones, and [`HELD_OUT_RECALL_FLOOR`] keeps that
+//! from slipping.
 
 use std::collections::BTreeSet;
 use std::path::Path;
 
 use baduk::{Point, sgf};
 
-/// The share of GNU Go's dead stones that must be removed on each set.
-const RECALL_FLOOR: f64 = 0.90;
+/// The share of GNU Go's dead stones that must be removed on each of the
+/// two sets the method was worked out on.
+const RECALL_FLOOR: f64 = 0.95;
+
+/// The share that must be removed on the set kept out of that work: the
+/// floor all sets had before it, below the 94.0% it measured when first run.
+const HELD_OUT_RECALL_FLOOR: f64 = 0.90;
 
 struct Case {
     file: String,
@@ -52,15 +64,20 @@ fn cases(set: &str) -> Vec<Case> {
 
 #[test]
 fn dead_stones_agree_with_gnu_go_on_finished_games() {
-    check("gnugo-finished", 200);
+    check("gnugo-finished", 200, RECALL_FLOOR);
 }
 
 #[test]
 fn dead_stones_agree_with_gnu_go_on_a_second_set_of_games() {
-    check("gnugo-finished-1001", 150);
+    check("gnugo-finished-1001", 150, RECALL_FLOOR);
 }
 
-fn check(set: &str, games: usize) {
+#[test]
+fn dead_stones_agree_with_gnu_go_on_a_third_set_of_games() {
+    check("gnugo-finished-2001", 150, HELD_OUT_RECALL_FLOOR);
+}
+
+fn check(set: &str, games: usize, floor: f64) {
     let cases = cases(set);
     let mut wrong = Vec::new();
     let mut missed = Vec::new();
@@ -100,7 +117,7 @@ fn check(set: &str, games: usize) {
         wrong.join("\n  ")
     );
     assert!(
-        recall >= RECALL_FLOOR,
+        recall >= floor,
         "{set}: only {:.1}% of GNU Go's dead stones removed",
         recall * 100.0
     );
