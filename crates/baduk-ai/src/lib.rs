@@ -338,16 +338,7 @@ impl MctsPlayer {
         // loses (a level that does not resign would otherwise play on into
         // its own eyes, each move as hopeless as the next). Dead stones the
         // count would leave on the board are captured first.
-        // Empty points in an area bordered by one colour only.
-        let mut one_colour = vec![false; baduk::board::MAX_VERTICES];
-        let mut closed = true;
-        for region in baduk::score::empty_regions(board) {
-            let one = !(region.borders_black && region.borders_white);
-            closed &= one;
-            for &v in &region.points {
-                one_colour[v] = one;
-            }
-        }
+        let (one_colour, closed) = settled_areas(board);
         let useless = |v: Vertex| {
             let black = result.black_ownership[v];
             !(0.1..=0.9).contains(&black)
@@ -391,6 +382,22 @@ impl MctsPlayer {
     }
 }
 
+/// For each vertex, whether it is an empty point in an area bordered by
+/// exactly one colour; and whether every empty area is. An empty board's
+/// one area borders neither colour and is anything but settled.
+fn settled_areas(board: &baduk::board::Board) -> (Vec<bool>, bool) {
+    let mut one_colour = vec![false; baduk::board::MAX_VERTICES];
+    let mut closed = true;
+    for region in baduk::score::empty_regions(board) {
+        let one = region.borders_black != region.borders_white;
+        closed &= one;
+        for &v in &region.points {
+            one_colour[v] = one;
+        }
+    }
+    (one_colour, closed)
+}
+
 /// A move that takes a liberty of an opponent group the search owns (it is
 /// dead), so that passing does not give those points away. Stones in
 /// `counted_dead` (those the server's count removes anyway) are left alone;
@@ -429,4 +436,32 @@ fn capture_dead(game: &Game, result: &SearchResult, counted_dead: &[Point]) -> O
 fn random_seed() -> u64 {
     use std::hash::{BuildHasher, RandomState};
     RandomState::new().hash_one(std::time::SystemTime::now())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_empty_board_has_nothing_settled() {
+        let board = baduk::board::Board::new(baduk::BoardSize::new(9).expect("9"));
+        let (one_colour, closed) = settled_areas(&board);
+        assert!(!closed);
+        assert!(one_colour.iter().all(|&x| !x));
+        // A corner walled off by Black is settled; the rest, touching
+        // both colours, is not.
+        let board = baduk::board::Board::from_ascii(
+            ". X . . .\n\
+             X X . . .\n\
+             . . . . .\n\
+             . . . O .\n\
+             . . . . .",
+        )
+        .expect("a board");
+        let (one_colour, closed) = settled_areas(&board);
+        assert!(!closed);
+        let at = |s: &str| board.vertex(board.size().parse_point(s).expect("point"));
+        assert!(one_colour[at("A5")]);
+        assert!(!one_colour[at("C3")]);
+    }
 }

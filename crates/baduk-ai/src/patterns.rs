@@ -264,12 +264,12 @@ impl Gammas {
     }
 
     fn from_parts(tactical: [Vec<f32>; GROUPS - 1], shapes: HashMap<Shape, f32>) -> Gammas {
+        // Every code whose canonical form is a fitted shape is one of that
+        // shape's eight transforms.
         let mut by_code = vec![1.0f32; SHAPE_CODES];
-        if !shapes.is_empty() {
-            for (code, slot) in by_code.iter_mut().enumerate() {
-                if let Some(&g) = shapes.get(&canonical(code as Shape)) {
-                    *slot = g;
-                }
+        for (&code, &g) in &shapes {
+            for map in symmetries() {
+                by_code[transform(code, map) as usize & (SHAPE_CODES - 1)] = g;
             }
         }
         Gammas {
@@ -599,6 +599,22 @@ mod tests {
         let big_self_atari = gammas.tactical_gamma(SELF_ATARI, 2).expect("self_atari 2");
         assert!(save > 5.0, "capture to save: {save}");
         assert!(big_self_atari < 0.5, "big self-atari: {big_self_atari}");
+    }
+
+    #[test]
+    fn every_code_of_a_fitted_shape_reads_its_gamma() {
+        let gammas = Gammas::in_force();
+        let mut fitted = 0;
+        for code in 0..SHAPE_CODES as Shape {
+            let expected = gammas.shapes.get(&canonical(code)).copied();
+            fitted += usize::from(expected.is_some());
+            assert_eq!(
+                gammas.shape_gamma(code),
+                expected.unwrap_or(1.0),
+                "{code:05x}"
+            );
+        }
+        assert!(fitted > gammas.shape_count(), "shapes have several codes");
     }
 
     #[test]

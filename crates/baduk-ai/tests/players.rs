@@ -109,6 +109,26 @@ fn the_player_never_fills_its_own_last_eyes() {
 }
 
 #[test]
+fn no_level_passes_on_an_empty_board() {
+    // The empty board's one area borders neither colour: nothing there is
+    // settled, however sure the search is of its first move.
+    let game = Game::new(Rules::ttakji());
+    for level in Level::ALL {
+        for playouts in [200, 2_000] {
+            for seed in 1..=2 {
+                let mut s = settings(playouts, seed);
+                s.tuning = level.tuning();
+                let decision = MctsPlayer::with_settings(level, s).decide(&game);
+                assert!(
+                    matches!(decision, Decision::Play(_)),
+                    "{level}, {playouts} playouts, seed {seed}: {decision:?}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
 fn a_lost_game_is_not_played_on_after_the_opponent_passes() {
     // Black lives in the corner and has lost by far; White has passed.
     // Easy, which never resigns, passes too rather than playing on (and in
