@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use baduk::board::{Board, NO_VERTEX};
+use baduk::board::NO_VERTEX;
 use baduk::{Action, sgf};
 use baduk_ai::patterns::{self, Position};
 
@@ -30,6 +30,10 @@ pub struct TrainArgs {
     /// measure how well the table predicts.
     #[arg(long, default_value_t = 10)]
     pub hold_out_every: usize,
+    /// Leave each game's first moves out of the fit (the records made by
+    /// `tools/gnugo_selfplay.py` open with up to three random moves a side).
+    #[arg(long, default_value_t = 0)]
+    pub skip_moves: usize,
 }
 
 /// Fits the table, writes it, and returns a report of how well it predicts.
@@ -45,7 +49,7 @@ pub fn run(args: &TrainArgs) -> anyhow::Result<String> {
     for (i, file) in files.iter().enumerate() {
         let text =
             std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
-        let positions = match positions(&text) {
+        let positions = match positions(&text, args.skip_moves) {
             Ok(p) => p,
             Err(e) => {
                 skipped.push(format!("{}: {e}", file.display()));
@@ -88,9 +92,10 @@ pub fn run(args: &TrainArgs) -> anyhow::Result<String> {
     }
     let header = format!(
         "Move feature gammas (baduk_ai::patterns), fitted by `ttakji train-patterns`\n\
-         ({} sweeps, shapes seen {} times or more).\n{}",
+         ({} sweeps, shapes seen {} times or more, each game's first {} moves left out).\n{}",
         args.sweeps,
         args.min_shape_count,
+        args.skip_moves,
         report.trim_end()
     );
     std::fs::write(&args.out, fit.gammas.to_text(&header))
@@ -116,16 +121,18 @@ fn collect(path: &Path, files: &mut Vec<PathBuf>) -> anyhow::Result<()> {
 
 /// The training positions of one game record: every move that is a
 /// candidate (not a pass, not an own-eye fill), by either colour.
-fn positions(text: &str) -> anyhow::Result<Vec<Position>> {
+fn positions(text: &str, skip: usize) -> anyhow::Result<Vec<Position>> {
     let (_, game) = sgf::read_game(text)?;
-    let mut board = Board::new(game.rules().board_size);
+    let mut board = game.setup().clone();
     let (mut last, mut last2) = (NO_VERTEX, NO_VERTEX);
     let mut out = Vec::new();
-    for mv in game.moves() {
+    for (i, mv) in game.moves().iter().enumerate() {
         match mv.action {
             Action::Play(p) => {
                 let v = board.vertex(p);
-                if let Some(pos) = patterns::position(&board, mv.color, v, last, last2) {
+                if i >= skip
+                    && let Some(pos) = patterns::position(&board, mv.color, v, last, last2)
+                {
                     out.push(pos);
                 }
                 board.play(v, mv.color);
@@ -138,4 +145,61 @@ fn positions(text: &str) -> anyhow::Result<Vec<Position>> {
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_record_is_replayed_from_its_setup_stones() {
+        // Black's setup stone on E5 is on the board when White plays D5:
+        // 80 empty points are candidates, not 81.
+        let replayed = positions("(;SZ[9]KM[7]AB[ee]PL[W];W[de];B[ed])", 0).expect("a record");
+        assert_eq!(replayed.len(), 2);
+        assert_eq!(replayed[0].candidates.len(), 80);
+        assert_eq!(replayed[1].candidates.len(), 79);
+        // Moves left out at the start of a game give no position.
+        assert_eq!(
+            positions("(;SZ[9]KM[7];B[ee];W[de])", 1)
+                .expect("a record")
+                .len(),
+            1
+        );
+    }
+
+    #[test]
+    fn a_table_fitted_to_game_records_is_written_whole_and_predicts() {
+        let out = std::env::temp_dir().join(format!("ttakji-patterns-{}.txt", std::process::id()));
+        let args = TrainArgs {
+            games: vec![
+                Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("crates/baduk/tests/data/gnugo-finished-1001"),
+            ],
+            out: out.clone(),
+            sweeps: 3,
+            min_shape_count: 20,
+            hold_out_every: 10,
+            skip_moves: 6,
+        };
+        let report = run(&args).expect("a fit");
+        assert!(report.starts_with("150 games:"), "{report}");
+        let text = std::fs::read_to_string(&out).expect("the table is written");
+        let _ = std::fs::remove_file(&out);
+        let gammas = patterns::Gammas::parse(&text).expect("the table reads back");
+        assert!(gammas.shape_count() > 50);
+        assert!(text.contains("first 6 moves left out"));
+        // The fit names GNU Go's move far more often than no knowledge.
+        let held_out = report
+            .lines()
+            .find(|l| l.starts_with("held out"))
+            .expect("a held-out line");
+        let share: f64 = held_out
+            .split("candidate in ")
+            .nth(1)
+            .and_then(|r| r.split('%').next())
+            .and_then(|x| x.parse().ok())
+            .expect("a share");
+        assert!(share > 20.0, "{held_out}");
+    }
 }

@@ -64,9 +64,12 @@ impl Level {
                 playouts: 3_000,
                 time: Duration::from_millis(600),
             },
+            // Hard's time is what a move aims at: it stops early once its
+            // choice is made and thinks half as long again where the choice
+            // is open (`Tuning::time_extension`), 0.8 s a move on average.
             Level::Hard => Budget {
                 playouts: 100_000,
-                time: Duration::from_millis(950),
+                time: Duration::from_millis(1300),
             },
         }
     }
@@ -78,6 +81,9 @@ impl Level {
     /// simulation's value from the margin, three-quarters spent at 20
     /// points): 83.8% of 40 games against GNU Go level 10, where the
     /// default margin had 76.7% of 60 and 73.3% of 30 with the same build.
+    /// With the learned patterns' priors (every level) it manages its time
+    /// (early stops paid a third of the time at 0.3 s a move and won 10 of
+    /// 18 decided games) and plays against a dynamic komi (11 of 19).
     #[must_use]
     pub fn tuning(self) -> Tuning {
         match self {
@@ -85,6 +91,8 @@ impl Level {
                 rave_equivalence: 300.0,
                 margin_weight: 0.2,
                 margin_scale: 20.0,
+                time_extension: 0.5,
+                dynamic_komi: 0.8,
                 ..Tuning::default()
             },
             Level::Easy | Level::Normal => Tuning::default(),
@@ -94,20 +102,21 @@ impl Level {
     /// The level's estimated rating on Ttakji's Elo scale, so the matchmaker
     /// can seat the computer nearest a player's rating.
     ///
-    /// Measured, not guessed: `ttakji match` games on one core — Hard vs
-    /// GNU Go 3.8 level 10: 281 of 355 (272 wins, 18 draws, 65 losses);
-    /// Normal vs GNU Go 10: 32.5 of 50; Easy vs GNU Go level 1: 15 of 60;
-    /// GNU Go 1 vs GNU Go 10: 11.5 of 20; and, with Hard before its tuning
-    /// (itself 22 of 40 against GNU Go 10), Hard vs Normal 12 of 12 and
-    /// Hard vs Easy 10 of 10 — fitted by `tools/elo_fit.py` with GNU Go
-    /// level 10 at 1800, the anchor the 9×9 computer Go server CGOS used.
-    /// Rounded to tens; a 30-game match leaves about ±100 of uncertainty.
+    /// Measured, not guessed: `ttakji match` games on one core, 1 December
+    /// 2026, the levels as they play now — Hard vs GNU Go 3.8 level 10: 52
+    /// of 60 (51 wins, 2 draws, 7 losses); Hard vs Pachi 12.90 at 5,000
+    /// playouts: 5 of 10; Normal vs GNU Go 10: 14 of 20; Easy vs GNU Go
+    /// level 1: 9 of 20; GNU Go 1 vs GNU Go 10: 10.5 of 20; Hard vs Normal:
+    /// 11 of 12; Normal vs Easy: 18 of 20 — fitted by `tools/elo_fit.py`
+    /// with GNU Go level 10 at 1800, the anchor the 9×9 computer Go server
+    /// CGOS used: Easy 1678, Normal 1937, Hard 2151. Rounded to tens; a
+    /// 20-game match leaves about ±120 of uncertainty.
     #[must_use]
     pub const fn elo(self) -> u32 {
         match self {
-            Level::Easy => 1610,
-            Level::Normal => 1840,
-            Level::Hard => 2030,
+            Level::Easy => 1680,
+            Level::Normal => 1940,
+            Level::Hard => 2150,
         }
     }
 

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use baduk::{Board, Color, Game, Move, Rules};
-use baduk_ai::{Budget, Decision, Level, MctsPlayer, Settings, search};
+use baduk_ai::{Budget, Decision, Level, MctsPlayer, Settings, Tuning, search};
 
 fn settings(playouts: u32, seed: u64) -> Settings {
     Settings {
@@ -200,6 +200,52 @@ fn a_time_limit_stops_the_search_before_a_huge_playout_budget() {
 }
 
 #[test]
+fn a_search_that_manages_its_time_stops_once_its_move_cannot_be_caught() {
+    // Capturing the five stones in atari is the one move: the search sees
+    // the best move's lead outgrow what the rest of its time could change,
+    // and stops well before its time is up. Without time management the
+    // same search runs to the end.
+    let game = game_from(
+        ". . . . . . O . .
+         . . . . . . O . .
+         . . . X X X O . .
+         . . X O O O X O .
+         . . X O O . . O .
+         . . . X X . O . .
+         . . . . . . O . .
+         . . . . . . O . .
+         . . . . . . O . .",
+        Rules::ttakji(),
+        Color::Black,
+    );
+    let budget = Budget {
+        playouts: u32::MAX,
+        time: Duration::from_millis(1500),
+    };
+    let managed = Tuning {
+        time_extension: 0.5,
+        ..Level::Hard.tuning()
+    };
+    let result = baduk_ai::search_tuned(&game, budget, 1, 5, managed);
+    let f5 = game
+        .board()
+        .vertex(game.rules().board_size.parse_point("F5").expect("F5"));
+    assert_eq!(result.best().and_then(|m| m.vertex), Some(f5));
+    assert!(
+        result.elapsed < budget.time,
+        "stopped after {:?} of {:?}",
+        result.elapsed,
+        budget.time
+    );
+    let plain = Tuning {
+        time_extension: 0.0,
+        ..managed
+    };
+    let full = baduk_ai::search_tuned(&game, budget, 1, 5, plain);
+    assert!(full.elapsed >= budget.time);
+}
+
+#[test]
 fn levels_read_their_names() {
     for level in Level::ALL {
         assert_eq!(Level::parse(level.name()), Ok(level));
@@ -209,7 +255,7 @@ fn levels_read_their_names() {
     assert!(Level::Normal.budget().playouts < Level::Hard.budget().playouts);
     assert!(Level::Easy.elo() < Level::Normal.elo() && Level::Normal.elo() < Level::Hard.elo());
     assert_eq!(Level::nearest(1200), Level::Easy);
-    assert_eq!(Level::nearest(1770), Level::Normal);
+    assert_eq!(Level::nearest(1900), Level::Normal);
     assert_eq!(Level::nearest(2400), Level::Hard);
 }
 
