@@ -185,8 +185,10 @@ fn main() -> anyhow::Result<()> {
                     .with_context(|| format!("reading {}", path.display()))?;
                 let table = baduk_ai::patterns::Gammas::parse(&text)
                     .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-                // Nothing has searched yet, so the table is free to set.
-                let _ = baduk_ai::patterns::Gammas::install(table);
+                anyhow::ensure!(
+                    baduk_ai::patterns::Gammas::install(table),
+                    "a move-pattern table is already in use"
+                );
             }
             let mut settings = Settings::for_level(level);
             settings.threads = threads.max(1);

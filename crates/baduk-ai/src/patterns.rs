@@ -292,10 +292,11 @@ impl Gammas {
     }
 
     /// Makes `gammas` the table in force for the rest of the process (to
-    /// try a newly fitted table in matches). Refused, giving it back, once
-    /// a table is in use.
-    pub fn install(gammas: Gammas) -> Result<(), Gammas> {
-        TABLE.set(gammas)
+    /// try a newly fitted table in matches). Refused (false) once a table
+    /// is in use.
+    #[must_use]
+    pub fn install(gammas: Gammas) -> bool {
+        TABLE.set(gammas).is_ok()
     }
 
     /// A move's strength: the product of its features' gammas.
