@@ -37,14 +37,10 @@ fn a_seeded_search_with_a_playout_budget_repeats_exactly() {
     assert_eq!(a.playouts, 500);
 }
 
-#[test]
-fn a_large_group_in_atari_is_captured() {
-    // White's five stones in the middle have one liberty left, at F5. If
-    // Black lets them be, White runs out through F5 and G5 to the wall on
-    // the right and the game turns; taking them wins it. (A group that
-    // cannot run is not urgent, and a search that plays for the win may
-    // rightly leave it for later.)
-    let game = game_from(
+/// White's five stones in the middle have one liberty left, at F5, and
+/// could run out through F5 and G5 to the wall on the right.
+fn five_stones_in_atari() -> Game {
+    game_from(
         ". . . . . . O . .
          . . . . . . O . .
          . . . X X X O . .
@@ -56,7 +52,17 @@ fn a_large_group_in_atari_is_captured() {
          . . . . . . O . .",
         Rules::ttakji(),
         Color::Black,
-    );
+    )
+}
+
+#[test]
+fn a_large_group_in_atari_is_captured() {
+    // White's five stones in the middle have one liberty left, at F5. If
+    // Black lets them be, White runs out through F5 and G5 to the wall on
+    // the right and the game turns; taking them wins it. (A group that
+    // cannot run is not urgent, and a search that plays for the win may
+    // rightly leave it for later.)
+    let game = five_stones_in_atari();
     for level in Level::ALL {
         let mut player =
             MctsPlayer::with_settings(level, settings(level.budget().playouts.min(3000), 3));
@@ -205,19 +211,7 @@ fn a_search_that_manages_its_time_stops_once_its_move_cannot_be_caught() {
     // the best move's lead outgrow what the rest of its time could change,
     // and stops well before its time is up. Without time management the
     // same search runs to the end.
-    let game = game_from(
-        ". . . . . . O . .
-         . . . . . . O . .
-         . . . X X X O . .
-         . . X O O O X O .
-         . . X O O . . O .
-         . . . X X . O . .
-         . . . . . . O . .
-         . . . . . . O . .
-         . . . . . . O . .",
-        Rules::ttakji(),
-        Color::Black,
-    );
+    let game = five_stones_in_atari();
     let budget = Budget {
         playouts: u32::MAX,
         time: Duration::from_millis(1500),

@@ -54,22 +54,31 @@ pub fn random_move(
     rng: &mut SplitMix64,
     mut accept: impl FnMut(&Board, Vertex, Color) -> bool,
 ) -> Option<Vertex> {
+    first_empty_from_random(board, rng, |v| {
+        board.is_playout_candidate(v, color)
+            && Some(v) != board.ko_point()
+            && accept(board, v, color)
+    })
+}
+
+/// The first empty point that `fits`, scanning the empty list from a random
+/// place (one draw of `rng` when any point is empty), or `None`.
+#[inline]
+fn first_empty_from_random(
+    board: &Board,
+    rng: &mut SplitMix64,
+    mut fits: impl FnMut(Vertex) -> bool,
+) -> Option<Vertex> {
     let n = board.empty_vertices().len();
     if n == 0 {
         return None;
     }
     let start = rng.below(n);
     let empties = board.empty_vertices();
-    for i in (start..n).chain(0..start) {
-        let v = usize::from(empties[i]);
-        if board.is_playout_candidate(v, color)
-            && Some(v) != board.ko_point()
-            && accept(board, v, color)
-        {
-            return Some(v);
-        }
-    }
-    None
+    (start..n)
+        .chain(0..start)
+        .map(|i| usize::from(empties[i]))
+        .find(|&v| fits(v))
 }
 
 /// Whether `color` playing on `v` leaves its new chain (of two stones or
@@ -200,22 +209,11 @@ fn fills_false_eye(board: &Board, v: Vertex, color: Color) -> bool {
 /// [`may_play`]) that is not the ko point nor a big self-atari, or `None`
 /// (pass): the scan of [`random_move`].
 fn random_policy_move(board: &Board, color: Color, rng: &mut SplitMix64) -> Option<Vertex> {
-    let n = board.empty_vertices().len();
-    if n == 0 {
-        return None;
-    }
-    let start = rng.below(n);
-    let empties = board.empty_vertices();
-    for i in (start..n).chain(0..start) {
-        let v = usize::from(empties[i]);
-        if may_play(board, v, color)
+    first_empty_from_random(board, rng, |v| {
+        may_play(board, v, color)
             && Some(v) != board.ko_point()
             && !is_big_self_atari(board, v, color)
-        {
-            return Some(v);
-        }
-    }
-    None
+    })
 }
 
 /// The move the dead-stone policy picks for `color`: capture a chain that
