@@ -296,8 +296,8 @@ async fn confirm(
 }
 
 /// A territory table on 9x9: Black's wall on column D, White's on E, a
-/// white stone (B5) inside Black's side and a black one (G5) inside
-/// White's. The count proposes both dead; Black disagrees about G5; White
+/// white stone (B5) inside Black's side and a black one (H5) inside
+/// White's. The count proposes both dead; Black disagrees about H5; White
 /// goes back to play and captures it; the next count is agreed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_territory_game_is_counted_by_agreement_after_a_disagreement_and_more_play() {
@@ -321,15 +321,15 @@ async fn a_territory_game_is_counted_by_agreement_after_a_disagreement_and_more_
                 .expect("a wall");
         }
     }
-    black.play(id, 19, "G5").await.expect("G5");
+    black.play(id, 19, "H5").await.expect("H5");
     white.play(id, 20, "B5").await.expect("B5");
     black.pass(id, 21).await.expect("pass");
     let counting = white.pass(id, 22).await.expect("pass").game.expect("game");
     assert_eq!(counting.status, pb::GameStatus::Playing as i32);
     assert_eq!(counting.to_move, pb::Color::Unspecified as i32);
     let open = counting.counting.expect("the count is open");
-    assert_eq!(names(&open.dead_stones), ["B5", "G5"]);
-    assert_eq!(names(&open.proposed), ["B5", "G5"]);
+    assert_eq!(names(&open.dead_stones), ["B5", "H5"]);
+    assert_eq!(names(&open.proposed), ["B5", "H5"]);
     assert_eq!(open.after_move, 22);
     let count = open.count.expect("a count");
     assert_eq!((count.black_points, count.white_points), (28, 37));
@@ -342,11 +342,11 @@ async fn a_territory_game_is_counted_by_agreement_after_a_disagreement_and_more_
         refused.message()
     );
 
-    // White confirms; Black marks G5 alive, which withdraws it.
+    // White confirms; Black marks H5 alive, which withdraws it.
     let first_version = open.marks_version;
     let confirmed = confirm(white, id, first_version).await.expect("confirmed");
     assert!(confirmed.counting.expect("open").white_confirmed);
-    let marked = mark(black, id, "G5", false).await;
+    let marked = mark(black, id, "H5", false).await;
     let marks = marked.counting.expect("open");
     assert_eq!(names(&marks.dead_stones), ["B5"]);
     assert!(!marks.white_confirmed);
@@ -359,7 +359,7 @@ async fn a_territory_game_is_counted_by_agreement_after_a_disagreement_and_more_
         unreachable!("a mark was asked for");
     };
     assert_eq!(seen.by, pb::Color::Black as i32);
-    assert_eq!(names(&seen.stones), ["G5"]);
+    assert_eq!(names(&seen.stones), ["H5"]);
     assert!(!seen.dead);
     let stale = confirm(white, id, first_version).await.expect_err("stale");
     assert_eq!(stale.code(), Code::FailedPrecondition);
@@ -369,7 +369,7 @@ async fn a_territory_game_is_counted_by_agreement_after_a_disagreement_and_more_
         stale.message()
     );
 
-    // White goes back to play (asked twice, one answer) and takes G5.
+    // White goes back to play (asked twice, one answer) and takes H5.
     for _ in 0..2 {
         let resumed = white
             .games
@@ -387,9 +387,9 @@ async fn a_territory_game_is_counted_by_agreement_after_a_disagreement_and_more_
         assert_eq!(resumed.to_move, pb::Color::Black as i32);
     }
     let mut number = 22;
-    for w in ["G4", "G6", "F5", "H5"] {
+    for w in ["H4", "H6", "G5", "J5"] {
         black.pass(id, number + 1).await.expect("pass");
-        white.play(id, number + 2, w).await.expect("around G5");
+        white.play(id, number + 2, w).await.expect("around H5");
         number += 2;
     }
     black.pass(id, number + 1).await.expect("pass");
@@ -411,7 +411,7 @@ async fn a_territory_game_is_counted_by_agreement_after_a_disagreement_and_more_
     let result = over.result.expect("counted");
     assert_eq!(result.reason, pb::EndReason::TwoPasses as i32);
     // Black: A-C, 27 points with B5 taken off, and the dead B5: 28. White:
-    // F-J, 36 less its four stones around G5, and the prisoner G5: 33; with
+    // F-J, 36 less its four stones around H5, and the prisoner H5: 33; with
     // komi 6.5, White by 11.5.
     let count = result.count.expect("a count");
     assert_eq!((count.black_points, count.white_points), (28, 33));

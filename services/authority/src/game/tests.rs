@@ -587,7 +587,7 @@ fn point(name: &str) -> Point {
 
 /// A 9x9 territory game (komi 6.5, no clock) between `b` and `w`: Black's
 /// wall on column D, White's on E, a white stone (B5) inside Black's side
-/// and a black one (G5) inside White's, then two passes. Returns the moves
+/// and a black one (H5) inside White's, then two passes. Returns the moves
 /// as stored.
 fn territory_game_to_two_passes() -> (OnlineGame, Vec<StoredMove>) {
     let rules = Rules::japanese().with_board_size(baduk::BoardSize::NINE);
@@ -601,7 +601,7 @@ fn territory_game_to_two_passes() -> (OnlineGame, Vec<StoredMove>) {
         script.push(("w", at(w)));
     }
     script.extend([
-        ("b", at("G5")),
+        ("b", at("H5")),
         ("w", at("B5")),
         ("b", Requested::Pass),
         ("w", Requested::Pass),
@@ -653,7 +653,7 @@ fn two_passes_in_a_territory_game_open_a_count_with_the_server_s_verdict() {
     let (game, _) = territory_game_to_two_passes();
     assert!(game.is_playing(), "not over until the count is agreed");
     assert!(game.finished().is_none());
-    assert_eq!(marks(&game), ["B5", "G5"]);
+    assert_eq!(marks(&game), ["B5", "H5"]);
     let counting = game.counting().expect("counting");
     assert_eq!(counting.proposed(), counting.dead());
     assert!(!counting.confirmed(Color::Black) && !counting.confirmed(Color::White));
@@ -675,28 +675,28 @@ fn two_passes_in_a_territory_game_open_a_count_with_the_server_s_verdict() {
         .counting
         .and_then(|c| c.count)
         .expect("the count with the marks");
-    // Black: A-C (27, B5 taken off) + the dead B5; White: F-J (36, G5
-    // taken off) + the dead G5.
+    // Black: A-C (27, B5 taken off) + the dead B5; White: F-J (36, H5
+    // taken off) + the dead H5.
     assert_eq!((count.black_points, count.white_points), (28, 37));
 }
 
 #[test]
 fn a_marked_disagreement_goes_back_to_play_and_the_next_count_is_agreed() {
     let (mut game, mut moves) = territory_game_to_two_passes();
-    // White confirms the proposal; Black marks its G5 stone alive, which
+    // White confirms the proposal; Black marks its H5 stone alive, which
     // withdraws White's confirmation.
     let v = version(&game);
     apply(&mut game, |g| g.confirm_count("w", v, START));
     assert!(game.counting().expect("counting").confirmed(Color::White));
-    let (g5_col, g5_row) = (u32::from(point("G5").col()), u32::from(point("G5").row()));
+    let (h5_col, h5_row) = (u32::from(point("H5").col()), u32::from(point("H5").row()));
     let marked = apply(&mut game, |g| {
-        g.mark_dead("b", g5_col, g5_row, false, START)
+        g.mark_dead("b", h5_col, h5_row, false, START)
     });
     assert_eq!(
         kinds(&marked),
         [EventKind::DeadStonesMarked {
             by: Color::Black,
-            stones: vec![point("G5")],
+            stones: vec![point("H5")],
             dead: false
         }]
     );
@@ -706,7 +706,7 @@ fn a_marked_disagreement_goes_back_to_play_and_the_next_count_is_agreed() {
     // The same mark again changes nothing; a confirmation of the old marks
     // is refused.
     let again = game
-        .mark_dead("b", g5_col, g5_row, false, START)
+        .mark_dead("b", h5_col, h5_row, false, START)
         .expect("a repeat");
     assert!(again.events().is_empty() && again.write().is_none());
     assert_eq!(
@@ -729,9 +729,9 @@ fn a_marked_disagreement_goes_back_to_play_and_the_next_count_is_agreed() {
     // Asked again, the same answer.
     let again = game.resume_play("w", 22, START).expect("a repeat");
     assert!(again.events().is_empty());
-    // White captures G5 while Black passes.
+    // White captures H5 while Black passes.
     let mut n = 23;
-    for w in ["G4", "G6", "F5", "H5"] {
+    for w in ["H4", "H6", "G5", "J5"] {
         for (who, action) in [("b", Requested::Pass), ("w", at(w))] {
             let step = apply(&mut game, |g| g.submit(who, n, action, START));
             moves.extend(step.write().and_then(|w| w.insert_move));
@@ -761,7 +761,7 @@ fn a_marked_disagreement_goes_back_to_play_and_the_next_count_is_agreed() {
     let finished = game.finished().expect("counted");
     let count = finished.count.as_ref().expect("a count");
     // Black: A-C 27 (B5 taken off) + 1 dead = 28. White: F-J 36, less its
-    // four stones around G5, + 1 prisoner (G5) = 33; komi 6.5.
+    // four stones around H5, + 1 prisoner (H5) = 33; komi 6.5.
     assert_eq!((count.black, count.white), (28, 33));
     assert_eq!(finished.result.to_string(), "W+11.5");
     let finish = last.write().and_then(|w| w.finish.clone()).expect("stored");
