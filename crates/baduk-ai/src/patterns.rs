@@ -18,7 +18,7 @@ use std::sync::OnceLock;
 
 use baduk::Color;
 use baduk::board::{Board, NO_VERTEX, Vertex};
-use baduk::playout::{is_big_self_atari, liberties_after};
+use baduk::playout::{all_playout_candidates, is_big_self_atari, liberties_after};
 
 /// The feature groups, in the order of [`Features::values`].
 pub const GROUP_NAMES: [&str; GROUPS] = [
@@ -403,18 +403,6 @@ pub struct Position {
     pub chosen: usize,
 }
 
-/// The candidate moves of a position as the search sees them: every empty
-/// point `color` may play (no suicide) that does not fill its own eye.
-#[must_use]
-pub fn candidates(board: &Board, color: Color) -> Vec<Vertex> {
-    board
-        .empty_vertices()
-        .iter()
-        .map(|&v| usize::from(v))
-        .filter(|&v| board.is_playable(v, color, false) && !board.is_eye_shape(v, color))
-        .collect()
-}
-
 /// The training position before `color` plays `played`, or `None` when
 /// the move is not among the candidates (an own-eye fill, say).
 #[must_use]
@@ -425,7 +413,8 @@ pub fn position(
     last: Vertex,
     last2: Vertex,
 ) -> Option<Position> {
-    let moves = candidates(board, color);
+    // The moves the search expands a node with.
+    let moves = all_playout_candidates(board, color);
     let chosen = moves.iter().position(|&v| v == played)?;
     let candidates = moves
         .iter()
