@@ -11,7 +11,7 @@
 use std::time::{Duration, Instant};
 
 use baduk::board::{Board, MAX_VERTICES, NO_VERTEX, SplitMix64, Vertex};
-use baduk::playout::{all_playout_candidates, area_margin};
+use baduk::playout::all_playout_candidates;
 use baduk::{Color, Game, Move};
 
 use crate::patterns::{Gammas, features};
@@ -64,13 +64,18 @@ impl SearchResult {
     }
 }
 
+/// A node of the tree: 32 bytes, so that a node's children, which
+/// selection and the all-moves-as-first update walk in full on every
+/// simulation, take as few cache lines as they can.
 #[derive(Debug, Clone)]
 pub(crate) struct Node {
-    /// The move into this node; `NO_VERTEX` is a pass.
-    mv: Vertex,
-    children: u32,
+    /// The move into this node (a [`Vertex`], below [`MAX_VERTICES`]);
+    /// `NO_VERTEX` is a pass.
+    mv: u16,
+    /// How many children it has, from `children` on; 0 until it is
+    /// expanded, and at least 1 (the pass) after.
     n_children: u16,
-    expanded: bool,
+    children: u32,
     /// Wins for the player who made `mv`, priors included.
     wins: f32,
     visits: f32,
@@ -81,13 +86,14 @@ pub(crate) struct Node {
     real_wins: f32,
 }
 
+const _: () = assert!(MAX_VERTICES <= u16::MAX as usize && std::mem::size_of::<Node>() == 32);
+
 impl Node {
     fn new(mv: Vertex, wins: f32, visits: f32) -> Node {
         Node {
-            mv,
-            children: 0,
+            mv: mv as u16,
             n_children: 0,
-            expanded: false,
+            children: 0,
             wins,
             visits,
             amaf_wins: 0.0,
@@ -95,6 +101,14 @@ impl Node {
             real_visits: 0,
             real_wins: 0.0,
         }
+    }
+
+    fn mv(&self) -> Vertex {
+        Vertex::from(self.mv)
+    }
+
+    fn expanded(&self) -> bool {
+        self.n_children > 0
     }
 }
 
@@ -199,11 +213,10 @@ struct Tree<'g> {
     // Scratch space reused by every simulation.
     path: Vec<usize>,
     played: Vec<(Vertex, Color)>,
-    /// For all-moves-as-first: the stamp of the simulation in which a
-    /// vertex was played after the node being updated, and the colour
-    /// (index) that played it there first.
+    /// For all-moves-as-first: for each vertex played after the node
+    /// being updated, the simulation's stamp and the colour (index) that
+    /// played it there first, as `stamp << 1 | colour`.
     seen: Vec<u32>,
-    first_by: Vec<u8>,
     stamp: u32,
     /// The patterns' strength of each move being expanded.
     strengths: Vec<f32>,
@@ -399,18 +412,18 @@ fn reroot(nodes: &[Node], path: &[Vertex]) -> Option<Vec<Node>> {
     let mut at = 0usize;
     for &mv in path {
         let node = nodes.get(at)?;
-        if !node.expanded {
+        if !node.expanded() {
             return None;
         }
         let first = node.children as usize;
-        at = (first..first + node.n_children as usize).find(|&c| nodes[c].mv == mv)?;
+        at = (first..first + node.n_children as usize).find(|&c| nodes[c].mv() == mv)?;
     }
     let mut out = vec![nodes[at].clone()];
-    out[0].mv = NO_VERTEX;
+    out[0].mv = NO_VERTEX as u16;
     let mut queue = vec![(at, 0usize)];
     while let Some((old, new)) = queue.pop() {
         let node = &nodes[old];
-        if !node.expanded {
+        if !node.expanded() {
             continue;
         }
         let first_old = node.children as usize;
@@ -475,7 +488,7 @@ fn run_tree(
     let mut tree = Tree::new(game, seed, tuning);
     tree.komi_half = komi_half;
     match nodes {
-        Some(nodes) if nodes.first().is_some_and(|root| root.expanded) => {
+        Some(nodes) if nodes.first().is_some_and(|root| root.expanded()) => {
             tree.nodes = nodes;
             tree.keep_legal_root_moves();
         }
@@ -548,7 +561,6 @@ impl<'g> Tree<'g> {
             path: Vec::with_capacity(64),
             played: Vec::with_capacity(3 * MAX_VERTICES),
             seen: vec![0; MAX_VERTICES],
-            first_by: vec![0; MAX_VERTICES],
             stamp: 0,
             strengths: Vec::with_capacity(MAX_VERTICES),
         }
@@ -592,7 +604,7 @@ impl<'g> Tree<'g> {
         let n = self.nodes[0].n_children as usize;
         let legal: Vec<Node> = (first..first + n)
             .filter(|&c| {
-                let mv = self.nodes[c].mv;
+                let mv = self.nodes[c].mv();
                 mv == NO_VERTEX || self.game.check(color, self.root_board.point(mv)).is_ok()
             })
             .map(|c| self.nodes[c].clone())
@@ -639,7 +651,6 @@ impl<'g> Tree<'g> {
         let node = &mut self.nodes[at];
         node.children = first;
         node.n_children = (moves.len() + 1) as u16;
-        node.expanded = true;
     }
 
     fn expand(&mut self, at: usize, board: &Board, color: Color, last: (Vertex, Vertex)) {
@@ -690,7 +701,7 @@ impl<'g> Tree<'g> {
         let mut at = 0;
         // Down the tree.
         loop {
-            if !self.nodes[at].expanded {
+            if !self.nodes[at].expanded() {
                 if self.nodes[at].real_visits >= 1 && passes < 2 {
                     self.expand(at, &board, color, (last, last2));
                 } else {
@@ -698,7 +709,7 @@ impl<'g> Tree<'g> {
                 }
             }
             let child = self.select(at);
-            let mv = self.nodes[child].mv;
+            let mv = self.nodes[child].mv();
             if mv == NO_VERTEX || !board.is_playable(mv, color, false) {
                 board.clear_ko();
                 passes += 1;
@@ -737,7 +748,20 @@ impl<'g> Tree<'g> {
             }
             color = color.opponent();
         }
-        let margin_half = 2 * area_margin(&board) - self.komi_half;
+        // Black's area less White's (as `area_margin` counts it), and
+        // Black's points for the ownership map, in one pass.
+        let mut area = 0;
+        for v in board.vertices() {
+            match baduk::playout::owner_at_end(&board, v) {
+                Some(Color::Black) => {
+                    area += 1;
+                    self.ownership[v] += 1;
+                }
+                Some(Color::White) => area -= 1,
+                None => {}
+            }
+        }
+        let margin_half = 2 * area - self.komi_half;
         let win = match margin_half.cmp(&0) {
             std::cmp::Ordering::Greater => 1.0,
             std::cmp::Ordering::Less => 0.0,
@@ -749,11 +773,6 @@ impl<'g> Tree<'g> {
         let t = self.tuning;
         let black_wins = (1.0 - t.margin_weight) * win
             + t.margin_weight * (0.5 + 0.5 * (margin / t.margin_scale).tanh());
-        for v in board.vertices() {
-            if baduk::playout::owner_at_end(&board, v) == Some(Color::Black) {
-                self.ownership[v] += 1;
-            }
-        }
         self.backup(black_wins);
         self.playouts += 1;
     }
@@ -763,17 +782,17 @@ impl<'g> Tree<'g> {
         // counts for the colour that played there first (a stone played
         // where the other side's was captured says nothing of the point).
         // Marking from the last move back lets the earliest play win.
-        self.stamp = self.stamp.wrapping_add(1);
-        if self.stamp == 0 {
-            self.seen = vec![0; MAX_VERTICES];
+        self.stamp += 1;
+        if self.stamp > u32::MAX >> 1 {
+            self.seen.fill(0);
             self.stamp = 1;
         }
         let stamp = self.stamp;
+        let mark = |c: Color| (stamp << 1) | c.index() as u32;
         let tree_moves = self.path.len() - 1;
         for &(v, c) in self.played[tree_moves..].iter().rev() {
             if v != NO_VERTEX {
-                self.seen[v] = stamp;
-                self.first_by[v] = c.index() as u8;
+                self.seen[v] = mark(c);
             }
         }
         for depth in (0..self.path.len()).rev() {
@@ -794,7 +813,7 @@ impl<'g> Tree<'g> {
             node.real_visits += 1;
             node.wins += result;
             node.real_wins += result;
-            if node.expanded {
+            if node.expanded() {
                 // Children are moves by the player to move at `at`.
                 let to_move = mover.opponent();
                 let child_result = if to_move == Color::Black {
@@ -804,12 +823,10 @@ impl<'g> Tree<'g> {
                 };
                 let first = node.children as usize;
                 let n = node.n_children as usize;
+                let played_first = mark(to_move);
                 for c in first..first + n {
-                    let mv = self.nodes[c].mv;
-                    if mv != NO_VERTEX
-                        && self.seen[mv] == stamp
-                        && self.first_by[mv] == to_move.index() as u8
-                    {
+                    let mv = self.nodes[c].mv();
+                    if mv != NO_VERTEX && self.seen[mv] == played_first {
                         let child = &mut self.nodes[c];
                         child.amaf_visits += 1.0;
                         child.amaf_wins += child_result;
@@ -819,8 +836,7 @@ impl<'g> Tree<'g> {
             if depth > 0 {
                 let (v, c) = self.played[depth - 1];
                 if v != NO_VERTEX {
-                    self.seen[v] = stamp;
-                    self.first_by[v] = c.index() as u8;
+                    self.seen[v] = mark(c);
                 }
             }
         }
@@ -865,7 +881,7 @@ impl<'g> Tree<'g> {
                     n.wins / n.visits.max(1.0)
                 };
                 RootMove {
-                    vertex: (n.mv != NO_VERTEX).then_some(n.mv),
+                    vertex: (n.mv() != NO_VERTEX).then_some(n.mv()),
                     visits: n.real_visits,
                     winrate,
                 }
