@@ -143,6 +143,10 @@ pub struct Tuning {
     /// two best moves are close and the game is undecided; a search also
     /// stops early once the best move cannot be caught, which pays for it.
     pub time_extension: f32,
+    /// Above 0, the playouts take the vital point of a small eye space the
+    /// last move closed or emptied (nakade) before anything but captures
+    /// and escapes.
+    pub nakade: f32,
 }
 
 impl Default for Tuning {
@@ -156,6 +160,7 @@ impl Default for Tuning {
             pattern_playouts: 0.0,
             dynamic_komi: 0.0,
             time_extension: 0.0,
+            nakade: 0.0,
         }
     }
 }
@@ -163,7 +168,7 @@ impl Default for Tuning {
 impl Tuning {
     /// Sets one constant from `name=value` (`rave_equivalence`,
     /// `margin_weight`, `margin_scale`, `prior_even`, `pattern_prior`,
-    /// `pattern_playouts`, `dynamic_komi`, `time_extension`).
+    /// `pattern_playouts`, `dynamic_komi`, `time_extension`, `nakade`).
     pub fn set(&mut self, assignment: &str) -> Result<(), String> {
         let (name, value) = assignment
             .split_once('=')
@@ -186,9 +191,10 @@ impl Tuning {
             "pattern_playouts" => self.pattern_playouts = value,
             "dynamic_komi" => self.dynamic_komi = value.min(1.0),
             "time_extension" => self.time_extension = value.min(3.0),
+            "nakade" => self.nakade = value,
             other => {
                 return Err(format!(
-                    "unknown tuning `{other}` (rave_equivalence, margin_weight, margin_scale, prior_even, pattern_prior, pattern_playouts, dynamic_komi, time_extension)"
+                    "unknown tuning `{other}` (rave_equivalence, margin_weight, margin_scale, prior_even, pattern_prior, pattern_playouts, dynamic_komi, time_extension, nakade)"
                 ));
             }
         }
@@ -733,7 +739,8 @@ impl<'g> Tree<'g> {
         while passes < 2 && self.played.len() < limit {
             let shapes = (self.tuning.pattern_playouts > 0.0)
                 .then(|| (Gammas::in_force(), self.tuning.pattern_playouts));
-            match playout_move(&board, color, last, &mut self.rng, shapes) {
+            let nakade = self.tuning.nakade > 0.0;
+            match playout_move(&board, color, last, &mut self.rng, shapes, nakade) {
                 Some(v) => {
                     board.play(v, color);
                     passes = 0;

@@ -3,7 +3,8 @@
 //! Playouts answer the last move the way MoGo's do: take a stone it left in
 //! atari, save a chain it put in atari, play a 3×3 shape next to it;
 //! otherwise a random move that neither fills an own eye nor puts two or
-//! more stones in atari.
+//! more stones in atari. They may also take the vital point of a small eye
+//! space that the last move closed or emptied (nakade), leaving it one eye.
 
 use baduk::Color;
 use baduk::board::{Board, NO_VERTEX, SplitMix64, Vertex};
@@ -17,16 +18,22 @@ use crate::patterns::{Gammas, shape};
 /// With `shapes`, the answer next to the last move is drawn among the
 /// points around it whose learned 3×3 shape gamma is at least the given
 /// floor, in proportion to their gammas, instead of being the first of
-/// MoGo's shapes.
+/// MoGo's shapes. With `nakade`, after captures and escapes it takes the
+/// vital point of a small eye space next to the last move
+/// ([`vital_point`]).
 pub fn playout_move(
     board: &Board,
     color: Color,
     last: Vertex,
     rng: &mut SplitMix64,
     shapes: Option<(&Gammas, f32)>,
+    nakade: bool,
 ) -> Option<Vertex> {
     if last != NO_VERTEX {
         if let Some(v) = answer_atari(board, color, last) {
+            return Some(v);
+        }
+        if nakade && let Some(v) = vital_point(board, color, last) {
             return Some(v);
         }
         let mut near = [0; 8];
@@ -116,6 +123,86 @@ fn answer_atari(board: &Board, color: Color, last: Vertex) -> Option<Vertex> {
     None
 }
 
+/// The vital point of a small eye space next to the last move, where
+/// `color` may play, or `None`. An eye space here is an empty area of three
+/// to six points, bordered by stones of one colour only, that touches the
+/// last move: the last move closed it, or captured the stones that stood
+/// in it. Its vital point is the one point with more neighbours inside it
+/// than any other (the middle of a three, the centre of a pyramid four, a
+/// bulky five or a rabbity six), and a stone there leaves it one eye.
+/// Shapes with no such point (a straight or bent four, a square four) live
+/// or die whoever plays first, and get no answer.
+fn vital_point(board: &Board, color: Color, last: Vertex) -> Option<Vertex> {
+    const MAX: usize = 6;
+    let mut tried = [NO_VERTEX; 4];
+    for start in board.neighbours(last) {
+        if !board.is_empty(start) || tried.contains(&start) {
+            continue;
+        }
+        // The area, up to one point more than an eye space may have.
+        let mut area = [NO_VERTEX; MAX + 1];
+        let (mut n, mut next) = (1, 0);
+        area[0] = start;
+        let mut border: Option<Color> = None;
+        let mut fits = true;
+        while next < n && fits {
+            let v = area[next];
+            next += 1;
+            for x in board.neighbours(v) {
+                if board.is_empty(x) {
+                    if !area[..n].contains(&x) {
+                        if n > MAX {
+                            fits = false;
+                            break;
+                        }
+                        area[n] = x;
+                        n += 1;
+                    }
+                } else if let Some(c) = board.color_at(x) {
+                    if border.is_some_and(|b| b != c) {
+                        fits = false;
+                        break;
+                    }
+                    border = Some(c);
+                }
+            }
+        }
+        let area = &area[..n.min(MAX + 1)];
+        for (j, x) in board.neighbours(last).into_iter().enumerate() {
+            if area.contains(&x) {
+                tried[j] = x;
+            }
+        }
+        if !fits || !(3..=MAX).contains(&n) || border.is_none() {
+            continue;
+        }
+        let inside = |v: Vertex| {
+            board
+                .neighbours(v)
+                .iter()
+                .filter(|x| area.contains(x))
+                .count()
+        };
+        let (mut best, mut most, mut ties) = (NO_VERTEX, 0, 0);
+        for &v in area {
+            let k = inside(v);
+            if k > most {
+                (best, most, ties) = (v, k, 1);
+            } else if k == most {
+                ties += 1;
+            }
+        }
+        if ties == 1
+            && most >= 2
+            && board.is_playable(best, color, false)
+            && Some(best) != board.ko_point()
+        {
+            return Some(best);
+        }
+    }
+    None
+}
+
 /// Whether `color` playing at `v` leaves its chain with two liberties or more.
 fn gains_liberties(board: &Board, v: Vertex, color: Color) -> bool {
     liberties_after(board, v, color, 2) >= 2
@@ -196,4 +283,70 @@ fn empty_around(board: &Board, v: Vertex, d: isize) -> bool {
         }
     }
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn board(rows: &str) -> Board {
+        Board::from_ascii(rows).expect("drawing")
+    }
+
+    fn at(board: &Board, point: &str) -> Vertex {
+        board.vertex(board.size().parse_point(point).expect("point"))
+    }
+
+    /// Black's D1 closes a pyramid four on the edge (E1, F1, G1 and F2):
+    /// White's stone on F1, the point touching the other three, leaves it
+    /// one eye. A square four has no such point, and an area that White's
+    /// stones also border is not Black's eye space.
+    #[test]
+    fn the_vital_point_of_a_small_eye_space_is_taken() {
+        let pyramid = board(
+            "
+            . . . . . . .
+            . . . . . . .
+            . . . . . . .
+            . . . . . . .
+            . . . . . X .
+            . . . . X . X
+            . . . X . . .
+            ",
+        );
+        let d1 = at(&pyramid, "D1");
+        assert_eq!(
+            vital_point(&pyramid, Color::White, d1),
+            Some(at(&pyramid, "F1"))
+        );
+        let mut rng = SplitMix64::new(7);
+        assert_eq!(
+            playout_move(&pyramid, Color::White, d1, &mut rng, None, true),
+            Some(at(&pyramid, "F1"))
+        );
+        let square = board(
+            "
+            . . . . . . .
+            . . . . . . .
+            . . . . . . .
+            . . . . . . .
+            . . . X X X .
+            . . . X . . X
+            . . . X . . X
+            ",
+        );
+        assert_eq!(vital_point(&square, Color::White, d1), None);
+        let shared = board(
+            "
+            . . . . . . .
+            . . . . . . .
+            . . . . . . .
+            . . . . . . .
+            . . . . . X .
+            . . . . O . X
+            . . . X . . .
+            ",
+        );
+        assert_eq!(vital_point(&shared, Color::White, d1), None);
+    }
 }
