@@ -11,7 +11,7 @@
 use std::time::{Duration, Instant};
 
 use baduk::board::{Board, MAX_VERTICES, NO_VERTEX, SplitMix64, Vertex};
-use baduk::playout::all_playout_candidates;
+use baduk::playout::{all_playout_candidates, area_margin_by_owner};
 use baduk::{Color, Game, Move};
 
 use crate::patterns::{Gammas, features};
@@ -736,10 +736,10 @@ impl<'g> Tree<'g> {
         }
         // The rest of the game by the playout policy.
         let limit = 3 * board.size().points();
+        let shapes = (self.tuning.pattern_playouts > 0.0)
+            .then(|| (Gammas::in_force(), self.tuning.pattern_playouts));
+        let nakade = self.tuning.nakade > 0.0;
         while passes < 2 && self.played.len() < limit {
-            let shapes = (self.tuning.pattern_playouts > 0.0)
-                .then(|| (Gammas::in_force(), self.tuning.pattern_playouts));
-            let nakade = self.tuning.nakade > 0.0;
             match playout_move(&board, color, last, &mut self.rng, shapes, nakade) {
                 Some(v) => {
                     board.play(v, color);
@@ -755,19 +755,8 @@ impl<'g> Tree<'g> {
             }
             color = color.opponent();
         }
-        // Black's area less White's (as `area_margin` counts it), and
-        // Black's points for the ownership map, in one pass.
-        let mut area = 0;
-        for v in board.vertices() {
-            match baduk::playout::owner_at_end(&board, v) {
-                Some(Color::Black) => {
-                    area += 1;
-                    self.ownership[v] += 1;
-                }
-                Some(Color::White) => area -= 1,
-                None => {}
-            }
-        }
+        let ownership = &mut self.ownership;
+        let area = area_margin_by_owner(&board, |v| ownership[v] += 1);
         let margin_half = 2 * area - self.komi_half;
         let win = match margin_half.cmp(&0) {
             std::cmp::Ordering::Greater => 1.0,

@@ -139,8 +139,8 @@ fn vital_point(board: &Board, color: Color, last: Vertex) -> Option<Vertex> {
         if !board.is_empty(start) || tried.contains(&start) {
             continue;
         }
-        // The area, up to one point more than an eye space may have.
-        let mut area = [NO_VERTEX; MAX + 1];
+        // The area, given up at a point more than an eye space may have.
+        let mut area = [NO_VERTEX; MAX];
         let (mut n, mut next) = (1, 0);
         area[0] = start;
         let mut border: Option<Color> = None;
@@ -151,7 +151,7 @@ fn vital_point(board: &Board, color: Color, last: Vertex) -> Option<Vertex> {
             for x in board.neighbours(v) {
                 if board.is_empty(x) {
                     if !area[..n].contains(&x) {
-                        if n > MAX {
+                        if n == MAX {
                             fits = false;
                             break;
                         }
@@ -167,13 +167,13 @@ fn vital_point(board: &Board, color: Color, last: Vertex) -> Option<Vertex> {
                 }
             }
         }
-        let area = &area[..n.min(MAX + 1)];
+        let area = &area[..n];
         for (j, x) in board.neighbours(last).into_iter().enumerate() {
             if area.contains(&x) {
                 tried[j] = x;
             }
         }
-        if !fits || !(3..=MAX).contains(&n) || border.is_none() {
+        if !fits || n < 3 || border.is_none() {
             continue;
         }
         let inside = |v: Vertex| {

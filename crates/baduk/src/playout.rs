@@ -347,14 +347,24 @@ pub fn owner_at_end(board: &Board, v: Vertex) -> Option<Color> {
 /// points whose neighbours are all one colour. Komi is not included.
 #[must_use]
 pub fn area_margin(board: &Board) -> i32 {
-    board
-        .vertices()
-        .map(|v| match owner_at_end(board, v) {
-            Some(Color::Black) => 1,
-            Some(Color::White) => -1,
-            None => 0,
-        })
-        .sum()
+    area_margin_by_owner(board, |_| {})
+}
+
+/// [`area_margin`], calling `black_owns` with each point Black owns as it
+/// counts (a search's ownership map, in the same pass).
+pub fn area_margin_by_owner(board: &Board, mut black_owns: impl FnMut(Vertex)) -> i32 {
+    let mut margin = 0;
+    for v in board.vertices() {
+        match owner_at_end(board, v) {
+            Some(Color::Black) => {
+                margin += 1;
+                black_owns(v);
+            }
+            Some(Color::White) => margin -= 1,
+            None => {}
+        }
+    }
+    margin
 }
 
 #[cfg(test)]
