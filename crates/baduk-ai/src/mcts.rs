@@ -147,6 +147,9 @@ pub struct Tuning {
     /// last move closed or emptied (nakade) before anything but captures
     /// and escapes.
     pub nakade: f32,
+    /// Above 0, the playouts do not run a chain in atari out into a ladder
+    /// that catches it, and the priors count such a run against the move.
+    pub ladders: f32,
 }
 
 impl Default for Tuning {
@@ -161,6 +164,7 @@ impl Default for Tuning {
             dynamic_komi: 0.0,
             time_extension: 0.0,
             nakade: 0.0,
+            ladders: 0.0,
         }
     }
 }
@@ -168,7 +172,7 @@ impl Default for Tuning {
 impl Tuning {
     /// Sets one constant from `name=value` (`rave_equivalence`,
     /// `margin_weight`, `margin_scale`, `prior_even`, `pattern_prior`,
-    /// `pattern_playouts`, `dynamic_komi`, `time_extension`, `nakade`).
+    /// `pattern_playouts`, `dynamic_komi`, `time_extension`, `nakade`, `ladders`).
     pub fn set(&mut self, assignment: &str) -> Result<(), String> {
         let (name, value) = assignment
             .split_once('=')
@@ -192,9 +196,10 @@ impl Tuning {
             "dynamic_komi" => self.dynamic_komi = value.min(1.0),
             "time_extension" => self.time_extension = value.min(3.0),
             "nakade" => self.nakade = value,
+            "ladders" => self.ladders = value,
             other => {
                 return Err(format!(
-                    "unknown tuning `{other}` (rave_equivalence, margin_weight, margin_scale, prior_even, pattern_prior, pattern_playouts, dynamic_komi, time_extension, nakade)"
+                    "unknown tuning `{other}` (rave_equivalence, margin_weight, margin_scale, prior_even, pattern_prior, pattern_playouts, dynamic_komi, time_extension, nakade, ladders)"
                 ));
             }
         }
@@ -631,7 +636,14 @@ impl<'g> Tree<'g> {
     ) {
         let first = self.nodes.len() as u32;
         for &v in moves {
-            let p = prior(board, v, color, last, self.tuning.prior_even);
+            let p = prior(
+                board,
+                v,
+                color,
+                last,
+                self.tuning.prior_even,
+                self.tuning.ladders > 0.0,
+            );
             self.nodes.push(Node::new(v, p.wins, p.visits));
         }
         let weight = self.tuning.pattern_prior;
@@ -739,8 +751,9 @@ impl<'g> Tree<'g> {
         let shapes = (self.tuning.pattern_playouts > 0.0)
             .then(|| (Gammas::in_force(), self.tuning.pattern_playouts));
         let nakade = self.tuning.nakade > 0.0;
+        let ladders = self.tuning.ladders > 0.0;
         while passes < 2 && self.played.len() < limit {
-            match playout_move(&board, color, last, &mut self.rng, shapes, nakade) {
+            match playout_move(&board, color, last, &mut self.rng, shapes, nakade, ladders) {
                 Some(v) => {
                     board.play(v, color);
                     passes = 0;

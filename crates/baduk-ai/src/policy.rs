@@ -8,7 +8,7 @@
 
 use baduk::Color;
 use baduk::board::{Board, NO_VERTEX, SplitMix64, Vertex};
-use baduk::playout::{is_big_self_atari, liberties_after, random_move};
+use baduk::playout::{is_big_self_atari, is_ladder_caught, liberties_after, random_move};
 use baduk::shape::is_shape_move;
 
 use crate::patterns::{Gammas, shape};
@@ -20,7 +20,8 @@ use crate::patterns::{Gammas, shape};
 /// floor, in proportion to their gammas, instead of being the first of
 /// MoGo's shapes. With `nakade`, after captures and escapes it takes the
 /// vital point of a small eye space next to the last move
-/// ([`vital_point`]).
+/// ([`vital_point`]). With `ladders`, a chain in atari is not run out
+/// into a ladder that catches it ([`is_ladder_caught`]).
 pub fn playout_move(
     board: &Board,
     color: Color,
@@ -28,9 +29,10 @@ pub fn playout_move(
     rng: &mut SplitMix64,
     shapes: Option<(&Gammas, f32)>,
     nakade: bool,
+    ladders: bool,
 ) -> Option<Vertex> {
     if last != NO_VERTEX {
-        if let Some(v) = answer_atari(board, color, last) {
+        if let Some(v) = answer_atari(board, color, last, ladders) {
             return Some(v);
         }
         if nakade && let Some(v) = vital_point(board, color, last) {
@@ -86,7 +88,7 @@ pub fn playout_move(
 /// Captures a chain next to the last move that is in atari, or saves an
 /// own chain next to it that is (by extending when that gives it two
 /// liberties or more, or by capturing a neighbour of it).
-fn answer_atari(board: &Board, color: Color, last: Vertex) -> Option<Vertex> {
+fn answer_atari(board: &Board, color: Color, last: Vertex, ladders: bool) -> Option<Vertex> {
     let enemy = color.opponent();
     let mut around = [last; 5];
     around[1..].copy_from_slice(&board.neighbours(last));
@@ -115,7 +117,11 @@ fn answer_atari(board: &Board, color: Color, last: Vertex) -> Option<Vertex> {
         }
         if let Some(l) = board.atari_liberty(x)
             && board.is_playable(l, color, false)
-            && gains_liberties(board, l, color)
+            && if ladders {
+                escapes(board, x, l, color)
+            } else {
+                gains_liberties(board, l, color)
+            }
         {
             return Some(l);
         }
@@ -203,6 +209,17 @@ fn vital_point(board: &Board, color: Color, last: Vertex) -> Option<Vertex> {
     None
 }
 
+/// Whether the chain on `x`, in atari, escapes by extending on its liberty
+/// `l`: to three liberties or more, or to two that cannot chase it in a
+/// ladder.
+fn escapes(board: &Board, x: Vertex, l: Vertex, color: Color) -> bool {
+    match liberties_after(board, l, color, 3) {
+        0 | 1 => false,
+        2 => !is_ladder_caught(board, x),
+        _ => true,
+    }
+}
+
 /// Whether `color` playing at `v` leaves its chain with two liberties or more.
 fn gains_liberties(board: &Board, v: Vertex, color: Color) -> bool {
     liberties_after(board, v, color, 2) >= 2
@@ -217,7 +234,16 @@ pub struct Prior {
 
 /// The prior of `color` playing at `v` after `last` (`NO_VERTEX` if none),
 /// starting from `even` virtual visits at an even win rate.
-pub fn prior(board: &Board, v: Vertex, color: Color, last: Vertex, even: f32) -> Prior {
+/// With `ladders`, running a chain in atari out into a ladder that
+/// catches it gets no bonus but a penalty.
+pub fn prior(
+    board: &Board,
+    v: Vertex,
+    color: Color,
+    last: Vertex,
+    even: f32,
+    ladders: bool,
+) -> Prior {
     let mut p = Prior {
         wins: even / 2.0,
         visits: even,
@@ -234,12 +260,19 @@ pub fn prior(board: &Board, v: Vertex, color: Color, last: Vertex, even: f32) ->
     {
         add(20.0, 20.0); // captures
     }
-    if nbrs
+    if let Some(&n) = nbrs
         .iter()
-        .any(|&n| board.color_at(n) == Some(color) && board.in_atari(n))
-        && gains_liberties(board, v, color)
+        .find(|&&n| board.color_at(n) == Some(color) && board.in_atari(n))
     {
-        add(15.0, 15.0); // saves a chain in atari
+        if !ladders {
+            if gains_liberties(board, v, color) {
+                add(15.0, 15.0); // saves a chain in atari
+            }
+        } else if escapes(board, n, v, color) {
+            add(15.0, 15.0); // saves a chain in atari
+        } else if gains_liberties(board, v, color) {
+            add(0.0, 10.0); // runs into a ladder
+        }
     }
     if is_big_self_atari(board, v, color) {
         add(0.0, 30.0);
@@ -321,7 +354,7 @@ mod tests {
         );
         let mut rng = SplitMix64::new(7);
         assert_eq!(
-            playout_move(&pyramid, Color::White, d1, &mut rng, None, true),
+            playout_move(&pyramid, Color::White, d1, &mut rng, None, true, false),
             Some(at(&pyramid, "F1"))
         );
         let square = board(

@@ -172,6 +172,90 @@ pub fn liberties_after(board: &Board, v: Vertex, color: Color, limit: usize) -> 
     n
 }
 
+/// Whether the chain on `x`, in atari and its owner to move, is caught in
+/// a ladder: extending on its liberty leaves it at most two liberties, and
+/// the attacker can atari it again on one of them until it is taken. A
+/// chain that can take an attacker chain in atari next to it escapes (it
+/// captures instead of running), and so does a chain that gains three
+/// liberties. Reading stops after `LADDER_READS` ataris and calls the chain
+/// free, so a ladder too long to read is not trusted.
+#[must_use]
+pub fn is_ladder_caught(board: &Board, x: Vertex) -> bool {
+    let mut reads = LADDER_READS;
+    ladder_caught(board, x, &mut reads)
+}
+
+/// How many of the attacker's ataris [`is_ladder_caught`] reads at most.
+const LADDER_READS: u32 = 24;
+
+fn ladder_caught(board: &Board, x: Vertex, reads: &mut u32) -> bool {
+    let Some(color) = board.color_at(x) else {
+        return false;
+    };
+    let Some(l) = board.atari_liberty(x) else {
+        return false;
+    };
+    if touches_enemy_in_atari(board, x, color) {
+        return false;
+    }
+    if !board.is_playable(l, color, false) {
+        return true;
+    }
+    let mut after = board.clone();
+    after.play(l, color);
+    match after.liberty_count_up_to(x, 3) {
+        0 | 1 => return true,
+        2 => {}
+        _ => return false,
+    }
+    let enemy = color.opponent();
+    for a in two_liberties(&after, x) {
+        if *reads == 0 {
+            return false;
+        }
+        *reads -= 1;
+        if !after.is_playable(a, enemy, false) {
+            continue;
+        }
+        let mut next = after.clone();
+        next.play(a, enemy);
+        if next.in_atari(x) && ladder_caught(&next, x, reads) {
+            return true;
+        }
+    }
+    false
+}
+
+/// The two liberties of the chain on `x`, which has exactly two.
+fn two_liberties(board: &Board, x: Vertex) -> [Vertex; 2] {
+    let mut libs = [NO_VERTEX; 2];
+    for s in board.chain_stones(x) {
+        for n in board.neighbours(s) {
+            if board.is_empty(n) && libs[0] != n {
+                if libs[0] == NO_VERTEX {
+                    libs[0] = n;
+                } else {
+                    libs[1] = n;
+                    return libs;
+                }
+            }
+        }
+    }
+    libs
+}
+
+/// Whether an enemy chain touching the chain on `x` (of `color`) is in
+/// atari.
+fn touches_enemy_in_atari(board: &Board, x: Vertex, color: Color) -> bool {
+    let enemy = color.opponent();
+    board.chain_stones(x).any(|s| {
+        board
+            .neighbours(s)
+            .iter()
+            .any(|&n| board.color_at(n) == Some(enemy) && board.in_atari(n))
+    })
+}
+
 /// Whether the dead-stone policy may put a `color` stone on the empty `v`:
 /// a playout candidate, or a false eye of its own that joins two of its
 /// chains. Light playouts never fill an eye shape; a side that can close
@@ -432,6 +516,41 @@ mod tests {
         // Light playouts fill neither.
         assert!(!board.is_playout_candidate(at("G1"), Color::Black));
         assert!(!board.is_playout_candidate(at("B7"), Color::Black));
+    }
+
+    /// Black's E5 is in atari. Running to E6 and on, it is chased in a
+    /// ladder towards the top left corner and taken; with a Black stone on
+    /// B8 in the ladder's path the chase breaks and it escapes. A chain
+    /// that can take an attacker in atari is not caught either.
+    #[test]
+    fn a_ladder_is_read_to_its_end() {
+        let caught = "
+            . . . . . . . . .
+            . . . . . . . . .
+            . . . . . . . . .
+            . . . . . O . . .
+            . . . O X O . . .
+            . . . . O . . . .
+            . . . . . . . . .
+            . . . . . . . . .
+            . . . . . . . . .
+            ";
+        let board = Board::from_ascii(caught).expect("drawing");
+        let at = |b: &Board, s: &str| b.vertex(b.size().parse_point(s).expect("point"));
+        assert!(is_ladder_caught(&board, at(&board, "E5")));
+        let mut broken = board.clone();
+        broken.play(at(&board, "B8"), Color::Black);
+        assert!(!is_ladder_caught(&broken, at(&broken, "E5")));
+        // A White stone in atari next to the chain: Black takes it.
+        let mut takes = board.clone();
+        takes.play(at(&board, "D4"), Color::Black);
+        takes.play(at(&board, "E3"), Color::Black);
+        assert!(takes.in_atari(at(&takes, "E4")));
+        assert!(!is_ladder_caught(&takes, at(&takes, "E5")));
+        // Not in atari: nothing to read.
+        let mut free = board.clone();
+        free.play(at(&board, "E6"), Color::Black);
+        assert!(!is_ladder_caught(&free, at(&free, "E5")));
     }
 
     /// The same seed gives the same playout: the benchmark and every seeded
