@@ -18,7 +18,9 @@ use std::sync::OnceLock;
 
 use baduk::Color;
 use baduk::board::{Board, NO_VERTEX, Vertex};
-use baduk::playout::{all_playout_candidates, is_big_self_atari, liberties_after};
+use baduk::playout::{
+    all_playout_candidates, is_big_self_atari, liberties_after, touches_enemy_in_atari,
+};
 
 /// The feature groups, in the order of [`Features::values`].
 pub const GROUP_NAMES: [&str; GROUPS] = [
@@ -132,12 +134,7 @@ pub fn features(board: &Board, v: Vertex, color: Color, last: Vertex, last2: Ver
 /// Whether capturing the enemy chain on `n` frees an own chain in atari
 /// that touches it.
 fn saves_by_capture(board: &Board, n: Vertex, color: Color) -> bool {
-    board.chain_stones(n).any(|s| {
-        board
-            .neighbours(s)
-            .iter()
-            .any(|&x| board.color_at(x) == Some(color) && board.in_atari(x))
-    })
+    touches_enemy_in_atari(board, n, color.opponent())
 }
 
 fn coordinates(board: &Board, v: Vertex) -> (i32, i32) {

@@ -117,11 +117,7 @@ fn answer_atari(board: &Board, color: Color, last: Vertex, ladders: bool) -> Opt
         }
         if let Some(l) = board.atari_liberty(x)
             && board.is_playable(l, color, false)
-            && if ladders {
-                escapes(board, x, l, color)
-            } else {
-                gains_liberties(board, l, color)
-            }
+            && escapes(board, x, l, color, ladders)
         {
             return Some(l);
         }
@@ -210,12 +206,12 @@ fn vital_point(board: &Board, color: Color, last: Vertex) -> Option<Vertex> {
 }
 
 /// Whether the chain on `x`, in atari, escapes by extending on its liberty
-/// `l`: to three liberties or more, or to two that cannot chase it in a
-/// ladder.
-fn escapes(board: &Board, x: Vertex, l: Vertex, color: Color) -> bool {
+/// `l`: to three liberties or more, or to two (with `ladders`, two that
+/// cannot chase it in a ladder).
+fn escapes(board: &Board, x: Vertex, l: Vertex, color: Color, ladders: bool) -> bool {
     match liberties_after(board, l, color, 3) {
         0 | 1 => false,
-        2 => !is_ladder_caught(board, x),
+        2 => !ladders || !is_ladder_caught(board, x),
         _ => true,
     }
 }
@@ -264,14 +260,10 @@ pub fn prior(
         .iter()
         .find(|&&n| board.color_at(n) == Some(color) && board.in_atari(n))
     {
-        if !ladders {
-            if gains_liberties(board, v, color) {
-                add(15.0, 15.0); // saves a chain in atari
-            }
-        } else if escapes(board, n, v, color) {
+        if escapes(board, n, v, color, ladders) {
             add(15.0, 15.0); // saves a chain in atari
         } else if gains_liberties(board, v, color) {
-            add(0.0, 10.0); // runs into a ladder
+            add(0.0, 10.0); // runs into a ladder (only with `ladders`)
         }
     }
     if is_big_self_atari(board, v, color) {

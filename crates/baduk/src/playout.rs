@@ -246,7 +246,8 @@ fn two_liberties(board: &Board, x: Vertex) -> [Vertex; 2] {
 
 /// Whether an enemy chain touching the chain on `x` (of `color`) is in
 /// atari.
-fn touches_enemy_in_atari(board: &Board, x: Vertex, color: Color) -> bool {
+#[must_use]
+pub fn touches_enemy_in_atari(board: &Board, x: Vertex, color: Color) -> bool {
     let enemy = color.opponent();
     board.chain_stones(x).any(|s| {
         board
