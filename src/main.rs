@@ -98,8 +98,8 @@ enum Command {
         seconds: Option<f64>,
         /// A search constant, as name=value (rave_equivalence, margin_weight,
         /// margin_scale, prior_even, pattern_prior, pattern_playouts,
-        /// dynamic_komi, time_extension, nakade); may be given more than
-        /// once.
+        /// dynamic_komi, time_extension, nakade, ladders, shapes_near_last2,
+        /// ko_fight, expand_visits); may be given more than once.
         #[arg(long)]
         tune: Vec<String>,
         /// A move-pattern table (written by `ttakji train-patterns`) to use

@@ -15,7 +15,7 @@ use baduk::playout::{all_playout_candidates, area_margin_by_owner};
 use baduk::{Color, Game, Move};
 
 use crate::patterns::{Gammas, features};
-use crate::policy::{playout_move, prior};
+use crate::policy::{KO_AGE, Knowledge, Recent, playout_move, prior};
 
 /// How much search one move gets: whichever limit comes first.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -150,6 +150,16 @@ pub struct Tuning {
     /// Above 0, the playouts do not run a chain in atari out into a ladder
     /// that catches it, and the priors count such a run against the move.
     pub ladders: f32,
+    /// Above 0, the playouts' shapes are looked for next to the move
+    /// before the last as well as next to the last.
+    pub shapes_near_last2: f32,
+    /// The share (0 to 1) of playout moves that go back to a ko taken in
+    /// the last few moves once it is open again, to retake or fill it.
+    pub ko_fight: f32,
+    /// The simulations through a leaf before it is expanded (at least 1):
+    /// fewer expansions, each of which weighs every move's priors, leave
+    /// more of the time to playouts.
+    pub expand_visits: f32,
 }
 
 impl Default for Tuning {
@@ -165,6 +175,9 @@ impl Default for Tuning {
             time_extension: 0.0,
             nakade: 0.0,
             ladders: 0.0,
+            shapes_near_last2: 0.0,
+            ko_fight: 0.0,
+            expand_visits: 1.0,
         }
     }
 }
@@ -172,7 +185,8 @@ impl Default for Tuning {
 impl Tuning {
     /// Sets one constant from `name=value` (`rave_equivalence`,
     /// `margin_weight`, `margin_scale`, `prior_even`, `pattern_prior`,
-    /// `pattern_playouts`, `dynamic_komi`, `time_extension`, `nakade`, `ladders`).
+    /// `pattern_playouts`, `dynamic_komi`, `time_extension`, `nakade`, `ladders`,
+    /// `shapes_near_last2`, `ko_fight`, `expand_visits`).
     pub fn set(&mut self, assignment: &str) -> Result<(), String> {
         let (name, value) = assignment
             .split_once('=')
@@ -197,9 +211,12 @@ impl Tuning {
             "time_extension" => self.time_extension = value.min(3.0),
             "nakade" => self.nakade = value,
             "ladders" => self.ladders = value,
+            "shapes_near_last2" => self.shapes_near_last2 = value,
+            "ko_fight" => self.ko_fight = value.min(1.0),
+            "expand_visits" => self.expand_visits = value.clamp(1.0, 1000.0),
             other => {
                 return Err(format!(
-                    "unknown tuning `{other}` (rave_equivalence, margin_weight, margin_scale, prior_even, pattern_prior, pattern_playouts, dynamic_komi, time_extension, nakade, ladders)"
+                    "unknown tuning `{other}` (rave_equivalence, margin_weight, margin_scale, prior_even, pattern_prior, pattern_playouts, dynamic_komi, time_extension, nakade, ladders, shapes_near_last2, ko_fight, expand_visits)"
                 ));
             }
         }
@@ -717,10 +734,15 @@ impl<'g> Tree<'g> {
         self.played.clear();
         self.path.push(0);
         let mut at = 0;
+        // Moves made in this simulation, and the last ko taken in it (its
+        // point and the move that took it).
+        let mut step = 0usize;
+        let mut ko_taken: Option<(Vertex, usize)> = None;
+        let expand_visits = self.tuning.expand_visits as u32;
         // Down the tree.
         loop {
             if !self.nodes[at].expanded() {
-                if self.nodes[at].real_visits >= 1 && passes < 2 {
+                if self.nodes[at].real_visits >= expand_visits && passes < 2 {
                     self.expand(at, &board, color, (last, last2));
                 } else {
                     break;
@@ -728,6 +750,7 @@ impl<'g> Tree<'g> {
             }
             let child = self.select(at);
             let mv = self.nodes[child].mv();
+            step += 1;
             if mv == NO_VERTEX || !board.is_playable(mv, color, false) {
                 board.clear_ko();
                 passes += 1;
@@ -738,6 +761,9 @@ impl<'g> Tree<'g> {
                 passes = 0;
                 (last2, last) = (last, mv);
                 self.played.push((mv, color));
+                if let Some(k) = board.ko_point() {
+                    ko_taken = Some((k, step));
+                }
             }
             self.path.push(child);
             at = child;
@@ -748,22 +774,39 @@ impl<'g> Tree<'g> {
         }
         // The rest of the game by the playout policy.
         let limit = 3 * board.size().points();
-        let shapes = (self.tuning.pattern_playouts > 0.0)
-            .then(|| (Gammas::in_force(), self.tuning.pattern_playouts));
-        let nakade = self.tuning.nakade > 0.0;
-        let ladders = self.tuning.ladders > 0.0;
+        let t = self.tuning;
+        let knows = Knowledge {
+            shapes: (t.pattern_playouts > 0.0).then(|| (Gammas::in_force(), t.pattern_playouts)),
+            nakade: t.nakade > 0.0,
+            ladders: t.ladders > 0.0,
+            shapes_near_last2: t.shapes_near_last2 > 0.0,
+            ko_fight: t.ko_fight,
+        };
         while passes < 2 && self.played.len() < limit {
-            match playout_move(&board, color, last, &mut self.rng, shapes, nakade, ladders) {
+            let open_ko = match ko_taken {
+                Some((k, at)) if board.ko_point().is_none() && step - at < KO_AGE => Some(k),
+                _ => None,
+            };
+            let recent = Recent {
+                last,
+                last2,
+                open_ko,
+            };
+            step += 1;
+            match playout_move(&board, color, recent, &mut self.rng, &knows) {
                 Some(v) => {
                     board.play(v, color);
                     passes = 0;
-                    last = v;
+                    (last2, last) = (last, v);
                     self.played.push((v, color));
+                    if let Some(k) = board.ko_point() {
+                        ko_taken = Some((k, step));
+                    }
                 }
                 None => {
                     board.clear_ko();
                     passes += 1;
-                    last = NO_VERTEX;
+                    (last2, last) = (last, NO_VERTEX);
                 }
             }
             color = color.opponent();
@@ -779,7 +822,6 @@ impl<'g> Tree<'g> {
         // Mostly the win; a little the margin, so that a won game is won
         // cleanly (captures taken) rather than by any move at all.
         let margin = margin_half as f32 / 2.0;
-        let t = self.tuning;
         let black_wins = (1.0 - t.margin_weight) * win
             + t.margin_weight * (0.5 + 0.5 * (margin / t.margin_scale).tanh());
         self.backup(black_wins);

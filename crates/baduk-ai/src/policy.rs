@@ -13,35 +13,77 @@ use baduk::shape::is_shape_move;
 
 use crate::patterns::{Gammas, shape};
 
-/// The playout move for `color` after `last`, or `None` to pass.
-///
-/// With `shapes`, the answer next to the last move is drawn among the
-/// points around it whose learned 3×3 shape gamma is at least the given
-/// floor, in proportion to their gammas, instead of being the first of
-/// MoGo's shapes. With `nakade`, after captures and escapes it takes the
-/// vital point of a small eye space next to the last move
-/// ([`vital_point`]). With `ladders`, a chain in atari is not run out
-/// into a ladder that catches it ([`is_ladder_caught`]).
+/// What the playouts know beyond captures, escapes and MoGo's shapes: the
+/// search's switches, read once a playout.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Knowledge<'g> {
+    /// The answer next to the last move drawn among the points around it
+    /// whose learned 3×3 shape gamma is at least the given floor, in
+    /// proportion to their gammas, instead of one of MoGo's shapes.
+    pub shapes: Option<(&'g Gammas, f32)>,
+    /// After captures and escapes, the vital point of a small eye space
+    /// next to the last move ([`vital_point`]).
+    pub nakade: bool,
+    /// A chain in atari is not run out into a ladder that catches it
+    /// ([`is_ladder_caught`]).
+    pub ladders: bool,
+    /// MoGo's shapes next to the move before the last (the mover's own
+    /// last move) are candidates too, drawn alike with those next to the
+    /// last move, as Pachi's playouts do.
+    pub shapes_near_last2: bool,
+    /// The share of playout moves, from 0 to 1, that go back to a ko taken
+    /// in the last few moves once it is open again: retaking it or
+    /// filling it, so that a ko is fought in the playouts as in a game.
+    pub ko_fight: f32,
+}
+
+/// The moves a playout move answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Recent {
+    /// The last move, `NO_VERTEX` for a pass or none.
+    pub last: Vertex,
+    /// The move before it, the same way.
+    pub last2: Vertex,
+    /// The point of a ko taken within the last [`KO_AGE`] moves where no
+    /// ko forbids a move now, if any.
+    pub open_ko: Option<Vertex>,
+}
+
+/// How many moves after a ko capture its point is still worth fighting
+/// over in a playout (Pachi's `koage`).
+pub const KO_AGE: usize = 3;
+
+/// The playout move for `color` after the `recent` moves, or `None` to pass.
 pub fn playout_move(
     board: &Board,
     color: Color,
-    last: Vertex,
+    recent: Recent,
     rng: &mut SplitMix64,
-    shapes: Option<(&Gammas, f32)>,
-    nakade: bool,
-    ladders: bool,
+    knows: &Knowledge<'_>,
 ) -> Option<Vertex> {
+    if let Some(k) = recent.open_ko
+        && knows.ko_fight > 0.0
+        && ((rng.next() >> 40) as f32) < knows.ko_fight * (1u64 << 24) as f32
+        && board.is_empty(k)
+        && board.is_playable(k, color, false)
+        && !is_big_self_atari(board, k, color)
+    {
+        return Some(k);
+    }
+    let last = recent.last;
     if last != NO_VERTEX {
-        if let Some(v) = answer_atari(board, color, last, ladders) {
+        if let Some(v) = answer_atari(board, color, last, knows.ladders) {
             return Some(v);
         }
-        if nakade && let Some(v) = vital_point(board, color, last) {
+        if knows.nakade
+            && let Some(v) = vital_point(board, color, last)
+        {
             return Some(v);
         }
         let mut near = [0; 8];
         near[..4].copy_from_slice(&board.neighbours(last));
         near[4..].copy_from_slice(&board.diagonals(last));
-        if let Some((gammas, floor)) = shapes {
+        if let Some((gammas, floor)) = knows.shapes {
             let mut weights = [0f32; 8];
             let mut total = 0.0;
             for (w, &v) in weights.iter_mut().zip(&near) {
@@ -69,16 +111,43 @@ pub fn playout_move(
             }
             return random_move(board, color, rng, |b, v, c| !is_big_self_atari(b, v, c));
         }
-        let start = rng.below(8);
-        for i in 0..8 {
-            let v = near[(start + i) & 7];
-            if board.is_empty(v)
+        let shape_move = |v: Vertex| {
+            board.is_empty(v)
                 && is_shape_move(board, v)
                 && board.is_playout_candidate(v, color)
                 && Some(v) != board.ko_point()
                 && !is_big_self_atari(board, v, color)
-            {
-                return Some(v);
+        };
+        if knows.shapes_near_last2 && recent.last2 != NO_VERTEX {
+            // Both moves' surroundings, each point once, drawn evenly.
+            let mut found = [NO_VERTEX; 16];
+            let mut n = 0;
+            for &v in &near {
+                if shape_move(v) {
+                    found[n] = v;
+                    n += 1;
+                }
+            }
+            let last2 = recent.last2;
+            let mut around = [0; 8];
+            around[..4].copy_from_slice(&board.neighbours(last2));
+            around[4..].copy_from_slice(&board.diagonals(last2));
+            for v in around {
+                if !near.contains(&v) && shape_move(v) {
+                    found[n] = v;
+                    n += 1;
+                }
+            }
+            if n > 0 {
+                return Some(found[rng.below(n)]);
+            }
+        } else {
+            let start = rng.below(8);
+            for i in 0..8 {
+                let v = near[(start + i) & 7];
+                if shape_move(v) {
+                    return Some(v);
+                }
             }
         }
     }
@@ -346,7 +415,20 @@ mod tests {
         );
         let mut rng = SplitMix64::new(7);
         assert_eq!(
-            playout_move(&pyramid, Color::White, d1, &mut rng, None, true, false),
+            playout_move(
+                &pyramid,
+                Color::White,
+                Recent {
+                    last: d1,
+                    last2: NO_VERTEX,
+                    open_ko: None
+                },
+                &mut rng,
+                &Knowledge {
+                    nakade: true,
+                    ..Knowledge::default()
+                }
+            ),
             Some(at(&pyramid, "F1"))
         );
         let square = board(
@@ -373,5 +455,93 @@ mod tests {
             ",
         );
         assert_eq!(vital_point(&shared, Color::White, d1), None);
+    }
+
+    /// Black's C3 took a ko on B3; White made a threat elsewhere and Black
+    /// answered it, so the retake is open again. With `ko_fight` at 1
+    /// White goes back to it at once; without it, never first.
+    #[test]
+    fn an_open_ko_is_fought_over() {
+        let mut ko = board(
+            "
+            . . . . . . .
+            . . . . . . .
+            . . . . . . .
+            . X O . . . .
+            X O . O . . .
+            . X O . . . .
+            . . . . . . .
+            ",
+        );
+        let (b3, c3) = (at(&ko, "B3"), at(&ko, "C3"));
+        ko.play(c3, Color::Black);
+        assert_eq!(ko.ko_point(), Some(b3), "Black's C3 takes a ko");
+        ko.clear_ko();
+        let recent = Recent {
+            last: NO_VERTEX,
+            last2: NO_VERTEX,
+            open_ko: Some(b3),
+        };
+        let fights = Knowledge {
+            ko_fight: 1.0,
+            ..Knowledge::default()
+        };
+        let retakes = |knows: &Knowledge<'_>| {
+            (0..20)
+                .filter(|&seed| {
+                    let mut rng = SplitMix64::new(seed);
+                    playout_move(&ko, Color::White, recent, &mut rng, knows) == Some(b3)
+                })
+                .count()
+        };
+        assert_eq!(retakes(&fights), 20);
+        assert!(retakes(&Knowledge::default()) < 20);
+    }
+
+    /// Nothing next to White's last move (G7, alone in a corner) makes a
+    /// shape, but next to Black's own last move (C3, beside White's D3)
+    /// the hane at D2 and D4 do, among others. With `shapes_near_last2`
+    /// Black plays one of those; without it, a random move.
+    #[test]
+    fn shapes_next_to_the_move_before_the_last_are_answered() {
+        let position = board(
+            "
+            . . . . . . O
+            . . . . . . .
+            . . . . . . .
+            . . . . . . .
+            . . X O . . .
+            . . . . . . .
+            . . . . . . .
+            ",
+        );
+        let (g7, c3) = (at(&position, "G7"), at(&position, "C3"));
+        let mut around = position.neighbours(c3).to_vec();
+        around.extend(position.diagonals(c3));
+        let shapes: Vec<Vertex> = around
+            .into_iter()
+            .filter(|&v| position.is_empty(v) && is_shape_move(&position, v))
+            .collect();
+        assert!(shapes.contains(&at(&position, "D2")) && shapes.contains(&at(&position, "D4")));
+        let recent = Recent {
+            last: g7,
+            last2: c3,
+            open_ko: None,
+        };
+        let near_last2 = Knowledge {
+            shapes_near_last2: true,
+            ..Knowledge::default()
+        };
+        let plays_shape = |knows: &Knowledge<'_>| {
+            (0..20)
+                .filter(|&seed| {
+                    let mut rng = SplitMix64::new(seed);
+                    playout_move(&position, Color::Black, recent, &mut rng, knows)
+                        .is_some_and(|v| shapes.contains(&v))
+                })
+                .count()
+        };
+        assert_eq!(plays_shape(&near_last2), 20);
+        assert!(plays_shape(&Knowledge::default()) < 10);
     }
 }
