@@ -119,27 +119,28 @@ pub fn playout_move(
                 && !is_big_self_atari(board, v, color)
         };
         if knows.shapes_near_last2 && recent.last2 != NO_VERTEX {
-            // Both moves' surroundings, each point once, drawn evenly.
-            let mut found = [NO_VERTEX; 16];
-            let mut n = 0;
-            for &v in &near {
-                if shape_move(v) {
-                    found[n] = v;
-                    n += 1;
-                }
-            }
+            // Both moves' surroundings, each point once, scanned from a
+            // random place.
+            let mut points = [NO_VERTEX; 16];
+            points[..8].copy_from_slice(&near);
+            let mut n = 8;
             let last2 = recent.last2;
-            let mut around = [0; 8];
-            around[..4].copy_from_slice(&board.neighbours(last2));
-            around[4..].copy_from_slice(&board.diagonals(last2));
-            for v in around {
-                if !near.contains(&v) && shape_move(v) {
-                    found[n] = v;
+            for v in board
+                .neighbours(last2)
+                .into_iter()
+                .chain(board.diagonals(last2))
+            {
+                if !near.contains(&v) {
+                    points[n] = v;
                     n += 1;
                 }
             }
-            if n > 0 {
-                return Some(found[rng.below(n)]);
+            let start = rng.below(n);
+            for i in 0..n {
+                let v = points[(start + i) % n];
+                if shape_move(v) {
+                    return Some(v);
+                }
             }
         } else {
             let start = rng.below(8);
