@@ -4,7 +4,9 @@
 //! atari, save a chain it put in atari, play a 3×3 shape next to it;
 //! otherwise a random move that neither fills an own eye nor puts two or
 //! more stones in atari. They may also take the vital point of a small eye
-//! space that the last move closed or emptied (nakade), leaving it one eye.
+//! space that the last move closed or emptied (nakade), leaving it one eye,
+//! go back to a ko that is open again, and answer shapes next to the move
+//! before the last as well ([`Knowledge`]).
 
 use baduk::Color;
 use baduk::board::{Board, NO_VERTEX, SplitMix64, Vertex};
@@ -64,7 +66,6 @@ pub fn playout_move(
     if let Some(k) = recent.open_ko
         && knows.ko_fight > 0.0
         && ((rng.next() >> 40) as f32) < knows.ko_fight * (1u64 << 24) as f32
-        && board.is_empty(k)
         && board.is_playable(k, color, false)
         && !is_big_self_atari(board, k, color)
     {
@@ -460,7 +461,8 @@ mod tests {
 
     /// Black's C3 took a ko on B3; White made a threat elsewhere and Black
     /// answered it, so the retake is open again. With `ko_fight` at 1
-    /// White goes back to it at once; without it, never first.
+    /// White goes back to it at once; without it, only where a random
+    /// move happens to fall there.
     #[test]
     fn an_open_ko_is_fought_over() {
         let mut ko = board(
