@@ -81,9 +81,7 @@ pub fn playout_move(
         {
             return Some(v);
         }
-        let mut near = [0; 8];
-        near[..4].copy_from_slice(&board.neighbours(last));
-        near[4..].copy_from_slice(&board.diagonals(last));
+        let near = around(board, last);
         if let Some((gammas, floor)) = knows.shapes {
             let mut weights = [0f32; 8];
             let mut total = 0.0;
@@ -119,41 +117,37 @@ pub fn playout_move(
                 && Some(v) != board.ko_point()
                 && !is_big_self_atari(board, v, color)
         };
+        // The points around the last move, and with `shapes_near_last2`
+        // those around the move before it, each once, scanned from a
+        // random place.
+        let mut points = [NO_VERTEX; 16];
+        points[..8].copy_from_slice(&near);
+        let mut n = 8;
         if knows.shapes_near_last2 && recent.last2 != NO_VERTEX {
-            // Both moves' surroundings, each point once, scanned from a
-            // random place.
-            let mut points = [NO_VERTEX; 16];
-            points[..8].copy_from_slice(&near);
-            let mut n = 8;
-            let last2 = recent.last2;
-            for v in board
-                .neighbours(last2)
-                .into_iter()
-                .chain(board.diagonals(last2))
-            {
+            for v in around(board, recent.last2) {
                 if !near.contains(&v) {
                     points[n] = v;
                     n += 1;
                 }
             }
-            let start = rng.below(n);
-            for i in 0..n {
-                let v = points[(start + i) % n];
-                if shape_move(v) {
-                    return Some(v);
-                }
-            }
-        } else {
-            let start = rng.below(8);
-            for i in 0..8 {
-                let v = near[(start + i) & 7];
-                if shape_move(v) {
-                    return Some(v);
-                }
+        }
+        let start = rng.below(n);
+        for i in 0..n {
+            let v = points[(start + i) % n];
+            if shape_move(v) {
+                return Some(v);
             }
         }
     }
     random_move(board, color, rng, |b, v, c| !is_big_self_atari(b, v, c))
+}
+
+/// The eight points around `v`: its neighbours, then its diagonals.
+fn around(board: &Board, v: Vertex) -> [Vertex; 8] {
+    let mut points = [NO_VERTEX; 8];
+    points[..4].copy_from_slice(&board.neighbours(v));
+    points[4..].copy_from_slice(&board.diagonals(v));
+    points
 }
 
 /// Captures a chain next to the last move that is in atari, or saves an
@@ -519,9 +513,7 @@ mod tests {
             ",
         );
         let (g7, c3) = (at(&position, "G7"), at(&position, "C3"));
-        let mut around = position.neighbours(c3).to_vec();
-        around.extend(position.diagonals(c3));
-        let shapes: Vec<Vertex> = around
+        let shapes: Vec<Vertex> = around(&position, c3)
             .into_iter()
             .filter(|&v| position.is_empty(v) && is_shape_move(&position, v))
             .collect();
