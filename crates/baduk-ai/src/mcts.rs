@@ -15,7 +15,7 @@ use baduk::playout::{all_playout_candidates, area_margin_by_owner};
 use baduk::{Color, Game, Move};
 
 use crate::patterns::{Gammas, features};
-use crate::policy::{KO_AGE, Knowledge, Recent, playout_move, prior};
+use crate::policy::{KO_AGE, Knowledge, Recent, Replies, playout_move, prior};
 
 /// How much search one move gets: whichever limit comes first.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -160,6 +160,19 @@ pub struct Tuning {
     /// fewer expansions, each of which weighs every move's priors, leave
     /// more of the time to playouts.
     pub expand_visits: f32,
+    /// Above 0, the learned patterns' prior is Pachi's instead: a move
+    /// whose share of the patterns' strength is `p` starts with
+    /// `sqrt(p)` times this many virtual wins (and no losses), so the
+    /// likeliest moves are tried first and longest; `pattern_prior` is
+    /// then not used.
+    pub pattern_wins: f32,
+    /// Above 0, a move's all-moves-as-first result weighs more the sooner
+    /// it came after the node: `1 + distance_rave` for the first move,
+    /// down to 1 for the last (Pachi's `distance_rave`).
+    pub distance_rave: f32,
+    /// Above 0, the playouts first try the reply that won the search's
+    /// latest playouts after the same last move or two ([`Replies`]).
+    pub last_good_reply: f32,
 }
 
 impl Default for Tuning {
@@ -178,6 +191,9 @@ impl Default for Tuning {
             shapes_near_last2: 0.0,
             ko_fight: 0.0,
             expand_visits: 1.0,
+            pattern_wins: 0.0,
+            distance_rave: 0.0,
+            last_good_reply: 0.0,
         }
     }
 }
@@ -186,7 +202,8 @@ impl Tuning {
     /// Sets one constant from `name=value` (`rave_equivalence`,
     /// `margin_weight`, `margin_scale`, `prior_even`, `pattern_prior`,
     /// `pattern_playouts`, `dynamic_komi`, `time_extension`, `nakade`, `ladders`,
-    /// `shapes_near_last2`, `ko_fight`, `expand_visits`).
+    /// `shapes_near_last2`, `ko_fight`, `expand_visits`, `pattern_wins`,
+    /// `distance_rave`, `last_good_reply`).
     pub fn set(&mut self, assignment: &str) -> Result<(), String> {
         let (name, value) = assignment
             .split_once('=')
@@ -214,9 +231,12 @@ impl Tuning {
             "shapes_near_last2" => self.shapes_near_last2 = value,
             "ko_fight" => self.ko_fight = value.min(1.0),
             "expand_visits" => self.expand_visits = value.clamp(1.0, 1000.0),
+            "pattern_wins" => self.pattern_wins = value,
+            "distance_rave" => self.distance_rave = value,
+            "last_good_reply" => self.last_good_reply = value,
             other => {
                 return Err(format!(
-                    "unknown tuning `{other}` (rave_equivalence, margin_weight, margin_scale, prior_even, pattern_prior, pattern_playouts, dynamic_komi, time_extension, nakade, ladders, shapes_near_last2, ko_fight, expand_visits)"
+                    "unknown tuning `{other}` (rave_equivalence, margin_weight, margin_scale, prior_even, pattern_prior, pattern_playouts, dynamic_komi, time_extension, nakade, ladders, shapes_near_last2, ko_fight, expand_visits, pattern_wins, distance_rave, last_good_reply)"
                 ));
             }
         }
@@ -245,9 +265,14 @@ struct Tree<'g> {
     /// being updated, the simulation's stamp and the colour (index) that
     /// played it there first, as `stamp << 1 | colour`.
     seen: Vec<u32>,
+    /// For each vertex marked in `seen`, the index in `played` of the move
+    /// that played there first.
+    first_at: Vec<u32>,
     stamp: u32,
     /// The patterns' strength of each move being expanded.
     strengths: Vec<f32>,
+    /// The playouts' last good replies, with `last_good_reply`.
+    replies: Option<Replies>,
 }
 
 /// Searches the position for the player to move with `budget`, on
@@ -589,8 +614,10 @@ impl<'g> Tree<'g> {
             path: Vec::with_capacity(64),
             played: Vec::with_capacity(3 * MAX_VERTICES),
             seen: vec![0; MAX_VERTICES],
+            first_at: vec![0; MAX_VERTICES],
             stamp: 0,
             strengths: Vec::with_capacity(MAX_VERTICES),
+            replies: (tuning.last_good_reply > 0.0).then(Replies::default),
         }
     }
 
@@ -663,8 +690,25 @@ impl<'g> Tree<'g> {
             );
             self.nodes.push(Node::new(v, p.wins, p.visits));
         }
+        let pachi = self.tuning.pattern_wins;
         let weight = self.tuning.pattern_prior;
-        if weight > 0.0 && !moves.is_empty() {
+        if pachi > 0.0 && !moves.is_empty() {
+            let gammas = Gammas::in_force();
+            self.strengths.clear();
+            self.strengths.extend(
+                moves
+                    .iter()
+                    .map(|&v| gammas.strength(&features(board, v, color, last, last2))),
+            );
+            let total = self.strengths.iter().sum::<f32>().max(f32::MIN_POSITIVE);
+            for (node, &s) in self.nodes[first as usize..].iter_mut().zip(&self.strengths) {
+                let p = s / total;
+                if p >= 0.001 {
+                    node.wins += p.sqrt() * pachi;
+                    node.visits += p.sqrt() * pachi;
+                }
+            }
+        } else if weight > 0.0 && !moves.is_empty() {
             // The patterns' share of each move, against the average one's.
             let gammas = Gammas::in_force();
             self.strengths.clear();
@@ -781,6 +825,7 @@ impl<'g> Tree<'g> {
             ladders: t.ladders > 0.0,
             shapes_near_last2: t.shapes_near_last2 > 0.0,
             ko_fight: t.ko_fight,
+            replies: self.replies.as_ref(),
         };
         while passes < 2 && self.played.len() < limit {
             let open_ko = match ko_taken {
@@ -821,6 +866,17 @@ impl<'g> Tree<'g> {
         };
         // Mostly the win; a little the margin, so that a won game is won
         // cleanly (captures taken) rather than by any move at all.
+        if self.replies.is_some() {
+            let before = [self.vertex_back(2), self.vertex_back(1)];
+            let winner = match margin_half.cmp(&0) {
+                std::cmp::Ordering::Greater => Some(Color::Black),
+                std::cmp::Ordering::Less => Some(Color::White),
+                std::cmp::Ordering::Equal => None,
+            };
+            if let Some(replies) = &mut self.replies {
+                replies.learn(before, &self.played, winner);
+            }
+        }
         let margin = margin_half as f32 / 2.0;
         let black_wins = (1.0 - t.margin_weight) * win
             + t.margin_weight * (0.5 + 0.5 * (margin / t.margin_scale).tanh());
@@ -841,11 +897,15 @@ impl<'g> Tree<'g> {
         let stamp = self.stamp;
         let mark = |c: Color| (stamp << 1) | c.index() as u32;
         let tree_moves = self.path.len() - 1;
-        for &(v, c) in self.played[tree_moves..].iter().rev() {
+        let len = self.played.len();
+        for i in (tree_moves..len).rev() {
+            let (v, c) = self.played[i];
             if v != NO_VERTEX {
                 self.seen[v] = mark(c);
+                self.first_at[v] = i as u32;
             }
         }
+        let distance_rave = self.tuning.distance_rave;
         for depth in (0..self.path.len()).rev() {
             let at = self.path[depth];
             // The player who made the move into `at`.
@@ -875,12 +935,20 @@ impl<'g> Tree<'g> {
                 let first = node.children as usize;
                 let n = node.n_children as usize;
                 let played_first = mark(to_move);
+                // The moves after this node start at `played[depth]`.
+                let span = (len - depth + 1) as f32;
                 for c in first..first + n {
                     let mv = self.nodes[c].mv();
                     if mv != NO_VERTEX && self.seen[mv] == played_first {
+                        let weight = if distance_rave > 0.0 {
+                            let after = (len - self.first_at[mv] as usize) as f32;
+                            1.0 + distance_rave * after / span
+                        } else {
+                            1.0
+                        };
                         let child = &mut self.nodes[c];
-                        child.amaf_visits += 1.0;
-                        child.amaf_wins += child_result;
+                        child.amaf_visits += weight;
+                        child.amaf_wins += weight * child_result;
                     }
                 }
             }
@@ -888,6 +956,7 @@ impl<'g> Tree<'g> {
                 let (v, c) = self.played[depth - 1];
                 if v != NO_VERTEX {
                     self.seen[v] = mark(c);
+                    self.first_at[v] = (depth - 1) as u32;
                 }
             }
         }

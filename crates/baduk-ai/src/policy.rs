@@ -9,7 +9,7 @@
 //! before the last as well ([`Knowledge`]).
 
 use baduk::Color;
-use baduk::board::{Board, NO_VERTEX, SplitMix64, Vertex};
+use baduk::board::{Board, MAX_VERTICES, NO_VERTEX, SplitMix64, Vertex};
 use baduk::playout::{is_big_self_atari, is_ladder_caught, liberties_after, random_move};
 use baduk::shape::is_shape_move;
 
@@ -37,6 +37,93 @@ pub struct Knowledge<'g> {
     /// in the last few moves once it is open again: retaking it or
     /// filling it, so that a ko is fought in the playouts as in a game.
     pub ko_fight: f32,
+    /// The replies that won the search's own earlier playouts
+    /// ([`Replies`]), tried before anything else.
+    pub replies: Option<&'g Replies>,
+}
+
+/// Last good replies with forgetting (Baier and Drake, "The Power of
+/// Forgetting", 2010): for each colour, the move that answered the last
+/// move (and the last two) in the latest playout that colour won, and no
+/// longer once a playout that played it is lost. The playouts learn, in
+/// the position being searched, the answers that work there, such as the
+/// one move that keeps a group alive.
+#[derive(Debug, Clone)]
+pub struct Replies {
+    /// By colour and the last move.
+    one: Vec<u16>,
+    /// By colour, the move before the last and the last.
+    two: Vec<u16>,
+}
+
+/// No reply stored.
+const NO_REPLY: u16 = u16::MAX;
+
+impl Default for Replies {
+    fn default() -> Replies {
+        Replies {
+            one: vec![NO_REPLY; 2 * MAX_VERTICES],
+            two: vec![NO_REPLY; 2 * MAX_VERTICES * MAX_VERTICES],
+        }
+    }
+}
+
+impl Replies {
+    fn one_at(color: Color, last: Vertex) -> usize {
+        color.index() * MAX_VERTICES + last
+    }
+
+    fn two_at(color: Color, last2: Vertex, last: Vertex) -> usize {
+        (color.index() * MAX_VERTICES + last2) * MAX_VERTICES + last
+    }
+
+    /// The stored reply of `color` to `last2` then `last`, or to `last`
+    /// alone, if any.
+    #[must_use]
+    pub fn reply(&self, color: Color, last2: Vertex, last: Vertex) -> Option<Vertex> {
+        if last == NO_VERTEX {
+            return None;
+        }
+        if last2 != NO_VERTEX {
+            let r = self.two[Self::two_at(color, last2, last)];
+            if r != NO_REPLY {
+                return Some(Vertex::from(r));
+            }
+        }
+        let r = self.one[Self::one_at(color, last)];
+        (r != NO_REPLY).then(|| Vertex::from(r))
+    }
+
+    /// Learns from one finished playout: `moves` in order with their
+    /// colours (`NO_VERTEX` a pass), after `before` (the two moves before
+    /// the first, the earlier first), won by `winner` (`None` for a draw,
+    /// from which nothing is learned).
+    pub fn learn(&mut self, before: [Vertex; 2], moves: &[(Vertex, Color)], winner: Option<Color>) {
+        let Some(winner) = winner else { return };
+        let (mut last2, mut last) = (before[0], before[1]);
+        for &(v, color) in moves {
+            if v != NO_VERTEX && last != NO_VERTEX {
+                let one = Self::one_at(color, last);
+                let two = (last2 != NO_VERTEX).then(|| Self::two_at(color, last2, last));
+                if color == winner {
+                    self.one[one] = v as u16;
+                    if let Some(two) = two {
+                        self.two[two] = v as u16;
+                    }
+                } else {
+                    if self.one[one] == v as u16 {
+                        self.one[one] = NO_REPLY;
+                    }
+                    if let Some(two) = two
+                        && self.two[two] == v as u16
+                    {
+                        self.two[two] = NO_REPLY;
+                    }
+                }
+            }
+            (last2, last) = (last, v);
+        }
+    }
 }
 
 /// The moves a playout move answers.
@@ -63,6 +150,15 @@ pub fn playout_move(
     rng: &mut SplitMix64,
     knows: &Knowledge<'_>,
 ) -> Option<Vertex> {
+    if let Some(replies) = knows.replies
+        && let Some(v) = replies.reply(color, recent.last2, recent.last)
+        && board.is_empty(v)
+        && board.is_playout_candidate(v, color)
+        && board.is_playable(v, color, false)
+        && !is_big_self_atari(board, v, color)
+    {
+        return Some(v);
+    }
     if let Some(k) = recent.open_ko
         && knows.ko_fight > 0.0
         && ((rng.next() >> 40) as f32) < knows.ko_fight * (1u64 << 24) as f32
@@ -538,5 +634,69 @@ mod tests {
         };
         assert_eq!(plays_shape(&near_last2), 20);
         assert!(plays_shape(&Knowledge::default()) < 10);
+    }
+
+    /// White answered Black's C3 at D4 and won that playout, so after C3
+    /// White's playouts play D4; then E5 after A1 and C3 won, and the
+    /// reply to the latest pair and move is E5. Once a playout where White played D4 after C3 is
+    /// lost, the reply is forgotten; a draw teaches nothing.
+    #[test]
+    fn a_reply_that_won_is_played_until_a_playout_with_it_is_lost() {
+        let empty = board(
+            "
+            . . . . . . .
+            . . . . . . .
+            . . . . . . .
+            . . . . . . .
+            . . . . . . .
+            . . . . . . .
+            . . . . . . .
+            ",
+        );
+        let [a1, c3, d4, e5] = ["A1", "C3", "D4", "E5"].map(|p| at(&empty, p));
+        let (b, w) = (Color::Black, Color::White);
+        let mut replies = Replies::default();
+        replies.learn(
+            [NO_VERTEX, NO_VERTEX],
+            &[(c3, b), (d4, w), (e5, b)],
+            Some(w),
+        );
+        assert_eq!(replies.reply(w, NO_VERTEX, c3), Some(d4));
+        assert_eq!(
+            replies.reply(b, c3, d4),
+            None,
+            "the loser's moves are not learnt"
+        );
+        replies.learn([NO_VERTEX, a1], &[(c3, b), (e5, w)], Some(w));
+        assert_eq!(replies.reply(w, a1, c3), Some(e5), "the pair's reply first");
+        assert_eq!(replies.reply(w, NO_VERTEX, c3), Some(e5));
+
+        let mut position = empty.clone();
+        position.play(c3, b);
+        let knows = Knowledge {
+            replies: Some(&replies),
+            ..Knowledge::default()
+        };
+        let recent = Recent {
+            last: c3,
+            last2: a1,
+            open_ko: None,
+        };
+        let plays = |knows: &Knowledge<'_>, v: Vertex| {
+            (0..20)
+                .filter(|&seed| {
+                    let mut rng = SplitMix64::new(seed);
+                    playout_move(&position, w, recent, &mut rng, knows) == Some(v)
+                })
+                .count()
+        };
+        assert_eq!(plays(&knows, e5), 20);
+        assert!(plays(&Knowledge::default(), e5) < 20);
+
+        replies.learn([NO_VERTEX, a1], &[(c3, b), (e5, w)], None);
+        assert_eq!(replies.reply(w, a1, c3), Some(e5), "a draw teaches nothing");
+        replies.learn([NO_VERTEX, a1], &[(c3, b), (e5, w)], Some(b));
+        assert_eq!(replies.reply(w, a1, c3), None);
+        assert_eq!(replies.reply(w, NO_VERTEX, c3), None);
     }
 }
