@@ -692,7 +692,7 @@ impl<'g> Tree<'g> {
         }
         let pachi = self.tuning.pattern_wins;
         let weight = self.tuning.pattern_prior;
-        if pachi > 0.0 && !moves.is_empty() {
+        if (pachi > 0.0 || weight > 0.0) && !moves.is_empty() {
             let gammas = Gammas::in_force();
             self.strengths.clear();
             self.strengths.extend(
@@ -701,28 +701,21 @@ impl<'g> Tree<'g> {
                     .map(|&v| gammas.strength(&features(board, v, color, last, last2))),
             );
             let total = self.strengths.iter().sum::<f32>().max(f32::MIN_POSITIVE);
-            for (node, &s) in self.nodes[first as usize..].iter_mut().zip(&self.strengths) {
-                let p = s / total;
-                if p >= 0.001 {
-                    node.wins += p.sqrt() * pachi;
-                    node.visits += p.sqrt() * pachi;
-                }
-            }
-        } else if weight > 0.0 && !moves.is_empty() {
-            // The patterns' share of each move, against the average one's.
-            let gammas = Gammas::in_force();
-            self.strengths.clear();
-            self.strengths.extend(
-                moves
-                    .iter()
-                    .map(|&v| gammas.strength(&features(board, v, color, last, last2))),
-            );
-            let total: f32 = self.strengths.iter().sum();
             let n = moves.len() as f32;
             for (node, &s) in self.nodes[first as usize..].iter_mut().zip(&self.strengths) {
-                let r = s * n / total.max(f32::MIN_POSITIVE);
-                node.wins += weight * r / (r + 1.0);
-                node.visits += weight;
+                if pachi > 0.0 {
+                    // Pachi's: virtual wins from the move's share.
+                    let p = s / total;
+                    if p >= 0.001 {
+                        node.wins += p.sqrt() * pachi;
+                        node.visits += p.sqrt() * pachi;
+                    }
+                } else {
+                    // The patterns' share of each move, against the average one's.
+                    let r = s * n / total;
+                    node.wins += weight * r / (r + 1.0);
+                    node.visits += weight;
+                }
             }
         }
         self.nodes
@@ -773,6 +766,7 @@ impl<'g> Tree<'g> {
         let mut color = self.root_color;
         let mut last = self.last_vertex();
         let mut last2 = self.vertex_back(2);
+        let before_root = [last2, last];
         let mut passes = u32::from(last == NO_VERTEX && self.game.last_move().is_some());
         self.path.clear();
         self.played.clear();
@@ -859,24 +853,16 @@ impl<'g> Tree<'g> {
         let ownership = &mut self.ownership;
         let area = area_margin_by_owner(&board, |v| ownership[v] += 1);
         let margin_half = 2 * area - self.komi_half;
-        let win = match margin_half.cmp(&0) {
-            std::cmp::Ordering::Greater => 1.0,
-            std::cmp::Ordering::Less => 0.0,
-            std::cmp::Ordering::Equal => 0.5,
+        let (win, winner) = match margin_half.cmp(&0) {
+            std::cmp::Ordering::Greater => (1.0, Some(Color::Black)),
+            std::cmp::Ordering::Less => (0.0, Some(Color::White)),
+            std::cmp::Ordering::Equal => (0.5, None),
         };
+        if let Some(replies) = &mut self.replies {
+            replies.learn(before_root, &self.played, winner);
+        }
         // Mostly the win; a little the margin, so that a won game is won
         // cleanly (captures taken) rather than by any move at all.
-        if self.replies.is_some() {
-            let before = [self.vertex_back(2), self.vertex_back(1)];
-            let winner = match margin_half.cmp(&0) {
-                std::cmp::Ordering::Greater => Some(Color::Black),
-                std::cmp::Ordering::Less => Some(Color::White),
-                std::cmp::Ordering::Equal => None,
-            };
-            if let Some(replies) = &mut self.replies {
-                replies.learn(before, &self.played, winner);
-            }
-        }
         let margin = margin_half as f32 / 2.0;
         let black_wins = (1.0 - t.margin_weight) * win
             + t.margin_weight * (0.5 + 0.5 * (margin / t.margin_scale).tanh());
