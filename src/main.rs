@@ -99,7 +99,8 @@ enum Command {
         /// A search constant, as name=value (rave_equivalence, margin_weight,
         /// margin_scale, prior_even, pattern_prior, pattern_playouts,
         /// dynamic_komi, time_extension, nakade, ladders, shapes_near_last2,
-        /// ko_fight, expand_visits); may be given more than once.
+        /// ko_fight, expand_visits, pattern_wins, distance_rave,
+        /// last_good_reply); may be given more than once.
         #[arg(long)]
         tune: Vec<String>,
         /// A move-pattern table (written by `ttakji train-patterns`) to use

@@ -108,21 +108,21 @@ impl Level {
     /// can seat the computer nearest a player's rating.
     ///
     /// Measured, not guessed: `ttakji match` games on one core, the levels
-    /// as they play now — Hard vs GNU Go 3.8 level 10: 168.5 of 200 (164
-    /// wins, 9 draws, 27 losses; 2 December 2026); Hard vs Pachi 12.90 at
-    /// 5,000 playouts: 15.5 of 50 (2 December); Normal vs GNU Go 10: 14 of
+    /// as they play now — Hard vs GNU Go 3.8 level 10: 176 of 200 (173
+    /// wins, 6 draws, 21 losses; 3 December 2026); Hard vs Pachi 12.90 at
+    /// 5,000 playouts: 17.5 of 50 (3 December); Normal vs GNU Go 10: 14 of
     /// 20; Easy vs GNU Go level 1: 9 of 20; GNU Go 1 vs GNU Go 10: 10.5 of
     /// 20; Hard vs Normal: 11 of 12; Normal vs Easy: 18 of 20 (1 December)
     /// — fitted by `tools/elo_fit.py` with GNU Go level 10 at 1800, the
-    /// anchor the 9×9 computer Go server CGOS used: Easy 1671, Normal 1924,
-    /// Hard 2101. Rounded to tens; a 20-game match leaves about ±120 of
+    /// anchor the 9×9 computer Go server CGOS used: Easy 1678, Normal 1938,
+    /// Hard 2153. Rounded to tens; a 20-game match leaves about ±120 of
     /// uncertainty.
     #[must_use]
     pub const fn elo(self) -> u32 {
         match self {
-            Level::Easy => 1670,
-            Level::Normal => 1920,
-            Level::Hard => 2100,
+            Level::Easy => 1680,
+            Level::Normal => 1940,
+            Level::Hard => 2150,
         }
     }
 
