@@ -96,12 +96,11 @@ enum Command {
         /// Seconds per move instead of the level's.
         #[arg(long)]
         seconds: Option<f64>,
-        /// A search constant, as name=value (rave_equivalence, margin_weight,
-        /// margin_scale, prior_even, pattern_prior, pattern_playouts,
-        /// dynamic_komi, time_extension, nakade, ladders, shapes_near_last2,
-        /// ko_fight, expand_visits, pattern_wins, distance_rave,
-        /// last_good_reply); may be given more than once.
-        #[arg(long)]
+        /// A search constant, as name=value; may be given more than once.
+        #[arg(long, help = format!(
+            "A search constant, as name=value ({}); may be given more than once",
+            baduk_ai::Tuning::NAMES
+        ))]
         tune: Vec<String>,
         /// A move-pattern table (written by `ttakji train-patterns`) to use
         /// instead of the built-in one.

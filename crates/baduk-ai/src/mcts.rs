@@ -199,11 +199,10 @@ impl Default for Tuning {
 }
 
 impl Tuning {
-    /// Sets one constant from `name=value` (`rave_equivalence`,
-    /// `margin_weight`, `margin_scale`, `prior_even`, `pattern_prior`,
-    /// `pattern_playouts`, `dynamic_komi`, `time_extension`, `nakade`, `ladders`,
-    /// `shapes_near_last2`, `ko_fight`, `expand_visits`, `pattern_wins`,
-    /// `distance_rave`, `last_good_reply`).
+    /// The names [`Tuning::set`] knows, for help texts and its own errors.
+    pub const NAMES: &'static str = "rave_equivalence, margin_weight, margin_scale, prior_even, pattern_prior, pattern_playouts, dynamic_komi, time_extension, nakade, ladders, shapes_near_last2, ko_fight, expand_visits, pattern_wins, distance_rave, last_good_reply";
+
+    /// Sets one constant from `name=value`, a name of [`Tuning::NAMES`].
     pub fn set(&mut self, assignment: &str) -> Result<(), String> {
         let (name, value) = assignment
             .split_once('=')
@@ -235,9 +234,7 @@ impl Tuning {
             "distance_rave" => self.distance_rave = value,
             "last_good_reply" => self.last_good_reply = value,
             other => {
-                return Err(format!(
-                    "unknown tuning `{other}` (rave_equivalence, margin_weight, margin_scale, prior_even, pattern_prior, pattern_playouts, dynamic_komi, time_extension, nakade, ladders, shapes_near_last2, ko_fight, expand_visits, pattern_wins, distance_rave, last_good_reply)"
-                ));
+                return Err(format!("unknown tuning `{other}` ({})", Tuning::NAMES));
             }
         }
         Ok(())
@@ -1005,6 +1002,19 @@ impl<'g> Tree<'g> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_tuning_name_listed_is_one_that_sets_a_constant() {
+        let names: Vec<&str> = Tuning::NAMES.split(", ").collect();
+        assert_eq!(names.len(), 16);
+        for name in &names {
+            let mut tuning = Tuning::default();
+            tuning.set(&format!("{name}=7")).expect("a listed name");
+            assert_ne!(tuning, Tuning::default(), "{name} changed nothing");
+        }
+        let err = Tuning::default().set("speed=2").expect_err("not a name");
+        assert!(err.contains("unknown tuning `speed`") && err.contains(Tuning::NAMES));
+    }
 
     #[test]
     fn a_dynamic_komi_follows_the_win_rate_within_its_bounds() {
