@@ -99,7 +99,7 @@ enum Command {
         /// A search constant, as name=value; may be given more than once.
         #[arg(long, help = format!(
             "A search constant, as name=value ({}); may be given more than once",
-            baduk_ai::Tuning::NAMES
+            baduk_ai::Tuning::names()
         ))]
         tune: Vec<String>,
         /// A move-pattern table (written by `ttakji train-patterns`) to use

@@ -198,11 +198,41 @@ impl Default for Tuning {
     }
 }
 
-impl Tuning {
-    /// The names [`Tuning::set`] knows, for help texts and its own errors.
-    pub const NAMES: &'static str = "rave_equivalence, margin_weight, margin_scale, prior_even, pattern_prior, pattern_playouts, dynamic_komi, time_extension, nakade, ladders, shapes_near_last2, ko_fight, expand_visits, pattern_wins, distance_rave, last_good_reply";
+/// How one constant is set from a value of zero or more, bounded where
+/// the search needs it to be.
+type Setter = fn(&mut Tuning, f32);
 
-    /// Sets one constant from `name=value`, a name of [`Tuning::NAMES`].
+/// Every constant [`Tuning::set`] knows, by name.
+const SETTERS: [(&str, Setter); 16] = [
+    ("rave_equivalence", |t, v| t.rave_equivalence = v.max(1.0)),
+    ("margin_weight", |t, v| t.margin_weight = v.min(1.0)),
+    ("margin_scale", |t, v| t.margin_scale = v.max(0.1)),
+    ("prior_even", |t, v| t.prior_even = v),
+    ("pattern_prior", |t, v| t.pattern_prior = v),
+    ("pattern_playouts", |t, v| t.pattern_playouts = v),
+    ("dynamic_komi", |t, v| t.dynamic_komi = v.min(1.0)),
+    ("time_extension", |t, v| t.time_extension = v.min(3.0)),
+    ("nakade", |t, v| t.nakade = v),
+    ("ladders", |t, v| t.ladders = v),
+    ("shapes_near_last2", |t, v| t.shapes_near_last2 = v),
+    ("ko_fight", |t, v| t.ko_fight = v.min(1.0)),
+    ("expand_visits", |t, v| {
+        t.expand_visits = v.clamp(1.0, 1000.0)
+    }),
+    ("pattern_wins", |t, v| t.pattern_wins = v),
+    ("distance_rave", |t, v| t.distance_rave = v),
+    ("last_good_reply", |t, v| t.last_good_reply = v),
+];
+
+impl Tuning {
+    /// The names [`Tuning::set`] knows, comma-separated, for help texts and
+    /// its own errors.
+    #[must_use]
+    pub fn names() -> String {
+        SETTERS.map(|(name, _)| name).join(", ")
+    }
+
+    /// Sets one constant from `name=value`, a name of [`Tuning::names`].
     pub fn set(&mut self, assignment: &str) -> Result<(), String> {
         let (name, value) = assignment
             .split_once('=')
@@ -216,27 +246,12 @@ impl Tuning {
                 "{name} must be a number of zero or more, not {value}"
             ));
         }
-        match name.trim() {
-            "rave_equivalence" => self.rave_equivalence = value.max(1.0),
-            "margin_weight" => self.margin_weight = value.min(1.0),
-            "margin_scale" => self.margin_scale = value.max(0.1),
-            "prior_even" => self.prior_even = value,
-            "pattern_prior" => self.pattern_prior = value,
-            "pattern_playouts" => self.pattern_playouts = value,
-            "dynamic_komi" => self.dynamic_komi = value.min(1.0),
-            "time_extension" => self.time_extension = value.min(3.0),
-            "nakade" => self.nakade = value,
-            "ladders" => self.ladders = value,
-            "shapes_near_last2" => self.shapes_near_last2 = value,
-            "ko_fight" => self.ko_fight = value.min(1.0),
-            "expand_visits" => self.expand_visits = value.clamp(1.0, 1000.0),
-            "pattern_wins" => self.pattern_wins = value,
-            "distance_rave" => self.distance_rave = value,
-            "last_good_reply" => self.last_good_reply = value,
-            other => {
-                return Err(format!("unknown tuning `{other}` ({})", Tuning::NAMES));
-            }
-        }
+        let name = name.trim();
+        let (_, setter) = SETTERS
+            .iter()
+            .find(|(known, _)| *known == name)
+            .ok_or_else(|| format!("unknown tuning `{name}` ({})", Tuning::names()))?;
+        setter(self, value);
         Ok(())
     }
 }
@@ -1005,7 +1020,8 @@ mod tests {
 
     #[test]
     fn every_tuning_name_listed_is_one_that_sets_a_constant() {
-        let names: Vec<&str> = Tuning::NAMES.split(", ").collect();
+        let names = Tuning::names();
+        let names: Vec<&str> = names.split(", ").collect();
         assert_eq!(names.len(), 16);
         for name in &names {
             let mut tuning = Tuning::default();
@@ -1013,7 +1029,7 @@ mod tests {
             assert_ne!(tuning, Tuning::default(), "{name} changed nothing");
         }
         let err = Tuning::default().set("speed=2").expect_err("not a name");
-        assert!(err.contains("unknown tuning `speed`") && err.contains(Tuning::NAMES));
+        assert!(err.contains("unknown tuning `speed`") && err.contains(&Tuning::names()));
     }
 
     #[test]
