@@ -173,6 +173,12 @@ pub struct Tuning {
     /// Above 0, the playouts first try the reply that won the search's
     /// latest playouts after the same last move or two ([`Replies`]).
     pub last_good_reply: f32,
+    /// Above 0, a random playout move that would put two stones or more
+    /// of the mover's in atari is played instead on the outside liberty of
+    /// an enemy chain of two liberties next to it (Pachi's
+    /// `selfatari_other`), so that capturing races are played from the
+    /// outside in.
+    pub outside_liberty: f32,
 }
 
 impl Default for Tuning {
@@ -194,6 +200,7 @@ impl Default for Tuning {
             pattern_wins: 0.0,
             distance_rave: 0.0,
             last_good_reply: 0.0,
+            outside_liberty: 0.0,
         }
     }
 }
@@ -203,7 +210,7 @@ impl Default for Tuning {
 type Setter = fn(&mut Tuning, f32);
 
 /// Every constant [`Tuning::set`] knows, by name.
-const SETTERS: [(&str, Setter); 16] = [
+const SETTERS: [(&str, Setter); 17] = [
     ("rave_equivalence", |t, v| t.rave_equivalence = v.max(1.0)),
     ("margin_weight", |t, v| t.margin_weight = v.min(1.0)),
     ("margin_scale", |t, v| t.margin_scale = v.max(0.1)),
@@ -222,6 +229,7 @@ const SETTERS: [(&str, Setter); 16] = [
     ("pattern_wins", |t, v| t.pattern_wins = v),
     ("distance_rave", |t, v| t.distance_rave = v),
     ("last_good_reply", |t, v| t.last_good_reply = v),
+    ("outside_liberty", |t, v| t.outside_liberty = v),
 ];
 
 impl Tuning {
@@ -832,6 +840,7 @@ impl<'g> Tree<'g> {
             shapes_near_last2: t.shapes_near_last2 > 0.0,
             ko_fight: t.ko_fight,
             replies: self.replies.as_ref(),
+            outside_liberties: t.outside_liberty > 0.0,
         };
         while passes < 2 && self.played.len() < limit {
             let open_ko = match ko_taken {
@@ -1022,7 +1031,7 @@ mod tests {
     fn every_tuning_name_listed_is_one_that_sets_a_constant() {
         let names = Tuning::names();
         let names: Vec<&str> = names.split(", ").collect();
-        assert_eq!(names.len(), 16);
+        assert_eq!(names.len(), 17);
         for name in &names {
             let mut tuning = Tuning::default();
             tuning.set(&format!("{name}=7")).expect("a listed name");

@@ -40,6 +40,12 @@ pub struct Knowledge<'g> {
     /// The replies that won the search's own earlier playouts
     /// ([`Replies`]), tried before anything else.
     pub replies: Option<&'g Replies>,
+    /// A random move that would put two stones or more of the mover's in
+    /// atari becomes, where it can, the outside liberty of an enemy chain
+    /// of two liberties next to it ([`outside_liberty`]), as Pachi's
+    /// playouts do (its `selfatari_other`): in a capturing race the
+    /// liberty the two chains share is filled last.
+    pub outside_liberties: bool,
 }
 
 /// Last good replies with forgetting (Baier and Drake, "The Power of
@@ -204,7 +210,7 @@ pub fn playout_move(
                     }
                 }
             }
-            return random_move(board, color, rng, |b, v, c| !is_big_self_atari(b, v, c));
+            return random_or_outside(board, color, rng, knows.outside_liberties);
         }
         let shape_move = |v: Vertex| {
             board.is_empty(v)
@@ -235,7 +241,56 @@ pub fn playout_move(
             }
         }
     }
-    random_move(board, color, rng, |b, v, c| !is_big_self_atari(b, v, c))
+    random_or_outside(board, color, rng, knows.outside_liberties)
+}
+
+/// A random move that does not put two stones or more in atari; with
+/// `outside`, a move that would is played at [`outside_liberty`] of it
+/// instead where there is one.
+fn random_or_outside(
+    board: &Board,
+    color: Color,
+    rng: &mut SplitMix64,
+    outside: bool,
+) -> Option<Vertex> {
+    if !outside {
+        return random_move(board, color, rng, |b, v, c| !is_big_self_atari(b, v, c));
+    }
+    let mut instead = None;
+    let found = random_move(board, color, rng, |b, v, c| {
+        if !is_big_self_atari(b, v, c) {
+            return true;
+        }
+        instead = outside_liberty(b, v, c);
+        instead.is_some()
+    });
+    instead.or(found)
+}
+
+/// For `color`'s move at `v`, which would put its own chain in atari: the
+/// other liberty of an enemy chain next to `v` that has two, where `color`
+/// may play without putting its own chain in atari, or `None`. When two
+/// chains race with `v` the liberty they share, filling it fills one's own
+/// last but one; the race is won by filling the enemy's outside liberty.
+fn outside_liberty(board: &Board, v: Vertex, color: Color) -> Option<Vertex> {
+    let enemy = color.opponent();
+    for n in board.neighbours(v) {
+        if board.color_at(n) != Some(enemy) || board.liberty_count_up_to(n, 3) != 2 {
+            continue;
+        }
+        let other = board
+            .chain_stones(n)
+            .flat_map(|s| board.neighbours(s))
+            .find(|&l| l != v && board.is_empty(l));
+        if let Some(l) = other
+            && board.is_playout_candidate(l, color)
+            && Some(l) != board.ko_point()
+            && !is_big_self_atari(board, l, color)
+        {
+            return Some(l);
+        }
+    }
+    None
 }
 
 /// The eight points around `v`: its neighbours, then its diagonals.
@@ -634,6 +689,66 @@ mod tests {
         };
         assert_eq!(plays_shape(&near_last2), 20);
         assert!(plays_shape(&Knowledge::default()) < 10);
+    }
+
+    /// Black's A1–B2 chain and White's C1–D2 chain race, sharing C2, each
+    /// with one liberty outside (A1 and E1). Black's C2 would leave Black's
+    /// chain in atari: with `outside_liberties` a random move that lands
+    /// there is played at E1 instead, which puts White's chain in atari,
+    /// and neither C2 nor A1 (self-atari with no enemy chain to approach)
+    /// is ever played.
+    #[test]
+    fn a_capturing_race_is_played_from_the_outside() {
+        let race = board(
+            "
+            . . . . .
+            . . . . .
+            O O O X X
+            X X . O X
+            . X O O .
+            ",
+        );
+        let [a1, c2, e1] = ["A1", "C2", "E1"].map(|p| at(&race, p));
+        assert!(is_big_self_atari(&race, c2, Color::Black));
+        assert_eq!(outside_liberty(&race, c2, Color::Black), Some(e1));
+        assert_eq!(
+            outside_liberty(&race, a1, Color::Black),
+            None,
+            "no enemy chain of two liberties touches A1"
+        );
+        let recent = Recent {
+            last: NO_VERTEX,
+            last2: NO_VERTEX,
+            open_ko: None,
+        };
+        let moves = |outside_liberties: bool| -> Vec<Option<Vertex>> {
+            let knows = Knowledge {
+                outside_liberties,
+                ..Knowledge::default()
+            };
+            (0..100)
+                .map(|seed| {
+                    let mut rng = SplitMix64::new(seed);
+                    playout_move(&race, Color::Black, recent, &mut rng, &knows)
+                })
+                .collect()
+        };
+        let (with, without) = (moves(true), moves(false));
+        for mv in with.iter().chain(&without) {
+            assert!(
+                *mv != Some(c2) && *mv != Some(a1),
+                "a self-atari was played"
+            );
+        }
+        let mut redirected = 0;
+        for (w, o) in with.iter().zip(&without) {
+            if *o == Some(e1) {
+                assert_eq!(*w, Some(e1), "the same scan finds E1 first either way");
+            } else if *w == Some(e1) {
+                redirected += 1;
+            }
+        }
+        assert!(redirected > 0, "no move on C2 was redirected to E1");
     }
 
     /// White answered Black's C3 at D4 and won that playout, so after C3
