@@ -81,16 +81,23 @@ pub fn unavailable(message: impl Into<String>, retry_after: Duration) -> Status 
 
 /// Whether a failed call may be sent again, here or elsewhere: the
 /// instance was unreachable, went away mid-call (tonic says UNKNOWN, or
-/// CANCELLED when the connection closed under the call; our servers never
-/// answer either themselves, and our callers never cancel a call they
-/// still wait for) or said the game has no owner right now.
+/// CANCELLED when the connection closed under the call, or INTERNAL with
+/// an "h2 protocol error" when an instance shutting down reset the stream
+/// after its headers; our servers never answer any of these themselves,
+/// and our callers never cancel a call they still wait for) or said the
+/// game has no owner right now.
 #[must_use]
 pub fn is_retryable(status: &Status) -> bool {
-    matches!(
-        status.code(),
-        Code::Unavailable | Code::Unknown | Code::Cancelled
-    )
+    match status.code() {
+        Code::Unavailable | Code::Unknown | Code::Cancelled => true,
+        Code::Internal => status.message().starts_with(TRANSPORT_RESET),
+        _ => false,
+    }
 }
+
+/// How tonic words an HTTP/2 stream the peer reset (its
+/// `Status::from_hyper_error`): the connection's failure, not an answer.
+const TRANSPORT_RESET: &str = "h2 protocol error";
 
 /// A request to the authority, and the game it is about.
 pub trait AboutGame {
@@ -437,6 +444,20 @@ async fn resolve(url: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A stream reset under the call is retried like a connection lost
+    /// under it; an INTERNAL the server itself answered is not.
+    #[test]
+    fn a_stream_reset_mid_call_is_retried_and_a_server_error_is_not() {
+        assert!(is_retryable(&Status::internal(
+            "h2 protocol error: http2 error"
+        )));
+        assert!(is_retryable(&Status::cancelled("connection closed")));
+        assert!(!is_retryable(&Status::internal("the store failed")));
+        assert!(!is_retryable(&Status::invalid_argument(
+            "h2 protocol error"
+        )));
+    }
 
     #[test]
     fn shards_are_stable_and_spread() {
