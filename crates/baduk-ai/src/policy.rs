@@ -10,7 +10,9 @@
 
 use baduk::Color;
 use baduk::board::{Board, MAX_VERTICES, NO_VERTEX, SplitMix64, Vertex};
-use baduk::playout::{is_big_self_atari, is_ladder_caught, liberties_after, random_move};
+use baduk::playout::{
+    is_big_self_atari, is_ladder_caught, liberties_after, random_move, two_liberties,
+};
 use baduk::shape::is_shape_move;
 
 use crate::patterns::{Gammas, shape};
@@ -278,12 +280,9 @@ fn outside_liberty(board: &Board, v: Vertex, color: Color) -> Option<Vertex> {
         if board.color_at(n) != Some(enemy) || board.liberty_count_up_to(n, 3) != 2 {
             continue;
         }
-        let other = board
-            .chain_stones(n)
-            .flat_map(|s| board.neighbours(s))
-            .find(|&l| l != v && board.is_empty(l));
-        if let Some(l) = other
-            && board.is_playout_candidate(l, color)
+        let [a, b] = two_liberties(board, n);
+        let l = if a == v { b } else { a };
+        if board.is_playout_candidate(l, color)
             && Some(l) != board.ko_point()
             && !is_big_self_atari(board, l, color)
         {

@@ -227,7 +227,8 @@ fn ladder_caught(board: &Board, x: Vertex, reads: &mut u32) -> bool {
 }
 
 /// The two liberties of the chain on `x`, which has exactly two.
-fn two_liberties(board: &Board, x: Vertex) -> [Vertex; 2] {
+#[must_use]
+pub fn two_liberties(board: &Board, x: Vertex) -> [Vertex; 2] {
     let mut libs = [NO_VERTEX; 2];
     for s in board.chain_stones(x) {
         for n in board.neighbours(s) {
