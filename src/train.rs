@@ -69,10 +69,11 @@ pub fn run(args: &TrainArgs) -> anyhow::Result<String> {
     let games = files.len() - skipped.len();
     writeln!(
         report,
-        "{games} games: {} positions to fit, {} held out; {} shapes with their own gamma",
+        "{games} games: {} positions to fit, {} held out; {} shapes and {} larger shapes with their own gamma",
         train.len(),
         test.len(),
-        fit.shapes
+        fit.shapes,
+        fit.big_shapes
     )?;
     for (name, set) in [("fitted on", &train), ("held out", &test)] {
         if set.is_empty() {

@@ -87,7 +87,10 @@ impl Level {
     /// 18 decided games) and plays against a dynamic komi (11 of 19). Its
     /// playouts try the last good replies first (55.2% of 200 games against
     /// Hard without them at 3,000 playouts a move, for 7% more time a
-    /// playout).
+    /// playout). Its priors weigh the larger shapes as well
+    /// (`large_patterns`: 88.0% of 200 games against GNU Go level 10, as
+    /// White 85.5%, where six measurements of 200 without pooled to 85.3%
+    /// and 81.7%).
     #[must_use]
     pub fn tuning(self) -> Tuning {
         match self {
@@ -98,6 +101,7 @@ impl Level {
                 time_extension: 0.5,
                 dynamic_komi: 0.8,
                 last_good_reply: 1.0,
+                large_patterns: 1.0,
                 ..Tuning::default()
             },
             Level::Easy | Level::Normal => Tuning::default(),

@@ -179,6 +179,9 @@ pub struct Tuning {
     /// `selfatari_other`), so that capturing races are played from the
     /// outside in.
     pub outside_liberty: f32,
+    /// Above 0, the priors come from the table that weighs the larger
+    /// shapes too ([`Gammas::large`]) instead of the 3×3 one.
+    pub large_patterns: f32,
 }
 
 impl Default for Tuning {
@@ -201,6 +204,7 @@ impl Default for Tuning {
             distance_rave: 0.0,
             last_good_reply: 0.0,
             outside_liberty: 0.0,
+            large_patterns: 0.0,
         }
     }
 }
@@ -210,7 +214,7 @@ impl Default for Tuning {
 type Setter = fn(&mut Tuning, f32);
 
 /// Every constant [`Tuning::set`] knows, by name.
-const SETTERS: [(&str, Setter); 17] = [
+const SETTERS: [(&str, Setter); 18] = [
     ("rave_equivalence", |t, v| t.rave_equivalence = v.max(1.0)),
     ("margin_weight", |t, v| t.margin_weight = v.min(1.0)),
     ("margin_scale", |t, v| t.margin_scale = v.max(0.1)),
@@ -230,6 +234,7 @@ const SETTERS: [(&str, Setter); 17] = [
     ("distance_rave", |t, v| t.distance_rave = v),
     ("last_good_reply", |t, v| t.last_good_reply = v),
     ("outside_liberty", |t, v| t.outside_liberty = v),
+    ("large_patterns", |t, v| t.large_patterns = v),
 ];
 
 impl Tuning {
@@ -713,7 +718,11 @@ impl<'g> Tree<'g> {
         let pachi = self.tuning.pattern_wins;
         let weight = self.tuning.pattern_prior;
         if (pachi > 0.0 || weight > 0.0) && !moves.is_empty() {
-            let gammas = Gammas::in_force();
+            let gammas = if self.tuning.large_patterns > 0.0 {
+                Gammas::large()
+            } else {
+                Gammas::in_force()
+            };
             self.strengths.clear();
             self.strengths.extend(
                 moves

@@ -5,13 +5,17 @@
 //! chain in atari, its line from the edge, its distance to the last two
 //! moves, and the 3×3 shape around it (with which of the four touching
 //! chains are in atari), in the mover's colours and up to rotation and
-//! reflection. Each feature value has a strength (a gamma), and a move's
-//! strength is the product of its features' gammas: the generalized
-//! Bradley–Terry model of Coulom's "Computing Elo ratings of move patterns
-//! in the game of Go" (2007). The gammas are fitted to the moves of game
-//! records by minorization–maximization ([`train`]); the fitted table is
-//! built into the crate (`data/patterns.txt`, made by `ttakji
-//! train-patterns`) and gives the search its priors ([`Gammas::in_force`]).
+//! reflection, and the larger shape that adds the four points two lines
+//! away (the diamond of Manhattan distance two, as Coulom's and Pachi's
+//! larger patterns grow the 3×3 one). Each feature value has a strength
+//! (a gamma), and a move's strength is the product of its features'
+//! gammas: the generalized Bradley–Terry model of Coulom's "Computing Elo
+//! ratings of move patterns in the game of Go" (2007). The gammas are fitted to the moves of game
+//! records by minorization–maximization ([`train`]); the fitted tables are
+//! built into the crate (made by `ttakji train-patterns`) and give the
+//! search its priors: `data/patterns.txt`, 3×3 shapes only, for Easy and
+//! Normal ([`Gammas::in_force`]), and `data/patterns-large.txt`, with the
+//! larger shapes, for Hard ([`Gammas::large`]).
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -32,10 +36,14 @@ pub const GROUP_NAMES: [&str; GROUPS] = [
     "last",
     "last2",
     "shape",
+    "big_shape",
 ];
 
 /// How many feature groups there are.
-pub const GROUPS: usize = 8;
+pub const GROUPS: usize = 9;
+
+/// The groups before the shapes, each with a handful of values.
+const TACTICAL: usize = 7;
 
 const CAPTURE: usize = 0;
 const ESCAPE: usize = 1;
@@ -45,6 +53,7 @@ const LINE: usize = 4;
 const LAST: usize = 5;
 const LAST2: usize = 6;
 const SHAPE: usize = 7;
+const BIG_SHAPE: usize = 8;
 
 /// The values each group other than the shape can take, 1 to this (0 is
 /// "absent", strength 1):
@@ -56,7 +65,7 @@ const SHAPE: usize = 7;
 /// - line: 1 to 4 from the edge (the fifth line and beyond is absent);
 /// - last, last2: the distance to the last move (to the one before), as
 ///   dx + dy + max(dx, dy): 2 to 8, and 9 and beyond, as 1 to 8.
-const TACTICAL_VALUES: [u32; GROUPS - 1] = [3, 2, 2, 2, 4, 8, 8];
+const TACTICAL_VALUES: [u32; TACTICAL] = [3, 2, 2, 2, 4, 8, 8];
 
 /// A 3×3 shape: the eight points around the move (two bits each: empty,
 /// own, enemy, off the board) and, in bits 16–19, which of the four
@@ -66,8 +75,15 @@ pub type Shape = u32;
 /// The 2²⁰ possible shape codes.
 const SHAPE_CODES: usize = 1 << 20;
 
+/// A larger shape: a 3×3 [`Shape`] and, in bits 20–27, the four points
+/// two lines away from the move (two bits each, as the ring's).
+pub type BigShape = u32;
+
+/// The 2²⁸ possible larger shape codes.
+const BIG_SHAPE_CODES: u32 = 1 << 28;
+
 /// A candidate move's features: for each group its value (0 absent), the
-/// shape as its canonical code.
+/// shapes as their codes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Features {
     pub values: [u32; GROUPS],
@@ -128,6 +144,7 @@ pub fn features(board: &Board, v: Vertex, color: Color, last: Vertex, last2: Ver
     values[LAST] = distance_value(board, v, last);
     values[LAST2] = distance_value(board, v, last2);
     values[SHAPE] = shape(board, v, color);
+    values[BIG_SHAPE] = big_shape(board, v, color, values[SHAPE]);
     Features { values }
 }
 
@@ -174,12 +191,51 @@ pub fn shape(board: &Board, v: Vertex, color: Color) -> Shape {
     code
 }
 
-/// Where each of the eight cells of a shape code (row by row, the centre
-/// skipped) goes under each of the eight symmetries of the square.
-fn symmetries() -> &'static [[usize; 8]; 8] {
-    static TABLE: OnceLock<[[usize; 8]; 8]> = OnceLock::new();
+/// The raw larger shape around `v` in `color`'s colours, given its 3×3
+/// `shape`: the points two lines up, left, right and down (off the board
+/// where the board ends), in that order, as the 3×3 code's rows run.
+#[must_use]
+pub fn big_shape(board: &Board, v: Vertex, color: Color, shape: Shape) -> BigShape {
+    let (row, col) = coordinates(board, v);
+    let size = i32::from(board.size().get());
+    let s = board.stride() as i32;
+    // The 3×3 code's first row is `v + s`: one line up is a row higher.
+    let far = [(2, 0), (0, -2), (0, 2), (-2, 0)];
+    let mut code = shape;
+    for (i, (dr, dc)) in far.into_iter().enumerate() {
+        let (r, c) = (row + dr, col + dc);
+        let cell = if r < 0 || c < 0 || r >= size || c >= size {
+            3
+        } else {
+            match board.color_at((v as i32 + dr * s + dc) as Vertex) {
+                None => 0,
+                Some(stone) if stone == color => 1,
+                Some(_) => 2,
+            }
+        };
+        code |= cell << (20 + 2 * i);
+    }
+    code
+}
+
+/// The bit of each cell of a larger shape code: the 3×3 ring's eight, then
+/// the four points two lines away.
+const fn cell_shift(cell: usize) -> u32 {
+    if cell < 8 {
+        2 * cell as u32
+    } else {
+        20 + 2 * (cell as u32 - 8)
+    }
+}
+
+/// Where each of the twelve cells of a shape code (the ring row by row,
+/// the centre skipped, then the four far points) goes under each of the
+/// eight symmetries of the square. A 3×3 code has its far cells empty and
+/// keeps them so.
+fn symmetries() -> &'static [[usize; 12]; 8] {
+    static TABLE: OnceLock<[[usize; 12]; 8]> = OnceLock::new();
     TABLE.get_or_init(|| {
-        const CELLS: [(i32, i32); 8] = [
+        const CELLS: [(i32, i32); 12] = [
             (-1, -1),
             (-1, 0),
             (-1, 1),
@@ -188,8 +244,12 @@ fn symmetries() -> &'static [[usize; 8]; 8] {
             (1, -1),
             (1, 0),
             (1, 1),
+            (-2, 0),
+            (0, -2),
+            (0, 2),
+            (2, 0),
         ];
-        let mut out = [[0usize; 8]; 8];
+        let mut out = [[0usize; 12]; 8];
         for (t, row) in out.iter_mut().enumerate() {
             for (i, &(r, c)) in CELLS.iter().enumerate() {
                 // Rotate by quarter turns, then reflect for the upper four.
@@ -203,7 +263,7 @@ fn symmetries() -> &'static [[usize; 8]; 8] {
                 row[i] = CELLS
                     .iter()
                     .position(|&x| x == (r, c))
-                    .expect("a symmetry maps the ring onto itself");
+                    .expect("a symmetry maps the cells onto themselves");
             }
         }
         out
@@ -211,12 +271,25 @@ fn symmetries() -> &'static [[usize; 8]; 8] {
 }
 
 /// The index among the touching points (atari bits) of each cell, if any.
-const TOUCHING_BIT: [Option<u32>; 8] = [None, Some(0), None, Some(1), Some(2), None, Some(3), None];
+const TOUCHING_BIT: [Option<u32>; 12] = [
+    None,
+    Some(0),
+    None,
+    Some(1),
+    Some(2),
+    None,
+    Some(3),
+    None,
+    None,
+    None,
+    None,
+    None,
+];
 
-fn transform(code: Shape, map: &[usize; 8]) -> Shape {
+fn transform(code: BigShape, map: &[usize; 12]) -> BigShape {
     let mut out = 0;
     for (i, &to) in map.iter().enumerate() {
-        out |= ((code >> (2 * i)) & 3) << (2 * to);
+        out |= ((code >> cell_shift(i)) & 3) << cell_shift(to);
         if let (Some(from_bit), Some(to_bit)) = (TOUCHING_BIT[i], TOUCHING_BIT[to])
             && code >> (16 + from_bit) & 1 == 1
         {
@@ -226,9 +299,10 @@ fn transform(code: Shape, map: &[usize; 8]) -> Shape {
     out
 }
 
-/// The smallest code of the shape's eight rotations and reflections.
+/// The smallest code of the shape's (3×3 or larger) eight rotations and
+/// reflections.
 #[must_use]
-pub fn canonical(code: Shape) -> Shape {
+pub fn canonical(code: BigShape) -> BigShape {
     symmetries()
         .iter()
         .map(|map| transform(code, map))
@@ -236,18 +310,59 @@ pub fn canonical(code: Shape) -> Shape {
         .unwrap_or(code)
 }
 
-/// The table in force (see [`Gammas::in_force`]).
-static TABLE: OnceLock<Gammas> = OnceLock::new();
+/// A table put in place of the built-in ones (see [`Gammas::install`]).
+static INSTALLED: OnceLock<Gammas> = OnceLock::new();
+
+/// The built-in 3×3 table (see [`Gammas::in_force`]).
+static BUILT_IN: OnceLock<Gammas> = OnceLock::new();
+
+/// The built-in table with the larger shapes (see [`Gammas::large`]).
+static BUILT_IN_LARGE: OnceLock<Gammas> = OnceLock::new();
 
 /// Fitted strengths of every feature value.
 #[derive(Debug, Clone)]
 pub struct Gammas {
-    /// For each group but the shape, its values' gammas (index 0 is 1).
-    tactical: [Vec<f32>; GROUPS - 1],
+    /// For each group but the shapes, its values' gammas (index 0 is 1).
+    tactical: [Vec<f32>; TACTICAL],
     /// Canonical shape → gamma, as fitted.
     shapes: HashMap<Shape, f32>,
     /// Every raw shape code → gamma (1 for shapes never seen).
     by_code: Vec<f32>,
+    /// Canonical larger shape → gamma, as fitted.
+    big_shapes: HashMap<BigShape, f32>,
+    /// Every raw code of a fitted larger shape → its gamma.
+    big_by_code: HashMap<BigShape, f32, CodeHash>,
+}
+
+/// A hasher for shape codes, which are already well spread in their low
+/// bits: one multiplication (Fibonacci hashing) instead of SipHash, since
+/// a search looks up every candidate of every node it expands.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CodeHash;
+
+impl std::hash::BuildHasher for CodeHash {
+    type Hasher = CodeHasher;
+    fn build_hasher(&self) -> CodeHasher {
+        CodeHasher(0)
+    }
+}
+
+/// See [`CodeHash`].
+#[derive(Debug, Clone, Copy)]
+pub struct CodeHasher(u64);
+
+impl std::hash::Hasher for CodeHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_u32(&mut self, n: u32) {
+        self.0 = (self.0 ^ u64::from(n)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
 }
 
 impl Gammas {
@@ -257,10 +372,15 @@ impl Gammas {
         Gammas::from_parts(
             std::array::from_fn(|g| vec![1.0; TACTICAL_VALUES[g] as usize + 1]),
             HashMap::new(),
+            HashMap::new(),
         )
     }
 
-    fn from_parts(tactical: [Vec<f32>; GROUPS - 1], shapes: HashMap<Shape, f32>) -> Gammas {
+    fn from_parts(
+        tactical: [Vec<f32>; TACTICAL],
+        shapes: HashMap<Shape, f32>,
+        big_shapes: HashMap<BigShape, f32>,
+    ) -> Gammas {
         // Every code whose canonical form is a fitted shape is one of that
         // shape's eight transforms.
         let mut by_code = vec![1.0f32; SHAPE_CODES];
@@ -269,31 +389,47 @@ impl Gammas {
                 by_code[transform(code, map) as usize & (SHAPE_CODES - 1)] = g;
             }
         }
+        let mut big_by_code = HashMap::with_hasher(CodeHash);
+        for (&code, &g) in &big_shapes {
+            for map in symmetries() {
+                big_by_code.insert(transform(code, map), g);
+            }
+        }
         Gammas {
             tactical,
             shapes,
             by_code,
+            big_shapes,
+            big_by_code,
         }
     }
 
-    /// The table the search uses: the one built into the crate, unless
-    /// [`Gammas::install`] put another in its place first.
+    /// The table the search uses: the 3×3 one built into the crate
+    /// (`data/patterns.txt`), unless [`Gammas::install`] put another in
+    /// its place first.
     #[must_use]
     pub fn in_force() -> &'static Gammas {
-        TABLE.get_or_init(|| {
-            // The file is part of the source and a test reads it whole, so
-            // it cannot fail here; a neutral table is the safe fallback.
-            Gammas::parse(include_str!("../data/patterns.txt"))
-                .unwrap_or_else(|_| Gammas::neutral())
+        INSTALLED.get().unwrap_or_else(|| {
+            BUILT_IN.get_or_init(|| built_in(include_str!("../data/patterns.txt")))
         })
     }
 
-    /// Makes `gammas` the table in force for the rest of the process (to
-    /// try a newly fitted table in matches). Refused (false) once a table
-    /// is in use.
+    /// The table a search that weighs the larger shapes uses (Hard's): the
+    /// one built into the crate with them (`data/patterns-large.txt`),
+    /// unless [`Gammas::install`] put another in its place first.
+    #[must_use]
+    pub fn large() -> &'static Gammas {
+        INSTALLED.get().unwrap_or_else(|| {
+            BUILT_IN_LARGE.get_or_init(|| built_in(include_str!("../data/patterns-large.txt")))
+        })
+    }
+
+    /// Makes `gammas` the table of every search for the rest of the
+    /// process (to try a newly fitted table in matches). Refused (false)
+    /// once one is installed.
     #[must_use]
     pub fn install(gammas: Gammas) -> bool {
-        TABLE.set(gammas).is_ok()
+        INSTALLED.set(gammas).is_ok()
     }
 
     /// A move's strength: the product of its features' gammas.
@@ -302,6 +438,11 @@ impl Gammas {
         let mut s = self.by_code[f.values[SHAPE] as usize & (SHAPE_CODES - 1)];
         for (g, table) in self.tactical.iter().enumerate() {
             s *= table[f.values[g] as usize];
+        }
+        if !self.big_by_code.is_empty()
+            && let Some(&g) = self.big_by_code.get(&f.values[BIG_SHAPE])
+        {
+            s *= g;
         }
         s
     }
@@ -324,11 +465,18 @@ impl Gammas {
         self.shapes.len()
     }
 
+    /// Larger shapes with a fitted gamma.
+    #[must_use]
+    pub fn big_shape_count(&self) -> usize {
+        self.big_shapes.len()
+    }
+
     /// Reads the text form written by [`Gammas::to_text`].
     pub fn parse(text: &str) -> Result<Gammas, String> {
-        let mut tactical: [Vec<f32>; GROUPS - 1] =
+        let mut tactical: [Vec<f32>; TACTICAL] =
             std::array::from_fn(|g| vec![1.0; TACTICAL_VALUES[g] as usize + 1]);
         let mut shapes = HashMap::new();
+        let mut big_shapes = HashMap::new();
         for (i, line) in text.lines().enumerate() {
             let line = line.trim();
             if line.is_empty() || line.starts_with('#') {
@@ -345,19 +493,28 @@ impl Gammas {
             if !gamma.is_finite() || gamma <= 0.0 {
                 return Err(bad("gamma must be positive"));
             }
-            if group == "shape" {
+            if group == "shape" || group == "big_shape" {
                 let code = u32::from_str_radix(value.trim_start_matches("0x"), 16)
                     .map_err(|_| bad("shape is not a hex code"))?;
-                if code as usize >= SHAPE_CODES || canonical(code) != code {
+                let limit = if group == "shape" {
+                    SHAPE_CODES as u32
+                } else {
+                    BIG_SHAPE_CODES
+                };
+                if code >= limit || canonical(code) != code {
                     return Err(bad("shape code is not canonical"));
                 }
-                shapes.insert(code, gamma);
+                if group == "shape" {
+                    shapes.insert(code, gamma);
+                } else {
+                    big_shapes.insert(code, gamma);
+                }
                 continue;
             }
             let g = GROUP_NAMES
                 .iter()
                 .position(|&n| n == group)
-                .filter(|&g| g != SHAPE)
+                .filter(|&g| g < TACTICAL)
                 .ok_or_else(|| bad("unknown group"))?;
             let value: usize = value.parse().map_err(|_| bad("value is not a number"))?;
             let slot = tactical[g]
@@ -366,7 +523,7 @@ impl Gammas {
                 .ok_or_else(|| bad("value out of range"))?;
             *slot = gamma;
         }
-        Ok(Gammas::from_parts(tactical, shapes))
+        Ok(Gammas::from_parts(tactical, shapes, big_shapes))
     }
 
     /// The table as text: one `group value gamma` line per feature value.
@@ -388,8 +545,20 @@ impl Gammas {
         for (code, gamma) in shapes {
             out.push_str(&format!("shape {code:05x} {gamma:.4}\n"));
         }
+        let mut big_shapes: Vec<_> = self.big_shapes.iter().collect();
+        big_shapes.sort_by_key(|(code, _)| **code);
+        for (code, gamma) in big_shapes {
+            out.push_str(&format!("big_shape {code:07x} {gamma:.4}\n"));
+        }
         out
     }
+}
+
+/// A table built into the crate. The files are part of the source and a
+/// test reads them whole, so this cannot fail; a neutral table is the safe
+/// fallback.
+fn built_in(text: &str) -> Gammas {
+    Gammas::parse(text).unwrap_or_else(|_| Gammas::neutral())
 }
 
 /// One training position: the candidates' features (shapes canonical) and
@@ -418,6 +587,7 @@ pub fn position(
         .map(|&v| {
             let mut f = features(board, v, color, last, last2);
             f.values[SHAPE] = canonical(f.values[SHAPE]);
+            f.values[BIG_SHAPE] = canonical(f.values[BIG_SHAPE]);
             f
         })
         .collect();
@@ -430,63 +600,70 @@ pub struct Fit {
     pub gammas: Gammas,
     /// Shapes seen often enough to get their own gamma.
     pub shapes: usize,
+    /// Larger shapes seen often enough to get their own gamma.
+    pub big_shapes: usize,
 }
 
 /// Fits the gammas to `positions` by minorization–maximization: each sweep
 /// updates one group at a time, every value's gamma to its wins over the
 /// sum of its teammates' share of each position's total strength. Every
 /// gamma also gets one virtual win and one virtual loss against a gamma of
-/// 1, which keeps rare values near 1. Shapes seen as a candidate fewer than
-/// `min_shape_count` times keep gamma 1.
+/// 1, which keeps rare values near 1. Shapes (3×3 or larger) seen as a
+/// candidate fewer than `min_shape_count` times keep gamma 1.
 #[must_use]
 pub fn train(positions: &[Position], sweeps: usize, min_shape_count: u32) -> Fit {
-    // Index every feature value: tactical groups first, then shapes.
+    // Index every feature value: tactical groups first, then each shape
+    // group's kept shapes and its shared "unknown shape" slot, held at 1.
     let mut offsets = [0usize; GROUPS];
-    let mut next = 0;
-    for g in 0..GROUPS - 1 {
-        offsets[g] = next;
-        next += TACTICAL_VALUES[g] as usize + 1;
+    let mut group_of = Vec::new();
+    for g in 0..TACTICAL {
+        offsets[g] = group_of.len();
+        group_of.resize(group_of.len() + TACTICAL_VALUES[g] as usize + 1, g);
     }
-    offsets[SHAPE] = next;
-    let mut shape_count: HashMap<Shape, u32> = HashMap::new();
-    for p in positions {
-        for c in &p.candidates {
-            *shape_count.entry(c.values[SHAPE]).or_default() += 1;
+    let mut fixed: Vec<usize> = offsets[..TACTICAL].to_vec();
+    let mut kept: [Vec<BigShape>; 2] = [Vec::new(), Vec::new()];
+    let mut shape_index: [HashMap<BigShape, usize>; 2] = [HashMap::new(), HashMap::new()];
+    for (k, g) in [SHAPE, BIG_SHAPE].into_iter().enumerate() {
+        let mut count: HashMap<BigShape, u32> = HashMap::new();
+        for p in positions {
+            for c in &p.candidates {
+                *count.entry(c.values[g]).or_default() += 1;
+            }
+        }
+        kept[k] = count
+            .iter()
+            .filter(|&(_, &n)| n >= min_shape_count)
+            .map(|(&s, _)| s)
+            .collect();
+        kept[k].sort_unstable();
+        offsets[g] = group_of.len();
+        fixed.push(group_of.len());
+        group_of.push(g);
+        for &s in &kept[k] {
+            shape_index[k].insert(s, group_of.len());
+            group_of.push(g);
         }
     }
-    let mut shape_index: HashMap<Shape, usize> = HashMap::new();
-    let mut kept: Vec<Shape> = shape_count
-        .iter()
-        .filter(|&(_, &n)| n >= min_shape_count)
-        .map(|(&s, _)| s)
-        .collect();
-    kept.sort_unstable();
-    for &s in &kept {
-        shape_index.insert(s, next);
-        next += 1;
-    }
-    // A shared "unknown shape" slot, held at 1.
-    let unknown = next;
-    next += 1;
-    let total = next;
+    let total = group_of.len();
     // Each candidate as its feature indices (absent tactical values point
-    // at the group's slot 0, held at 1).
+    // at the group's slot 0, unknown shapes at the group's first slot).
     let index = |f: &Features| -> [usize; GROUPS] {
         let mut out = [0usize; GROUPS];
-        for g in 0..GROUPS - 1 {
+        for g in 0..TACTICAL {
             out[g] = offsets[g] + f.values[g] as usize;
         }
-        out[SHAPE] = shape_index
-            .get(&f.values[SHAPE])
-            .copied()
-            .unwrap_or(unknown);
+        for (k, g) in [SHAPE, BIG_SHAPE].into_iter().enumerate() {
+            out[g] = shape_index[k]
+                .get(&f.values[g])
+                .copied()
+                .unwrap_or(offsets[g]);
+        }
         out
     };
     let data: Vec<(Vec<[usize; GROUPS]>, usize)> = positions
         .iter()
         .map(|p| (p.candidates.iter().map(index).collect(), p.chosen))
         .collect();
-    let fixed = |i: usize| i == unknown || (0..GROUPS - 1).any(|g| i == offsets[g]);
     let mut gamma = vec![1.0f64; total];
     let mut wins = vec![0.0f64; total];
     for (cands, chosen) in &data {
@@ -494,25 +671,18 @@ pub fn train(positions: &[Position], sweeps: usize, min_shape_count: u32) -> Fit
             wins[i] += 1.0;
         }
     }
-    let group_of = |i: usize| -> usize {
-        if i >= offsets[SHAPE] {
-            SHAPE
-        } else {
-            (0..GROUPS - 1)
-                .rev()
-                .find(|&g| i >= offsets[g])
-                .unwrap_or(0)
-        }
-    };
     let mut denominator = vec![0.0f64; total];
+    let mut strengths = Vec::new();
     for _ in 0..sweeps {
         for g in 0..GROUPS {
             denominator.iter_mut().for_each(|d| *d = 0.0);
             for (cands, _) in &data {
-                let strengths: Vec<f64> = cands
-                    .iter()
-                    .map(|c| c.iter().map(|&i| gamma[i]).product())
-                    .collect();
+                strengths.clear();
+                strengths.extend(
+                    cands
+                        .iter()
+                        .map(|c| c.iter().map(|&i| gamma[i]).product::<f64>()),
+                );
                 let e: f64 = strengths.iter().sum();
                 for (c, s) in cands.iter().zip(&strengths) {
                     let i = c[g];
@@ -520,7 +690,7 @@ pub fn train(positions: &[Position], sweeps: usize, min_shape_count: u32) -> Fit
                 }
             }
             for i in 0..total {
-                if group_of(i) != g || fixed(i) {
+                if group_of[i] != g || fixed.contains(&i) {
                     continue;
                 }
                 let d = denominator[i] + 2.0 / (gamma[i] + 1.0);
@@ -528,20 +698,23 @@ pub fn train(positions: &[Position], sweeps: usize, min_shape_count: u32) -> Fit
             }
         }
     }
-    let mut tactical: [Vec<f32>; GROUPS - 1] =
+    let mut tactical: [Vec<f32>; TACTICAL] =
         std::array::from_fn(|g| vec![1.0; TACTICAL_VALUES[g] as usize + 1]);
     for (g, table) in tactical.iter_mut().enumerate() {
         for (value, slot) in table.iter_mut().enumerate().skip(1) {
             *slot = gamma[offsets[g] + value] as f32;
         }
     }
-    let shapes: HashMap<Shape, f32> = kept
-        .iter()
-        .map(|s| (*s, gamma[shape_index[s]] as f32))
-        .collect();
+    let [shapes, big_shapes]: [HashMap<BigShape, f32>; 2] = std::array::from_fn(|k| {
+        kept[k]
+            .iter()
+            .map(|s| (*s, gamma[shape_index[k][s]] as f32))
+            .collect()
+    });
     Fit {
         shapes: shapes.len(),
-        gammas: Gammas::from_parts(tactical, shapes),
+        big_shapes: big_shapes.len(),
+        gammas: Gammas::from_parts(tactical, shapes, big_shapes),
     }
 }
 
@@ -576,16 +749,22 @@ mod tests {
     }
 
     #[test]
-    fn the_builtin_table_reads_whole() {
-        let text = include_str!("../data/patterns.txt");
-        let gammas = Gammas::parse(text).expect("the built-in table parses");
-        assert!(gammas.shape_count() > 100, "it has fitted shapes");
-        // Capturing to save an own chain is among the strongest features,
-        // a big self-atari among the weakest.
-        let save = gammas.tactical_gamma(CAPTURE, 1).expect("capture 1");
-        let big_self_atari = gammas.tactical_gamma(SELF_ATARI, 2).expect("self_atari 2");
-        assert!(save > 5.0, "capture to save: {save}");
-        assert!(big_self_atari < 0.5, "big self-atari: {big_self_atari}");
+    fn the_builtin_tables_read_whole() {
+        for (text, large) in [
+            (include_str!("../data/patterns.txt"), false),
+            (include_str!("../data/patterns-large.txt"), true),
+        ] {
+            let gammas = Gammas::parse(text).expect("the built-in table parses");
+            assert!(gammas.shape_count() > 100, "it has fitted shapes");
+            assert_eq!(gammas.big_shape_count() > 1000, large, "larger shapes");
+            // Capturing to save an own chain is among the strongest
+            // features, a big self-atari among the weakest.
+            let save = gammas.tactical_gamma(CAPTURE, 1).expect("capture 1");
+            let big_self_atari = gammas.tactical_gamma(SELF_ATARI, 2).expect("self_atari 2");
+            assert!(save > 5.0, "capture to save: {save}");
+            assert!(big_self_atari < 0.5, "big self-atari: {big_self_atari}");
+        }
+        assert!(Gammas::large().big_shape_count() > 1000);
     }
 
     #[test]
@@ -602,6 +781,119 @@ mod tests {
             );
         }
         assert!(fitted > gammas.shape_count(), "shapes have several codes");
+    }
+
+    #[test]
+    fn larger_shapes_see_two_lines_away_and_agree_across_the_symmetries() {
+        // Black's stone two lines above C3 and White's two lines to its
+        // right are outside the 3×3 shape but inside the larger one.
+        let b = board(
+            ". . X . .\n\
+             . . . . .\n\
+             . . . . O\n\
+             . . . . .\n\
+             . . . . .",
+        );
+        let at = |b: &Board, s: &str| b.vertex(b.size().parse_point(s).expect("point"));
+        let v = at(&b, "C3");
+        let small = shape(&b, v, Color::Black);
+        assert_eq!(
+            small,
+            shape(&board(&". . . . .\n".repeat(5)), v, Color::Black)
+        );
+        let big = big_shape(&b, v, Color::Black, small);
+        assert_eq!(
+            big & 0xF_FFFF,
+            small,
+            "the 3×3 shape is kept in the low bits"
+        );
+        let far: Vec<u32> = (0..4).map(|i| (big >> (20 + 2 * i)) & 3).collect();
+        assert_eq!(
+            far,
+            [1, 0, 2, 0],
+            "up own, left empty, right enemy, down empty"
+        );
+        // Turned a quarter and mirrored, and with the colours swapped for
+        // White, it is the same larger shape.
+        let turned = board(
+            ". . . . .\n\
+             . . . . .\n\
+             X . . . .\n\
+             . . . . .\n\
+             . . O . .",
+        );
+        let canonical_big = canonical(big);
+        let t = big_shape(&turned, v, Color::Black, shape(&turned, v, Color::Black));
+        assert_eq!(canonical(t), canonical_big);
+        let swapped = board(
+            ". . O . .\n\
+             . . . . .\n\
+             . . . . X\n\
+             . . . . .\n\
+             . . . . .",
+        );
+        let w = big_shape(&swapped, v, Color::White, shape(&swapped, v, Color::White));
+        assert_eq!(canonical(w), canonical_big);
+        let both = board(
+            ". . X . .\n\
+             . . . . .\n\
+             . . . . X\n\
+             . . . . .\n\
+             . . . . .",
+        );
+        let b2 = big_shape(&both, v, Color::Black, shape(&both, v, Color::Black));
+        assert_ne!(
+            canonical(b2),
+            canonical_big,
+            "two own stones are another shape"
+        );
+        for map in symmetries() {
+            assert_eq!(canonical(transform(big, map)), canonical_big);
+        }
+        // Off the board two lines away: from B2, left and down are off.
+        let corner = at(&b, "B2");
+        let c = big_shape(&b, corner, Color::Black, shape(&b, corner, Color::Black));
+        assert_eq!((c >> 22) & 3, 3, "left of B2 by two is off the board");
+        assert_eq!((c >> 26) & 3, 3, "below B2 by two is off the board");
+        assert_eq!((c >> 24) & 3, 0, "D2 is empty");
+    }
+
+    #[test]
+    fn a_fitted_larger_shape_weighs_in_the_strength_from_every_side() {
+        // Gamma 4 for the larger shape of Black C3 above: every rotation
+        // of it on the board reads 4, and the table's text keeps it.
+        let b = board(
+            ". . X . .\n\
+             . . . . .\n\
+             . . . . O\n\
+             . . . . .\n\
+             . . . . .",
+        );
+        let v = b.vertex(b.size().parse_point("C3").expect("C3"));
+        let f = features(&b, v, Color::Black, NO_VERTEX, NO_VERTEX);
+        let code = canonical(f.values[BIG_SHAPE]);
+        let text = format!("big_shape {code:07x} 4.0\n");
+        let gammas = Gammas::parse(&text).expect("a larger shape line parses");
+        assert_eq!(gammas.big_shape_count(), 1);
+        let neutral = Gammas::neutral();
+        assert!((gammas.strength(&f) / neutral.strength(&f) - 4.0).abs() < 1e-5);
+        let turned = board(
+            ". . . . .\n\
+             . . . . .\n\
+             X . . . .\n\
+             . . . . .\n\
+             . . O . .",
+        );
+        let g = features(&turned, v, Color::Black, NO_VERTEX, NO_VERTEX);
+        assert!((gammas.strength(&g) - 4.0 * neutral.strength(&g)).abs() < 1e-5);
+        let back = Gammas::parse(&gammas.to_text("test")).expect("its own text parses");
+        assert_eq!(back.big_shape_count(), 1);
+        // A code that is not the canonical one is refused, as is one too wide.
+        let raw = f.values[BIG_SHAPE];
+        if raw != code {
+            assert!(Gammas::parse(&format!("big_shape {raw:07x} 4.0")).is_err());
+        }
+        assert!(Gammas::parse("big_shape 10000000 4.0").is_err());
     }
 
     #[test]
