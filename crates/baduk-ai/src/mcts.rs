@@ -1040,7 +1040,7 @@ mod tests {
     fn every_tuning_name_listed_is_one_that_sets_a_constant() {
         let names = Tuning::names();
         let names: Vec<&str> = names.split(", ").collect();
-        assert_eq!(names.len(), 17);
+        assert_eq!(names.len(), 18);
         for name in &names {
             let mut tuning = Tuning::default();
             tuning.set(&format!("{name}=7")).expect("a listed name");
