@@ -10,8 +10,9 @@
 //! larger patterns grow the 3×3 one). Each feature value has a strength
 //! (a gamma), and a move's strength is the product of its features'
 //! gammas: the generalized Bradley–Terry model of Coulom's "Computing Elo
-//! ratings of move patterns in the game of Go" (2007). The gammas are fitted to the moves of game
-//! records by minorization–maximization ([`train`]); the fitted tables are
+//! ratings of move patterns in the game of Go" (2007). The gammas are
+//! fitted to the moves of game records by minorization–maximization
+//! ([`train`]); the fitted tables are
 //! built into the crate (made by `ttakji train-patterns`) and give the
 //! search its priors: `data/patterns.txt`, 3×3 shapes only, for Easy and
 //! Normal ([`Gammas::in_force`]), and `data/patterns-large.txt`, with the
@@ -439,9 +440,7 @@ impl Gammas {
         for (g, table) in self.tactical.iter().enumerate() {
             s *= table[f.values[g] as usize];
         }
-        if !self.big_by_code.is_empty()
-            && let Some(&g) = self.big_by_code.get(&f.values[BIG_SHAPE])
-        {
+        if let Some(&g) = self.big_by_code.get(&f.values[BIG_SHAPE]) {
             s *= g;
         }
         s
@@ -493,22 +492,18 @@ impl Gammas {
             if !gamma.is_finite() || gamma <= 0.0 {
                 return Err(bad("gamma must be positive"));
             }
-            if group == "shape" || group == "big_shape" {
+            let shape_group = match group {
+                "shape" => Some((SHAPE_CODES as u32, &mut shapes)),
+                "big_shape" => Some((BIG_SHAPE_CODES, &mut big_shapes)),
+                _ => None,
+            };
+            if let Some((limit, table)) = shape_group {
                 let code = u32::from_str_radix(value.trim_start_matches("0x"), 16)
                     .map_err(|_| bad("shape is not a hex code"))?;
-                let limit = if group == "shape" {
-                    SHAPE_CODES as u32
-                } else {
-                    BIG_SHAPE_CODES
-                };
                 if code >= limit || canonical(code) != code {
                     return Err(bad("shape code is not canonical"));
                 }
-                if group == "shape" {
-                    shapes.insert(code, gamma);
-                } else {
-                    big_shapes.insert(code, gamma);
-                }
+                table.insert(code, gamma);
                 continue;
             }
             let g = GROUP_NAMES
@@ -613,14 +608,15 @@ pub struct Fit {
 #[must_use]
 pub fn train(positions: &[Position], sweeps: usize, min_shape_count: u32) -> Fit {
     // Index every feature value: tactical groups first, then each shape
-    // group's kept shapes and its shared "unknown shape" slot, held at 1.
+    // group's shared "unknown shape" slot and its kept shapes. A group's
+    // first slot (a tactical value's absence, the unknown shape) is held
+    // at 1.
     let mut offsets = [0usize; GROUPS];
     let mut group_of = Vec::new();
     for g in 0..TACTICAL {
         offsets[g] = group_of.len();
         group_of.resize(group_of.len() + TACTICAL_VALUES[g] as usize + 1, g);
     }
-    let mut fixed: Vec<usize> = offsets[..TACTICAL].to_vec();
     let mut kept: [Vec<BigShape>; 2] = [Vec::new(), Vec::new()];
     let mut shape_index: [HashMap<BigShape, usize>; 2] = [HashMap::new(), HashMap::new()];
     for (k, g) in [SHAPE, BIG_SHAPE].into_iter().enumerate() {
@@ -637,7 +633,6 @@ pub fn train(positions: &[Position], sweeps: usize, min_shape_count: u32) -> Fit
             .collect();
         kept[k].sort_unstable();
         offsets[g] = group_of.len();
-        fixed.push(group_of.len());
         group_of.push(g);
         for &s in &kept[k] {
             shape_index[k].insert(s, group_of.len());
@@ -690,7 +685,7 @@ pub fn train(positions: &[Position], sweeps: usize, min_shape_count: u32) -> Fit
                 }
             }
             for i in 0..total {
-                if group_of[i] != g || fixed.contains(&i) {
+                if group_of[i] != g || i == offsets[g] {
                     continue;
                 }
                 let d = denominator[i] + 2.0 / (gamma[i] + 1.0);
@@ -748,6 +743,21 @@ mod tests {
         Board::from_ascii(rows).expect("a board")
     }
 
+    /// Around C3: Black's stone two lines above, White's two lines to the
+    /// right, outside the 3×3 shape but inside the larger one.
+    const TWO_AWAY: &str = ". . X . .\n\
+                            . . . . .\n\
+                            . . . . O\n\
+                            . . . . .\n\
+                            . . . . .";
+
+    /// [`TWO_AWAY`] turned a quarter and mirrored.
+    const TWO_AWAY_TURNED: &str = ". . . . .\n\
+                                   . . . . .\n\
+                                   X . . . .\n\
+                                   . . . . .\n\
+                                   . . O . .";
+
     #[test]
     fn the_builtin_tables_read_whole() {
         for (text, large) in [
@@ -785,15 +795,7 @@ mod tests {
 
     #[test]
     fn larger_shapes_see_two_lines_away_and_agree_across_the_symmetries() {
-        // Black's stone two lines above C3 and White's two lines to its
-        // right are outside the 3×3 shape but inside the larger one.
-        let b = board(
-            ". . X . .\n\
-             . . . . .\n\
-             . . . . O\n\
-             . . . . .\n\
-             . . . . .",
-        );
+        let b = board(TWO_AWAY);
         let at = |b: &Board, s: &str| b.vertex(b.size().parse_point(s).expect("point"));
         let v = at(&b, "C3");
         let small = shape(&b, v, Color::Black);
@@ -815,13 +817,7 @@ mod tests {
         );
         // Turned a quarter and mirrored, and with the colours swapped for
         // White, it is the same larger shape.
-        let turned = board(
-            ". . . . .\n\
-             . . . . .\n\
-             X . . . .\n\
-             . . . . .\n\
-             . . O . .",
-        );
+        let turned = board(TWO_AWAY_TURNED);
         let canonical_big = canonical(big);
         let t = big_shape(&turned, v, Color::Black, shape(&turned, v, Color::Black));
         assert_eq!(canonical(t), canonical_big);
@@ -862,13 +858,7 @@ mod tests {
     fn a_fitted_larger_shape_weighs_in_the_strength_from_every_side() {
         // Gamma 4 for the larger shape of Black C3 above: every rotation
         // of it on the board reads 4, and the table's text keeps it.
-        let b = board(
-            ". . X . .\n\
-             . . . . .\n\
-             . . . . O\n\
-             . . . . .\n\
-             . . . . .",
-        );
+        let b = board(TWO_AWAY);
         let v = b.vertex(b.size().parse_point("C3").expect("C3"));
         let f = features(&b, v, Color::Black, NO_VERTEX, NO_VERTEX);
         let code = canonical(f.values[BIG_SHAPE]);
@@ -877,13 +867,7 @@ mod tests {
         assert_eq!(gammas.big_shape_count(), 1);
         let neutral = Gammas::neutral();
         assert!((gammas.strength(&f) / neutral.strength(&f) - 4.0).abs() < 1e-5);
-        let turned = board(
-            ". . . . .\n\
-             . . . . .\n\
-             X . . . .\n\
-             . . . . .\n\
-             . . O . .",
-        );
+        let turned = board(TWO_AWAY_TURNED);
         let g = features(&turned, v, Color::Black, NO_VERTEX, NO_VERTEX);
         assert!((gammas.strength(&g) - 4.0 * neutral.strength(&g)).abs() < 1e-5);
         let back = Gammas::parse(&gammas.to_text("test")).expect("its own text parses");
