@@ -67,7 +67,7 @@ impl SearchResult {
 /// A node of the tree: 32 bytes, so that a node's children, which
 /// selection and the all-moves-as-first update walk in full on every
 /// simulation, take as few cache lines as they can.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy)]
 pub(crate) struct Node {
     /// The move into this node (a [`Vertex`], below [`MAX_VERTICES`]);
     /// `NO_VERTEX` is a pass.
@@ -450,7 +450,7 @@ impl Searcher {
             return Vec::new();
         }
         kept.trees
-            .iter()
+            .into_iter()
             .map(|nodes| reroot(nodes, &path))
             .collect()
     }
@@ -484,9 +484,12 @@ struct TreeOutcome {
     nodes: Vec<Node>,
 }
 
-/// The subtree under `path` (moves from the root), copied into a fresh
-/// arena with its root first; `None` if the path leaves the tree.
-fn reroot(nodes: &[Node], path: &[Vertex]) -> Option<Vec<Node>> {
+/// The subtree under `path` (moves from the root), moved to the front of
+/// the same arena with its root first, the rest dropped; `None` (and the
+/// arena dropped) if the path leaves the tree. The arena keeps its memory
+/// for the next search, which would otherwise map and fault in the whole
+/// tree afresh every move.
+fn reroot(mut nodes: Vec<Node>, path: &[Vertex]) -> Option<Vec<Node>> {
     let mut at = 0usize;
     for &mv in path {
         let node = nodes.get(at)?;
@@ -496,23 +499,40 @@ fn reroot(nodes: &[Node], path: &[Vertex]) -> Option<Vec<Node>> {
         let first = node.children as usize;
         at = (first..first + node.n_children as usize).find(|&c| nodes[c].mv() == mv)?;
     }
-    let mut out = vec![nodes[at].clone()];
-    out[0].mv = NO_VERTEX as u16;
-    let mut queue = vec![(at, 0usize)];
-    while let Some((old, new)) = queue.pop() {
+    // The subtree's blocks of children, by where they start. A block
+    // always lies after the node it belongs to (a node is expanded after it
+    // is made), so moving the blocks down in this order, packed behind the
+    // new root, never writes over a node still to be moved.
+    let mut blocks: Vec<(u32, u32)> = Vec::new();
+    let mut queue = vec![at];
+    while let Some(old) = queue.pop() {
         let node = &nodes[old];
-        if !node.expanded() {
-            continue;
+        if node.expanded() {
+            let first = node.children as usize;
+            let count = node.n_children as usize;
+            blocks.push((node.children, u32::from(node.n_children)));
+            queue.extend(first..first + count);
         }
-        let first_old = node.children as usize;
-        let first_new = out.len();
-        for c in 0..node.n_children as usize {
-            out.push(nodes[first_old + c].clone());
-            queue.push((first_old + c, first_new + c));
-        }
-        out[new].children = first_new as u32;
     }
-    Some(out)
+    blocks.sort_unstable();
+    nodes[0] = nodes[at];
+    nodes[0].mv = NO_VERTEX as u16;
+    let mut len = 1usize;
+    let mut moved: Vec<(u32, u32)> = Vec::with_capacity(blocks.len());
+    for &(first, count) in &blocks {
+        let (first, count) = (first as usize, count as usize);
+        nodes.copy_within(first..first + count, len);
+        moved.push((first as u32, len as u32));
+        len += count;
+    }
+    nodes.truncate(len);
+    for node in &mut nodes {
+        if node.expanded() {
+            let block = moved.partition_point(|&(old, _)| old < node.children);
+            node.children = moved[block].1;
+        }
+    }
+    Some(nodes)
 }
 
 fn merge(trees: &[TreeOutcome], start: Instant) -> SearchResult {
@@ -687,7 +707,7 @@ impl<'g> Tree<'g> {
                 let mv = self.nodes[c].mv();
                 mv == NO_VERTEX || self.game.check(color, self.root_board.point(mv)).is_ok()
             })
-            .map(|c| self.nodes[c].clone())
+            .map(|c| self.nodes[c])
             .collect();
         let new_first = self.nodes.len() as u32;
         self.nodes[0].n_children = legal.len() as u16;
@@ -1048,6 +1068,56 @@ mod tests {
         }
         let err = Tuning::default().set("speed=2").expect_err("not a name");
         assert!(err.contains("unknown tuning `speed`") && err.contains(&Tuning::names()));
+    }
+
+    /// The same tree, node for node, under `a` in `x` and `b` in `y`.
+    fn same_subtree(x: &[Node], a: usize, y: &[Node], b: usize) -> usize {
+        let (p, q) = (&x[a], &y[b]);
+        assert_eq!(p.n_children, q.n_children);
+        assert_eq!(
+            (p.visits, p.wins, p.real_visits),
+            (q.visits, q.wins, q.real_visits)
+        );
+        let mut count = 1;
+        for c in 0..p.n_children as usize {
+            let (pc, qc) = (p.children as usize + c, q.children as usize + c);
+            assert_eq!(x[pc].mv, y[qc].mv);
+            count += same_subtree(x, pc, y, qc);
+        }
+        count
+    }
+
+    #[test]
+    fn a_kept_tree_rerooted_in_place_is_the_subtree_it_was() {
+        let game = Game::new(baduk::Rules::default());
+        let budget = Budget {
+            playouts: 3_000,
+            time: Duration::from_secs(30),
+        };
+        let tuning = Tuning::default();
+        let komi = game.rules().komi.half_points();
+        let tree = run_tree(&game, budget, 7, Instant::now(), tuning, komi, None);
+        let nodes = tree.nodes;
+        // Down the most visited line two moves.
+        let most_visited = |at: usize| {
+            let first = nodes[at].children as usize;
+            (first..first + nodes[at].n_children as usize)
+                .max_by(|&a, &b| nodes[a].visits.total_cmp(&nodes[b].visits))
+                .expect("expanded")
+        };
+        let one = most_visited(0);
+        let two = most_visited(one);
+        let path = [nodes[one].mv(), nodes[two].mv()];
+        let copy = nodes.clone();
+        let capacity = copy.capacity();
+        let rerooted = reroot(copy, &path).expect("on the tree");
+        let count = same_subtree(&nodes, two, &rerooted, 0);
+        assert!(count > 100, "a real subtree: {count} nodes");
+        assert_eq!(rerooted.len(), count, "nothing else kept");
+        assert_eq!(rerooted[0].mv(), NO_VERTEX);
+        assert!(rerooted.capacity() >= capacity, "the arena's memory kept");
+        // A path that leaves the tree keeps nothing.
+        assert!(reroot(nodes, &[path[0], path[0]]).is_none());
     }
 
     #[test]
