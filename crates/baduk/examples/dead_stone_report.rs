@@ -21,6 +21,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         });
     let index = std::fs::read_to_string(dir.join("status.tsv"))?;
     let (mut total, mut found, mut wrong) = (0, 0, 0);
+    let (mut reading, mut games) = (std::time::Duration::ZERO, 0u32);
     let mut alive_losses = Vec::new();
     let mut dead_losses = Vec::new();
     for line in index
@@ -39,7 +40,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .filter(|s| *s != "-")
             .map(|s| size.parse_point(s))
             .collect::<Result<_, _>>()?;
+        let start = std::time::Instant::now();
         let analysis = baduk::analyse(board);
+        reading += start.elapsed();
+        games += 1;
         let ours = analysis.dead;
         let losses = playout_losses(board);
         for v in board.vertices() {
@@ -127,6 +131,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "lowest losses of stones GNU Go calls dead: {:?}",
         &dead_losses[..dead_losses.len().min(30)]
+    );
+    println!(
+        "the reading took {:.1} ms a board on average over {games} boards",
+        reading.as_secs_f64() * 1000.0 / f64::from(games.max(1))
     );
     Ok(())
 }

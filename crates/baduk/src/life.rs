@@ -20,7 +20,7 @@ use crate::game::Game;
 use crate::playout::{owner_at_end, policy_playout};
 use crate::point::{Color, Point};
 use crate::rules::DeadStoneRule;
-use crate::score::{GameResult, Score, seki_chains};
+use crate::score::{GameResult, Score, settled_seki_chains};
 
 /// The seed of the dead-stone playouts. Changing it changes verdicts.
 pub const DEAD_STONE_SEED: u64 = 0x6465_6164_2d73_746e; // "dead-stn"
@@ -165,9 +165,12 @@ pub struct DoubtfulGroup {
 /// Why a group the playouts lose is kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Doubt {
-    /// It shares a liberty in seki.
+    /// It shares a liberty in seki that no chain beside it can come out of
+    /// first.
     Seki,
-    /// It has two true eyes, or room for two inside its own walls.
+    /// It has two true eyes, or room for two inside its own walls, or
+    /// would have once it took an enemy chain short of liberties inside
+    /// them that the playouts take in a fifth of the lines.
     Eyes,
     /// A living friendly stone is two steps away.
     Escape,
@@ -227,7 +230,7 @@ pub fn analyse(board: &Board) -> LifeAndDeath {
 
     // 3. Groups: chains of one colour joined through shared liberties.
     //    Decide each group as a whole.
-    let seki = seki_chains(board);
+    let seki = settled_seki_chains(board);
     let threshold = PLAYOUTS_PER_SIDE * DEAD_SHARE_PERCENT / 100;
     let is_lost = |v: Vertex| lost.black_first[v] >= threshold && lost.white_first[v] >= threshold;
     let mut grouped = vec![false; MAX_VERTICES];
@@ -382,7 +385,8 @@ impl Judge<'_> {
         if !stones.iter().all(|&s| (self.is_lost)(s)) {
             return Verdict::Alive;
         }
-        // Seki stays alive.
+        // Seki stays alive: a shared liberty neither side can fill, where
+        // neither has room to extend first (see `settled_seki_chains`).
         if stones
             .iter()
             .any(|&s| self.seki.contains(&board.chain_head(s)))
@@ -391,7 +395,7 @@ impl Judge<'_> {
         }
         let libs = group_liberties(board, stones);
         // Eyes: two true eyes, or room for two inside its own walls.
-        if !self.cannot_make_two_eyes(color, stones, &libs) {
+        if !self.cannot_make_two_eyes(color, stones, &libs, 3) {
             return Verdict::Doubtful(Doubt::Eyes);
         }
         // Escape: a friendly stone that is not lost, two steps away through
@@ -463,6 +467,20 @@ impl Judge<'_> {
             let group = group_of(board, h);
             let enemy_libs = group_liberties(board, &group);
             if enemy_libs.iter().all(|l| libs.contains(l)) {
+                // Inside its eye space. A chain there short of liberties
+                // that the playouts capture in a fifth of the lines, where
+                // the group then survives in most, and whose capture leaves
+                // room for two eyes, is the group's eye to make, not a
+                // killing shape. Each liberty it has is a move the capture
+                // takes and the enemy can spend shrinking the space: the
+                // room asked for is two points and one for each.
+                if touching
+                    && enemy_libs.len() <= 2
+                    && self.lives_when_lost(stones, &group)
+                    && self.capture_frees(color, stones, &group, 2 + enemy_libs.len())
+                {
+                    return Verdict::Doubtful(Doubt::Eyes);
+                }
                 continue;
             }
             // A capturing race it might win: no more liberties than this
@@ -473,7 +491,7 @@ impl Judge<'_> {
             if touching
                 && enemy_libs.len() <= libs.len()
                 && group.iter().any(|&s| first(s) >= PLAYOUTS_PER_SIDE / 5)
-                && self.capture_frees(color, stones, &group)
+                && self.capture_frees(color, stones, &group, 3)
             {
                 return Verdict::Doubtful(Doubt::Race);
             }
@@ -500,9 +518,16 @@ impl Judge<'_> {
     }
 
     /// Whether taking the `enemy` stones off would save the group: with
-    /// their points empty, it has room for two eyes, or the empty area
+    /// their points empty, it has room for two eyes (`room` points in its
+    /// own regions, see [`Judge::cannot_make_two_eyes`]), or the empty area
     /// around it reaches a friendly stone that is not lost.
-    fn capture_frees(&self, color: Color, stones: &[Vertex], enemy: &[Vertex]) -> bool {
+    fn capture_frees(
+        &self,
+        color: Color,
+        stones: &[Vertex],
+        enemy: &[Vertex],
+        room: usize,
+    ) -> bool {
         let mut after = self.board.clone();
         for &s in enemy {
             if !after.is_empty(s) {
@@ -514,7 +539,7 @@ impl Judge<'_> {
             ..*self
         };
         let libs = group_liberties(&after, stones);
-        !judge.cannot_make_two_eyes(color, stones, &libs)
+        !judge.cannot_make_two_eyes(color, stones, &libs, room)
             || judge.area_reaches_friend(color, stones, &libs)
     }
 
@@ -567,9 +592,17 @@ impl Judge<'_> {
     }
 
     /// No two true eyes, and no room for two eyes inside its own walls:
-    /// the empty regions bordered by this group alone hold fewer than three
-    /// points in all and there are fewer than two of them.
-    fn cannot_make_two_eyes(&self, color: Color, stones: &[Vertex], libs: &[Vertex]) -> bool {
+    /// the empty regions bordered by this group alone hold fewer than
+    /// `room_for_two` points in all (three, unless the room is only there
+    /// once something has been captured) and there are fewer than two of
+    /// them.
+    fn cannot_make_two_eyes(
+        &self,
+        color: Color,
+        stones: &[Vertex],
+        libs: &[Vertex],
+        room_for_two: usize,
+    ) -> bool {
         let board = self.board;
         let true_eyes = libs
             .iter()
@@ -612,7 +645,7 @@ impl Judge<'_> {
                 room += size;
             }
         }
-        regions < 2 && room < 3
+        regions < 2 && room < room_for_two
     }
 }
 

@@ -379,18 +379,33 @@ pub fn seki_points(board: &Board) -> Vec<Point> {
 /// liberty of both colours and that neither colour can fill without its
 /// resulting chain being left with at most one liberty.
 pub(crate) fn seki_chains(board: &Board) -> Vec<Vertex> {
+    seki_chains_where(board, false)
+}
+
+/// [`seki_chains`] that stay so whatever is played around them: no chain
+/// at the shared point has another liberty that opens onto more empty
+/// points without touching the other colour. Such a liberty is room to
+/// extend into before filling the shared point, so that chain is not held
+/// there: a lone White stone at the edge of Black's corner, sharing a
+/// point with a Black group that has one eye, is still free to come out
+/// and fill it.
+pub(crate) fn settled_seki_chains(board: &Board) -> Vec<Vertex> {
+    seki_chains_where(board, true)
+}
+
+fn seki_chains_where(board: &Board, settled: bool) -> Vec<Vertex> {
     let mut heads: Vec<Vertex> = Vec::new();
     for v in board.vertices() {
         if !board.is_empty(v) {
             continue;
         }
-        let touches = |c: Color| {
+        let touches = |x: Vertex, c: Color| {
             board
-                .neighbours(v)
+                .neighbours(x)
                 .iter()
                 .any(|&n| board.color_at(n) == Some(c))
         };
-        if !(touches(Color::Black) && touches(Color::White)) {
+        if !(touches(v, Color::Black) && touches(v, Color::White)) {
             continue;
         }
         let self_atari = |c: Color| {
@@ -401,13 +416,30 @@ pub(crate) fn seki_chains(board: &Board) -> Vec<Vertex> {
             after.play(v, c);
             after.is_empty(v) || after.liberty_count_up_to(v, 2) < 2
         };
-        if self_atari(Color::Black) && self_atari(Color::White) {
-            for n in board.neighbours(v) {
-                if board.color_at(n).is_some() {
-                    let h = board.chain_head(n);
-                    if !heads.contains(&h) {
-                        heads.push(h);
-                    }
+        if !(self_atari(Color::Black) && self_atari(Color::White)) {
+            continue;
+        }
+        let room_to_extend = |n: Vertex| {
+            let Some(c) = board.color_at(n) else {
+                return false;
+            };
+            board.liberties(n).into_iter().any(|l| {
+                l != v
+                    && !touches(l, c.opponent())
+                    && board
+                        .neighbours(l)
+                        .iter()
+                        .any(|&x| x != v && board.is_empty(x))
+            })
+        };
+        if settled && board.neighbours(v).into_iter().any(room_to_extend) {
+            continue;
+        }
+        for n in board.neighbours(v) {
+            if board.color_at(n).is_some() {
+                let h = board.chain_head(n);
+                if !heads.contains(&h) {
+                    heads.push(h);
                 }
             }
         }

@@ -18,6 +18,13 @@
 //! alive may be removed there either; it removes 94.0% and 96.0% of the
 //! dead ones (95.0% of the two sets' 501), and [`HELD_OUT_RECALL_FLOOR`]
 //! keeps that from slipping.
+//!
+//! `tests/data/gnugo-finished-4001/` (seeds 4001–4401, one game that ended
+//! by resignation left out) and `tests/data/gnugo-finished-5001/` (seeds
+//! 5001–5400) hold 400 games each, made later and run as they came: they
+//! found three wrong removals, two of them fixed by the checks they led
+//! to and one listed in [`KNOWN_DISAGREEMENTS`]. It removes 94.0% and
+//! 96.8% of the dead stones there.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -31,6 +38,17 @@ const RECALL_FLOOR: f64 = 0.95;
 /// The share that must be removed on each set kept out of that work,
 /// just below the 94.0% and 96.0% they measured when first run.
 const HELD_OUT_RECALL_FLOOR: f64 = 0.93;
+
+/// Stones the count removes that GNU Go's final status keeps, known and
+/// left as they are: set, game, stones. In `gnugo-finished-5001/156.sgf`
+/// White's H1 and H2 sit in Black's lower right corner, where the fight is
+/// open: GNU Go's own reading finds that Black takes them by playing H3
+/// (`owl_attack H1` answers `1 H3`, `owl_defend H1` answers 0), yet with
+/// White moving first (G1, then J2) it ends in a seki, and GNU Go's final
+/// status calls them seki. The playouts lose them in seven lines of ten
+/// with either side first and the count removes them. Fixing it, or a
+/// new such game, fails the test until this list says so.
+const KNOWN_DISAGREEMENTS: &[(&str, &str, &str)] = &[("gnugo-finished-5001", "156.sgf", "H1 H2")];
 
 struct Case {
     file: String,
@@ -113,11 +131,27 @@ fn check(set: &str, games: usize, floor: f64) {
     );
     println!("missed:\n  {}", missed.join("\n  "));
     assert_eq!(cases.len(), games, "the data set has {games} games");
+    let known: Vec<String> = KNOWN_DISAGREEMENTS
+        .iter()
+        .filter(|(s, _, _)| *s == set)
+        .map(|(_, file, stones)| format!("{file}: {stones}"))
+        .collect();
+    let unknown: Vec<&String> = wrong.iter().filter(|w| !known.contains(w)).collect();
     assert!(
-        wrong.is_empty(),
+        unknown.is_empty(),
         "{set}: stones GNU Go calls alive were removed:\n  {}",
-        wrong.join("\n  ")
+        unknown
+            .iter()
+            .map(|w| w.as_str())
+            .collect::<Vec<_>>()
+            .join("\n  ")
     );
+    for k in &known {
+        assert!(
+            wrong.contains(k),
+            "{set}: the known disagreement {k} is gone; take it off the list"
+        );
+    }
     assert!(
         recall >= floor,
         "{set}: only {:.1}% of GNU Go's dead stones removed",
@@ -128,4 +162,14 @@ fn check(set: &str, games: usize, floor: f64) {
 #[test]
 fn dead_stones_agree_with_gnu_go_on_a_fourth_set_of_games() {
     check("gnugo-finished-3001", 150, HELD_OUT_RECALL_FLOOR);
+}
+
+#[test]
+fn dead_stones_agree_with_gnu_go_on_a_fifth_set_of_games() {
+    check("gnugo-finished-4001", 400, HELD_OUT_RECALL_FLOOR);
+}
+
+#[test]
+fn dead_stones_agree_with_gnu_go_on_a_sixth_set_of_games() {
+    check("gnugo-finished-5001", 400, HELD_OUT_RECALL_FLOOR);
 }

@@ -1089,3 +1089,102 @@ fn score_preview_reads_as_players_write_it() {
         "Black 40 – White 40.5 (komi -0.5)"
     );
 }
+
+/// The end of a game GNU Go 3.8 played against itself (game seed 4044,
+/// Black level 5, White level 1). Black's H1 and H2 sit in White's corner
+/// in atari, and White's group G1-J2 lives by taking them at J1, which
+/// leaves it room for an eye there and the fight for a second at J3-H4:
+/// GNU Go calls the White group alive. The playouts lose it in seven
+/// lines of ten, but Black's two stones are taken in a fifth of the lines
+/// and the group survives in most of those, and with them gone it has
+/// room: it is kept, as a group with eyes to make.
+#[test]
+fn a_chain_in_atari_inside_a_group_is_its_eye_to_make() {
+    let board = Board::from_ascii(
+        "
+        . O . . O O X . .
+        . . O . O X X . .
+        . . O O X . . X .
+        . . O X X X . . .
+        . . . O X . . O X
+        . . O O X . . . X
+        . . . O X . O O .
+        O O O X . X O X O
+        O X X X . . O X .
+        ",
+    )
+    .expect("drawing");
+    let verdict = baduk::analyse(&board);
+    assert_eq!(names(&verdict.dead), Vec::<String>::new());
+    assert_kept_for_eyes(&verdict, &["G1", "G2", "J2", "G3", "H3", "H5"]);
+}
+
+/// The end of a game GNU Go 3.8 played against itself (game seed 4135,
+/// Black level 9, White level 4). White's group C8-H9 at the top holds
+/// Black's G9 inside, with two liberties, and can take Black's J8 for a
+/// second eye: GNU Go calls it alive and G9 dead.
+#[test]
+fn a_chain_with_two_liberties_inside_a_group_is_its_eye_to_make() {
+    let board = Board::from_ascii(
+        "
+        . . . O . . X O .
+        . . O X O O . O X
+        . . X X X O O . .
+        . . . X X O X X .
+        X X X X X X . . .
+        X O O X O O X X .
+        O O X O O X O X X
+        . O X . O . O X X
+        . O . . . . O O X
+        ",
+    )
+    .expect("drawing");
+    let verdict = baduk::analyse(&board);
+    assert_eq!(names(&verdict.dead), ["C2", "C3", "F3"]);
+    assert_kept_for_eyes(
+        &verdict,
+        &["F6", "F7", "G7", "C8", "E8", "F8", "H8", "D9", "H9"],
+    );
+}
+
+/// The end of a game GNU Go 3.8 played against itself (game seed 4166,
+/// both at level 2). Black's group F1-H2 has one eye at G1 and shares J1
+/// with White's lone J2; neither can fill J1 at once without going into
+/// atari, which looks like seki. But J2 has room to come out at J3 first,
+/// and then fills J1 and takes the group: GNU Go calls it dead, and so
+/// does the count.
+#[test]
+fn a_shared_liberty_the_enemy_can_approach_from_outside_is_no_seki() {
+    let board = Board::from_ascii(
+        "
+        . . . X O O O . .
+        . . X . X X O O .
+        . . . X . X X O .
+        . . . . . X O . .
+        . . . X X O . . .
+        . . . X O O O O .
+        X X X O . O X O .
+        X O O . O X X X O
+        O O . O O X . X .
+        ",
+    )
+    .expect("drawing");
+    let verdict = baduk::analyse(&board);
+    assert_eq!(names(&verdict.dead), ["F1", "H1", "F2", "G2", "H2", "G3"]);
+    assert!(verdict.doubtful.is_empty(), "{:?}", verdict.doubtful);
+}
+
+/// `stones` are one of the groups the count keeps as doubtful, for the
+/// eyes it may make.
+fn assert_kept_for_eyes(verdict: &baduk::LifeAndDeath, stones: &[&str]) {
+    let kept: Vec<_> = verdict
+        .doubtful
+        .iter()
+        .map(|g| (names(&g.stones), g.reason))
+        .collect();
+    let group: Vec<String> = stones.iter().map(|s| (*s).to_owned()).collect();
+    assert!(
+        kept.contains(&(group, baduk::life::Doubt::Eyes)),
+        "{stones:?} is kept for its eyes: {kept:?}"
+    );
+}
