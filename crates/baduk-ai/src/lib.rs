@@ -102,6 +102,9 @@ impl Level {
                 dynamic_komi: 0.8,
                 last_good_reply: 1.0,
                 large_patterns: 1.0,
+                expand_visits: 2.0,
+                ladders: 1.0,
+                nakade: 1.0,
                 ..Tuning::default()
             },
             Level::Easy | Level::Normal => Tuning::default(),
