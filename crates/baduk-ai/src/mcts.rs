@@ -15,7 +15,7 @@ use baduk::playout::{all_playout_candidates, area_margin_by_owner};
 use baduk::{Color, Game, Move};
 
 use crate::patterns::{Gammas, features};
-use crate::policy::{KO_AGE, Knowledge, Recent, Replies, playout_move, prior};
+use crate::policy::{AtariWatch, KO_AGE, Knowledge, Recent, Replies, playout_move, prior};
 
 /// How much search one move gets: whichever limit comes first.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -182,6 +182,10 @@ pub struct Tuning {
     /// Above 0, the priors come from the table that weighs the larger
     /// shapes too ([`Gammas::large`]) instead of the 3×3 one.
     pub large_patterns: f32,
+    /// Above 0, a playout move that answers nothing next to the last
+    /// moves takes a chain of the opponent's in atari anywhere on the
+    /// board, if there is one, before a random move (MoGo's third rule).
+    pub captures: f32,
 }
 
 impl Default for Tuning {
@@ -205,6 +209,7 @@ impl Default for Tuning {
             last_good_reply: 0.0,
             outside_liberty: 0.0,
             large_patterns: 0.0,
+            captures: 0.0,
         }
     }
 }
@@ -214,7 +219,7 @@ impl Default for Tuning {
 type Setter = fn(&mut Tuning, f32);
 
 /// Every constant [`Tuning::set`] knows, by name.
-const SETTERS: [(&str, Setter); 18] = [
+const SETTERS: [(&str, Setter); 19] = [
     ("rave_equivalence", |t, v| t.rave_equivalence = v.max(1.0)),
     ("margin_weight", |t, v| t.margin_weight = v.min(1.0)),
     ("margin_scale", |t, v| t.margin_scale = v.max(0.1)),
@@ -235,6 +240,7 @@ const SETTERS: [(&str, Setter); 18] = [
     ("last_good_reply", |t, v| t.last_good_reply = v),
     ("outside_liberty", |t, v| t.outside_liberty = v),
     ("large_patterns", |t, v| t.large_patterns = v),
+    ("captures", |t, v| t.captures = v),
 ];
 
 impl Tuning {
@@ -870,7 +876,9 @@ impl<'g> Tree<'g> {
             ko_fight: t.ko_fight,
             replies: self.replies.as_ref(),
             outside_liberties: t.outside_liberty > 0.0,
+            captures: t.captures > 0.0,
         };
+        let mut ataris = knows.captures.then(|| AtariWatch::of(&board));
         while passes < 2 && self.played.len() < limit {
             let open_ko = match ko_taken {
                 Some((k, at)) if board.ko_point().is_none() && step - at < KO_AGE => Some(k),
@@ -880,11 +888,15 @@ impl<'g> Tree<'g> {
                 last,
                 last2,
                 open_ko,
+                ataris: ataris.as_ref().map_or(&[], AtariWatch::stones),
             };
             step += 1;
             match playout_move(&board, color, recent, &mut self.rng, &knows) {
                 Some(v) => {
                     board.play(v, color);
+                    if let Some(watch) = &mut ataris {
+                        watch.note(&board, v);
+                    }
                     passes = 0;
                     (last2, last) = (last, v);
                     self.played.push((v, color));
@@ -1060,7 +1072,7 @@ mod tests {
     fn every_tuning_name_listed_is_one_that_sets_a_constant() {
         let names = Tuning::names();
         let names: Vec<&str> = names.split(", ").collect();
-        assert_eq!(names.len(), 18);
+        assert_eq!(names.len(), 19);
         for name in &names {
             let mut tuning = Tuning::default();
             tuning.set(&format!("{name}=7")).expect("a listed name");

@@ -48,6 +48,10 @@ pub struct Knowledge<'g> {
     /// playouts do (its `selfatari_other`): in a capturing race the
     /// liberty the two chains share is filled last.
     pub outside_liberties: bool,
+    /// When nothing next to the last moves calls for an answer, a chain
+    /// of the opponent's in atari anywhere on the board is taken
+    /// ([`Recent::ataris`]) before a random move, as MoGo's playouts do.
+    pub captures: bool,
 }
 
 /// Last good replies with forgetting (Baier and Drake, "The Power of
@@ -136,7 +140,7 @@ impl Replies {
 
 /// The moves a playout move answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Recent {
+pub struct Recent<'a> {
     /// The last move, `NO_VERTEX` for a pass or none.
     pub last: Vertex,
     /// The move before it, the same way.
@@ -144,6 +148,106 @@ pub struct Recent {
     /// The point of a ko taken within the last [`KO_AGE`] moves where no
     /// ko forbids a move now, if any.
     pub open_ko: Option<Vertex>,
+    /// Stones whose chains were in atari when the playout began or were
+    /// put in atari since ([`AtariWatch`]); some may no longer be.
+    pub ataris: &'a [Vertex],
+}
+
+/// The chains a playout has seen in atari, by one stone of each: those in
+/// atari when it began and those a move has put in atari since (a chain
+/// comes into atari only by a move next to it, or by its own move). Kept
+/// so that a playout can take a chain in atari anywhere on the board, as
+/// MoGo's and Pachi's do, without looking over the whole board each move.
+#[derive(Debug, Clone)]
+pub struct AtariWatch {
+    stones: [Vertex; AtariWatch::CAPACITY],
+    len: usize,
+}
+
+impl AtariWatch {
+    const CAPACITY: usize = 32;
+
+    /// The chains in atari on `board`.
+    #[must_use]
+    pub fn of(board: &Board) -> AtariWatch {
+        let mut watch = AtariWatch {
+            stones: [NO_VERTEX; AtariWatch::CAPACITY],
+            len: 0,
+        };
+        for v in board.vertices() {
+            if !board.is_empty(v) && board.chain_head(v) == v && board.in_atari(v) {
+                watch.push(board, v);
+            }
+        }
+        watch
+    }
+
+    /// After a move at `v`: the chains it put in atari, its own included.
+    pub fn note(&mut self, board: &Board, v: Vertex) {
+        if board.in_atari(v) {
+            self.push(board, v);
+        }
+        for n in board.neighbours(v) {
+            if board.color_at(n).is_some() && board.in_atari(n) {
+                self.push(board, n);
+            }
+        }
+    }
+
+    /// The stones watched.
+    #[must_use]
+    pub fn stones(&self) -> &[Vertex] {
+        &self.stones[..self.len]
+    }
+
+    fn push(&mut self, board: &Board, v: Vertex) {
+        let head = board.chain_head(v);
+        let same_chain = |s: &Vertex| !board.is_empty(*s) && board.chain_head(*s) == head;
+        if self.stones().iter().any(same_chain) {
+            return;
+        }
+        if self.len == AtariWatch::CAPACITY {
+            // Keep only the chains still in atari; if all are, the oldest
+            // goes.
+            let mut kept = 0;
+            for i in 0..self.len {
+                let s = self.stones[i];
+                if !board.is_empty(s) && board.in_atari(s) {
+                    self.stones[kept] = s;
+                    kept += 1;
+                }
+            }
+            if kept == AtariWatch::CAPACITY {
+                self.stones.copy_within(1.., 0);
+                kept -= 1;
+            }
+            self.len = kept;
+        }
+        self.stones[self.len] = v;
+        self.len += 1;
+    }
+}
+
+/// The last liberty of an enemy chain in atari among `ataris`, anywhere on
+/// the board, where `color` may play: one drawn at random when there are
+/// several.
+fn capture_anywhere(
+    board: &Board,
+    color: Color,
+    ataris: &[Vertex],
+    rng: &mut SplitMix64,
+) -> Option<Vertex> {
+    if ataris.is_empty() {
+        return None;
+    }
+    let enemy = color.opponent();
+    let start = rng.below(ataris.len());
+    (start..ataris.len())
+        .chain(0..start)
+        .map(|i| ataris[i])
+        .filter(|&s| board.color_at(s) == Some(enemy))
+        .filter_map(|s| board.atari_liberty(s))
+        .find(|&l| board.is_playable(l, color, false))
 }
 
 /// How many moves after a ko capture its point is still worth fighting
@@ -154,7 +258,7 @@ pub const KO_AGE: usize = 3;
 pub fn playout_move(
     board: &Board,
     color: Color,
-    recent: Recent,
+    recent: Recent<'_>,
     rng: &mut SplitMix64,
     knows: &Knowledge<'_>,
 ) -> Option<Vertex> {
@@ -212,7 +316,7 @@ pub fn playout_move(
                     }
                 }
             }
-            return random_or_outside(board, color, rng, knows.outside_liberties);
+            return capture_or_random(board, color, recent, rng, knows);
         }
         let shape_move = |v: Vertex| {
             board.is_empty(v)
@@ -242,6 +346,23 @@ pub fn playout_move(
                 return Some(v);
             }
         }
+    }
+    capture_or_random(board, color, recent, rng, knows)
+}
+
+/// With `captures`, a capture anywhere on the board; otherwise, or when
+/// there is none, a random move ([`random_or_outside`]).
+fn capture_or_random(
+    board: &Board,
+    color: Color,
+    recent: Recent<'_>,
+    rng: &mut SplitMix64,
+    knows: &Knowledge<'_>,
+) -> Option<Vertex> {
+    if knows.captures
+        && let Some(v) = capture_anywhere(board, color, recent.ataris, rng)
+    {
+        return Some(v);
     }
     random_or_outside(board, color, rng, knows.outside_liberties)
 }
@@ -567,7 +688,8 @@ mod tests {
                 Recent {
                     last: d1,
                     last2: NO_VERTEX,
-                    open_ko: None
+                    open_ko: None,
+                    ataris: &[],
                 },
                 &mut rng,
                 &Knowledge {
@@ -628,6 +750,7 @@ mod tests {
             last: NO_VERTEX,
             last2: NO_VERTEX,
             open_ko: Some(b3),
+            ataris: &[],
         };
         let fights = Knowledge {
             ko_fight: 1.0,
@@ -643,6 +766,70 @@ mod tests {
         };
         assert_eq!(retakes(&fights), 20);
         assert!(retakes(&Knowledge::default()) < 20);
+    }
+
+    /// White's stone on B6 was put in atari earlier and left there;
+    /// White's last move, G7 alone in a corner, calls for no answer.
+    /// With `captures`, Black takes B6 at its last liberty, B5; without,
+    /// a random move. The watch, begun on the board, finds the chain, and
+    /// a move that puts another in atari adds it.
+    #[test]
+    fn a_chain_in_atari_anywhere_is_taken() {
+        let mut position = board(
+            "
+            . X . . . . .
+            X O X . . . .
+            . . . . . . .
+            . . . . . . .
+            . . . . . O .
+            . . . . O X .
+            . . . . . . .
+            ",
+        );
+        let (b6, b5, g7) = (
+            at(&position, "B6"),
+            at(&position, "B5"),
+            at(&position, "G7"),
+        );
+        position.play(g7, Color::White);
+        let mut watch = AtariWatch::of(&position);
+        assert_eq!(watch.stones(), [b6]);
+        let recent = Recent {
+            last: g7,
+            last2: NO_VERTEX,
+            open_ko: None,
+            ataris: watch.stones(),
+        };
+        let captures = Knowledge {
+            captures: true,
+            ..Knowledge::default()
+        };
+        let takes = |knows: &Knowledge<'_>| {
+            (0..20)
+                .filter(|&seed| {
+                    let mut rng = SplitMix64::new(seed);
+                    playout_move(&position, Color::Black, recent, &mut rng, knows) == Some(b5)
+                })
+                .count()
+        };
+        assert_eq!(takes(&captures), 20);
+        assert!(takes(&Knowledge::default()) < 20);
+        // For White there is nothing to take: its own chain in atari is
+        // not a capture.
+        let mut rng = SplitMix64::new(1);
+        assert_eq!(
+            capture_anywhere(&position, Color::White, watch.stones(), &mut rng),
+            None
+        );
+        let (e2, f2, f1) = (
+            at(&position, "E2"),
+            at(&position, "F2"),
+            at(&position, "F1"),
+        );
+        position.play(f1, Color::White);
+        watch.note(&position, f1);
+        assert_eq!(watch.stones(), [b6, f2], "F1 puts F2 in atari");
+        assert!(!watch.stones().contains(&e2));
     }
 
     /// Nothing next to White's last move (G7, alone in a corner) makes a
@@ -672,6 +859,7 @@ mod tests {
             last: g7,
             last2: c3,
             open_ko: None,
+            ataris: &[],
         };
         let near_last2 = Knowledge {
             shapes_near_last2: true,
@@ -719,6 +907,7 @@ mod tests {
             last: NO_VERTEX,
             last2: NO_VERTEX,
             open_ko: None,
+            ataris: &[],
         };
         let moves = |outside_liberties: bool| -> Vec<Option<Vertex>> {
             let knows = Knowledge {
@@ -795,6 +984,7 @@ mod tests {
             last: c3,
             last2: a1,
             open_ko: None,
+            ataris: &[],
         };
         let plays = |knows: &Knowledge<'_>, v: Vertex| {
             (0..20)
