@@ -95,8 +95,8 @@ impl Level {
     /// spends what that saves on reading in the playouts: the vital point
     /// of a small eye space (`nakade`) and no run into a ladder that
     /// catches the chain (`ladders`). Together: 91.5% of 200 against GNU
-    /// Go level 10 (as White 92.0%), at the same 0.89 s a move; 89.9% of
-    /// 350 (as White 86.9%) with 150 more, and 44.5% of 200 against Pachi
+    /// Go level 10 (as White 92.0%), at the same 0.89 s a move; 89.1% of
+    /// 450 (as White 87.1%) with 250 more, and 44.5% of 200 against Pachi
     /// 12.90 at 5,000 playouts.
     #[must_use]
     pub fn tuning(self) -> Tuning {
@@ -122,20 +122,20 @@ impl Level {
     /// can seat the computer nearest a player's rating.
     ///
     /// Measured, not guessed: `ttakji match` games on one core, the levels
-    /// as they play now — Hard vs GNU Go 3.8 level 10: 314.5 of 350 (312
-    /// wins, 5 draws, 33 losses; 4 December 2026); Hard vs Pachi 12.90 at
-    /// 5,000 playouts: 89 of 200 (4 December); Normal vs GNU Go 10: 14 of
-    /// 20; Easy vs GNU Go level 1: 9 of 20; GNU Go 1 vs GNU Go 10: 10.5 of
-    /// 20; Hard vs Normal: 11 of 12; Normal vs Easy: 18 of 20 (1 December)
-    /// — fitted by `tools/elo_fit.py` with GNU Go level 10 at 1800, the
-    /// anchor the 9×9 computer Go server CGOS used: Easy 1682, Normal 1946,
-    /// Hard 2182. Rounded to tens; a 20-game match leaves about ±120 of
-    /// uncertainty.
+    /// as they play now — Hard vs GNU Go 3.8 level 10: 401 of 450 (398
+    /// wins, 6 draws, 46 losses; 4 December 2026); Hard vs Pachi 12.90 at
+    /// 5,000 playouts: 89 of 200 (4 December); Normal vs GNU Go 10: 28 of
+    /// 40; Easy vs GNU Go level 1: 16 of 40; GNU Go 1 vs GNU Go 10: 10.5 of
+    /// 20; Hard vs Normal: 30.5 of 32; Normal vs Easy: 37 of 40 (1 and 4
+    /// December) — fitted by `tools/elo_fit.py` with GNU Go level 10 at
+    /// 1800, the anchor the 9×9 computer Go server CGOS used: Easy 1610,
+    /// Normal 1916, Hard 2179. Rounded to tens; a 40-game match leaves
+    /// about ±90 of uncertainty.
     #[must_use]
     pub const fn elo(self) -> u32 {
         match self {
-            Level::Easy => 1680,
-            Level::Normal => 1950,
+            Level::Easy => 1610,
+            Level::Normal => 1920,
             Level::Hard => 2180,
         }
     }
