@@ -658,6 +658,23 @@ mod tests {
         board.vertex(board.size().parse_point(point).expect("point"))
     }
 
+    /// Of 20 seeds, how many have `color`'s playout move after `recent`
+    /// land on a point that `fits`.
+    fn seeds_playing(
+        board: &Board,
+        color: Color,
+        recent: Recent<'_>,
+        knows: &Knowledge<'_>,
+        fits: impl Fn(Vertex) -> bool,
+    ) -> usize {
+        (0..20)
+            .filter(|&seed| {
+                let mut rng = SplitMix64::new(seed);
+                playout_move(board, color, recent, &mut rng, knows).is_some_and(&fits)
+            })
+            .count()
+    }
+
     /// Black's D1 closes a pyramid four on the edge (E1, F1, G1 and F2):
     /// White's stone on F1, the point touching the other three, leaves it
     /// one eye. A square four has no such point, and an area that White's
@@ -756,14 +773,8 @@ mod tests {
             ko_fight: 1.0,
             ..Knowledge::default()
         };
-        let retakes = |knows: &Knowledge<'_>| {
-            (0..20)
-                .filter(|&seed| {
-                    let mut rng = SplitMix64::new(seed);
-                    playout_move(&ko, Color::White, recent, &mut rng, knows) == Some(b3)
-                })
-                .count()
-        };
+        let retakes =
+            |knows: &Knowledge<'_>| seeds_playing(&ko, Color::White, recent, knows, |v| v == b3);
         assert_eq!(retakes(&fights), 20);
         assert!(retakes(&Knowledge::default()) < 20);
     }
@@ -805,12 +816,7 @@ mod tests {
             ..Knowledge::default()
         };
         let takes = |knows: &Knowledge<'_>| {
-            (0..20)
-                .filter(|&seed| {
-                    let mut rng = SplitMix64::new(seed);
-                    playout_move(&position, Color::Black, recent, &mut rng, knows) == Some(b5)
-                })
-                .count()
+            seeds_playing(&position, Color::Black, recent, knows, |v| v == b5)
         };
         assert_eq!(takes(&captures), 20);
         assert!(takes(&Knowledge::default()) < 20);
@@ -866,13 +872,9 @@ mod tests {
             ..Knowledge::default()
         };
         let plays_shape = |knows: &Knowledge<'_>| {
-            (0..20)
-                .filter(|&seed| {
-                    let mut rng = SplitMix64::new(seed);
-                    playout_move(&position, Color::Black, recent, &mut rng, knows)
-                        .is_some_and(|v| shapes.contains(&v))
-                })
-                .count()
+            seeds_playing(&position, Color::Black, recent, knows, |v| {
+                shapes.contains(&v)
+            })
         };
         assert_eq!(plays_shape(&near_last2), 20);
         assert!(plays_shape(&Knowledge::default()) < 10);
@@ -987,12 +989,7 @@ mod tests {
             ataris: &[],
         };
         let plays = |knows: &Knowledge<'_>, v: Vertex| {
-            (0..20)
-                .filter(|&seed| {
-                    let mut rng = SplitMix64::new(seed);
-                    playout_move(&position, w, recent, &mut rng, knows) == Some(v)
-                })
-                .count()
+            seeds_playing(&position, w, recent, knows, |m| m == v)
         };
         assert_eq!(plays(&knows, e5), 20);
         assert!(plays(&Knowledge::default(), e5) < 20);
