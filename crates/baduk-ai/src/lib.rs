@@ -70,7 +70,7 @@ impl Level {
             // average.
             Level::Hard => Budget {
                 playouts: 100_000,
-                time: Duration::from_millis(1600),
+                time: Duration::from_millis(1700),
             },
         }
     }
@@ -189,6 +189,10 @@ struct Style {
     second_choice_percent: u64,
     resigns: bool,
 }
+
+/// Half-points of komi a level with a dynamic komi must already be giving
+/// itself back, and still lose, before it resigns: 10 points.
+const HOPELESS_KOMI_BACK: i32 = 20;
 
 /// What the computer does on its turn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -336,11 +340,21 @@ impl MctsPlayer {
         let Some(best) = result.best().copied() else {
             return (Decision::Pass, result);
         };
+        // A level that plays against a dynamic komi fights a position that
+        // looks lost: the komi comes its way a point a move while it loses,
+        // and only when it still loses with `HOPELESS_KOMI_BACK` half-points
+        // back is the game hopeless (a group that dies costs fewer points
+        // than the first low win rate says, and an opponent can still err).
+        let hopeless_shift = if self.settings.tuning.dynamic_komi > 0.0 {
+            -HOPELESS_KOMI_BACK
+        } else {
+            0
+        };
         if let Some(threshold) = self.settings.resign_below
             && self.level.style().resigns
             && game.move_number() >= 30
             && best.winrate < threshold
-            && result.komi_shift <= 0
+            && result.komi_shift <= hopeless_shift
         {
             return (Decision::Resign, result);
         }
@@ -394,7 +408,7 @@ impl MctsPlayer {
             }
         }
         // Against a raised komi a low win rate says nothing of the game.
-        let hopeless = best.winrate < 0.05 && result.komi_shift <= 0;
+        let hopeless = best.winrate < 0.05 && result.komi_shift <= hopeless_shift;
         if choice.is_none()
             || (choice.is_some_and(useless) && closed)
             || (opponent_passed && (hopeless || wins_now()))

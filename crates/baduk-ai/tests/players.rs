@@ -283,3 +283,54 @@ fn the_tree_of_the_last_search_is_searched_on_after_the_move_it_chose() {
         }
     }
 }
+
+/// Thirty moves in which Black is shut into the top two rows: White owns
+/// the other seven, and Black loses by some fifty points.
+fn black_shut_in() -> Game {
+    let black = [
+        "A9", "B9", "C9", "D9", "E9", "F9", "G9", "H9", "J9", "A8", "C8", "E8", "G8", "J8", "E3",
+    ];
+    let white = [
+        "A7", "B7", "C7", "D7", "E7", "F7", "G7", "H7", "J7", "B5", "D5", "F5", "H5", "C3", "G3",
+    ];
+    let mut game = Game::new(Rules::ttakji());
+    for (b, w) in black.iter().zip(&white) {
+        for (color, s) in [(Color::Black, b), (Color::White, w)] {
+            let p = game.rules().board_size.parse_point(s).expect("point");
+            game.play(Move {
+                color,
+                action: baduk::Action::Play(p),
+            })
+            .expect("legal");
+        }
+    }
+    assert_eq!(game.move_number(), 30);
+    game
+}
+
+#[test]
+fn hard_fights_a_lost_position_before_it_resigns_and_normal_does_not() {
+    let game = black_shut_in();
+    let for_level = |level: Level| {
+        let mut s = Settings::for_level(level);
+        s.budget.playouts = 300;
+        s.budget.time = Duration::from_secs(60);
+        s.seed = Some(3);
+        s
+    };
+    // Normal, with the game's komi throughout, resigns at once.
+    let mut normal = MctsPlayer::with_settings(Level::Normal, for_level(Level::Normal));
+    assert_eq!(normal.decide(&game), Decision::Resign);
+    // Hard takes komi back a point a move while it loses, and resigns only
+    // once it loses with ten points back.
+    let mut hard = MctsPlayer::with_settings(Level::Hard, for_level(Level::Hard));
+    let mut asked = 0;
+    while hard.decide(&game) != Decision::Resign {
+        asked += 1;
+        assert!(
+            asked < 20,
+            "Hard never resigned a game lost by fifty points"
+        );
+    }
+    assert_eq!(asked, 10, "Hard resigned after {asked} searches, not 10");
+}
