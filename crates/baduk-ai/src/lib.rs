@@ -126,21 +126,21 @@ impl Level {
     /// can seat the computer nearest a player's rating.
     ///
     /// Measured, not guessed: `ttakji match` games on one core, the levels
-    /// as they play now — Hard vs GNU Go 3.8 level 10: 401 of 450 (398
-    /// wins, 6 draws, 46 losses; 4 December 2026); Hard vs Pachi 12.90 at
-    /// 5,000 playouts: 89 of 200 (4 December); Normal vs GNU Go 10: 28 of
-    /// 40; Easy vs GNU Go level 1: 16 of 40; GNU Go 1 vs GNU Go 10: 10.5 of
-    /// 20; Hard vs Normal: 30.5 of 32; Normal vs Easy: 37 of 40 (1 and 4
-    /// December) — fitted by `tools/elo_fit.py` with GNU Go level 10 at
-    /// 1800, the anchor the 9×9 computer Go server CGOS used: Easy 1610,
-    /// Normal 1916, Hard 2179. Rounded to tens; a 40-game match leaves
+    /// as they play now — Hard vs GNU Go 3.8 level 10: 186 of 200 (183
+    /// wins, 6 draws, 11 losses; 4 December 2026); Hard vs Pachi 12.90 at
+    /// 5,000 playouts: 101.5 of 237 (4 December); Hard vs Normal: 20 of 20;
+    /// Normal vs GNU Go 10: 28 of 40; Easy vs GNU Go level 1: 16 of 40;
+    /// GNU Go 1 vs GNU Go 10: 10.5 of 20; Normal vs Easy: 37 of 40 (1 and
+    /// 4 December) — fitted by `tools/elo_fit.py` with GNU Go level 10 at
+    /// 1800, the anchor the 9×9 computer Go server CGOS used: Easy 1625,
+    /// Normal 1942, Hard 2273. Rounded to tens; a 40-game match leaves
     /// about ±90 of uncertainty.
     #[must_use]
     pub const fn elo(self) -> u32 {
         match self {
-            Level::Easy => 1610,
-            Level::Normal => 1920,
-            Level::Hard => 2180,
+            Level::Easy => 1630,
+            Level::Normal => 1940,
+            Level::Hard => 2270,
         }
     }
 
