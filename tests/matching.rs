@@ -99,7 +99,7 @@ async fn a_player_with_nobody_around_plays_the_computer_after_the_wait() {
     );
     let opponent = m.opponent.clone().expect("opponent");
     assert!(opponent.user_id.is_empty());
-    // The levels are rated 1630, 1940 and 2270: a newcomer's 1200 is nearest Easy.
+    // The levels are rated 1620, 1940 and 2250: a newcomer's 1200 is nearest Easy.
     assert_eq!(opponent.ai_level, pb::AiLevel::Easy as i32);
     let game = alone.game(&m.game_id).await;
     assert!(game.clock.is_none(), "no clock against the computer");

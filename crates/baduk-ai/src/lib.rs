@@ -126,21 +126,21 @@ impl Level {
     /// can seat the computer nearest a player's rating.
     ///
     /// Measured, not guessed: `ttakji match` games on one core, the levels
-    /// as they play now — Hard vs GNU Go 3.8 level 10: 186 of 200 (183
-    /// wins, 6 draws, 11 losses; 4 December 2026); Hard vs Pachi 12.90 at
+    /// as they play now — Hard vs GNU Go 3.8 level 10: 277 of 300 (273
+    /// wins, 8 draws, 19 losses; 4 December 2026); Hard vs Pachi 12.90 at
     /// 5,000 playouts: 101.5 of 237 (4 December); Hard vs Normal: 20 of 20;
     /// Normal vs GNU Go 10: 28 of 40; Easy vs GNU Go level 1: 16 of 40;
     /// GNU Go 1 vs GNU Go 10: 10.5 of 20; Normal vs Easy: 37 of 40 (1 and
     /// 4 December) — fitted by `tools/elo_fit.py` with GNU Go level 10 at
-    /// 1800, the anchor the 9×9 computer Go server CGOS used: Easy 1625,
-    /// Normal 1942, Hard 2273. Rounded to tens; a 40-game match leaves
+    /// 1800, the anchor the 9×9 computer Go server CGOS used: Easy 1623,
+    /// Normal 1938, Hard 2249. Rounded to tens; a 40-game match leaves
     /// about ±90 of uncertainty.
     #[must_use]
     pub const fn elo(self) -> u32 {
         match self {
-            Level::Easy => 1630,
+            Level::Easy => 1620,
             Level::Normal => 1940,
-            Level::Hard => 2270,
+            Level::Hard => 2250,
         }
     }
 
