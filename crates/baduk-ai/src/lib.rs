@@ -99,9 +99,9 @@ impl Level {
     /// 450 (as White 87.1%) with 250 more, and 44.5% of 200 against Pachi
     /// 12.90 at 5,000 playouts. Its larger-shape table has since learned
     /// from 147 games of Pachi against itself as well as GNU Go's (56.0%
-    /// of 200 against the GNU Go table at 3,000 playouts a move; 93.0% of
-    /// 200 against GNU Go level 10 at its own time, as Black 90.0%, as
-    /// White 96.0%).
+    /// of 200 against the GNU Go table at 3,000 playouts a move; 92.3% of
+    /// 300 against GNU Go level 10 at its own time, as Black 90.7%, as
+    /// White 94.0%; 42.5% of 200 against Pachi).
     #[must_use]
     pub fn tuning(self) -> Tuning {
         match self {
