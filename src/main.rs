@@ -5,7 +5,6 @@
 //! client; `ttakji gtp` speaks GTP on stdin/stdout with the rules engine;
 //! `ttakji loadtest` drives a deployment with bot players.
 
-mod gtp;
 mod loadtest;
 mod matches;
 mod play;
@@ -211,8 +210,9 @@ fn main() -> anyhow::Result<()> {
                     .set(assignment)
                     .map_err(|e| anyhow::anyhow!("--tune {assignment}: {e}"))?;
             }
-            let mut session = gtp::Session::new(rules, MctsPlayer::with_settings(level, settings));
-            gtp::serve(&mut session, io::stdin().lock(), io::stdout().lock())
+            let mut session =
+                baduk_ai::gtp::Session::new(rules, MctsPlayer::with_settings(level, settings));
+            baduk_ai::gtp::serve(&mut session, io::stdin().lock(), io::stdout().lock())
                 .context("GTP session on stdin/stdout")?;
         }
         Command::Match {

@@ -7,6 +7,7 @@
 //! that the server's conservative count would leave alive; it resigns only
 //! when the game is hopeless, and Easy never resigns.
 
+pub mod gtp;
 pub mod gtp_engine;
 pub mod mcts;
 pub mod patterns;
@@ -17,7 +18,7 @@ use std::time::Duration;
 use baduk::board::Vertex;
 use baduk::{Action, Color, Game, Point};
 
-pub use mcts::{Budget, RootMove, SearchResult, Searcher, Tuning, search, search_tuned};
+pub use mcts::{Budget, Clock, RootMove, SearchResult, Searcher, Tuning, search, search_tuned};
 
 /// How strong the computer plays.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -51,27 +52,43 @@ impl Level {
         }
     }
 
-    /// The search each move gets: a playout limit and a time limit,
-    /// whichever comes first.
+    /// The search each move gets on 9×9: [`Level::budget_on`].
     #[must_use]
     pub const fn budget(self) -> Budget {
-        match self {
-            Level::Easy => Budget {
-                playouts: 400,
-                time: Duration::from_millis(300),
-            },
-            Level::Normal => Budget {
-                playouts: 3_000,
-                time: Duration::from_millis(600),
-            },
-            // Hard's time is what a move aims at: it stops early once its
-            // choice is made and thinks half as long again where the choice
-            // is open (`Tuning::time_extension`), under 1 s a move on
-            // average.
-            Level::Hard => Budget {
-                playouts: 100_000,
-                time: Duration::from_millis(1700),
-            },
+        self.budget_on(9)
+    }
+
+    /// The search each move gets on a board of `size` lines: playouts,
+    /// which mean the same on every machine (a level in a browser is the
+    /// level on the server), and a time cap that keeps a slow phone
+    /// answering. This machine's 2-core Xeon never reaches the caps; a
+    /// phone that runs the WebAssembly engine 6–8 times slower can, on
+    /// Hard's longest thinks, and then plays with the playouts it managed.
+    ///
+    /// Hard's 64,000 playouts on 9×9 are what it aims at: it stops early
+    /// once the choice is settled and thinks half as long again where the
+    /// choice is open (`Tuning::time_extension`). Natively that is the
+    /// search it made in the 1.7 s it used to aim at (37,000 playouts a
+    /// move on average in self-play, 0.7–0.9 s). Larger boards get more
+    /// playouts at Easy and Normal and fewer at Hard, as their time limits
+    /// used to give them: a playout on 19×19 is about five times the work,
+    /// and a 250-move game must not keep a player waiting.
+    #[must_use]
+    pub const fn budget_on(self, size: u8) -> Budget {
+        let (playouts, seconds) = match (self, size) {
+            (Level::Easy, 0..=9) => (400, 3),
+            (Level::Easy, 10..=13) => (1_200, 3),
+            (Level::Easy, _) => (1_500, 3),
+            (Level::Normal, 0..=9) => (3_000, 5),
+            (Level::Normal, 10..=13) => (8_000, 5),
+            (Level::Normal, _) => (4_000, 5),
+            (Level::Hard, 0..=9) => (64_000, 10),
+            (Level::Hard, 10..=13) => (32_000, 10),
+            (Level::Hard, _) => (12_000, 10),
+        };
+        Budget {
+            playouts,
+            time: Duration::from_secs(seconds),
         }
     }
 
@@ -232,12 +249,11 @@ pub struct Settings {
     pub resign_below: Option<f32>,
     /// The search's constants.
     pub tuning: Tuning,
-    /// The playout budget is a 9×9 board's and grows with the square of
-    /// the area's growth: on 13×13 a search has twice the points to spread
-    /// over and lines twice as long, on 19×19 four times. The level's time
-    /// a move still caps it, so Hard (bound by time on every board) is
-    /// unchanged, and the levels stay in order on every board.
+    /// The playout budget is a 9×9 board's, and on other boards it is
+    /// scaled as the level's own budget is ([`Level::budget_on`]).
     pub scale_with_board: bool,
+    /// Where the search reads the time for its cap.
+    pub clock: Clock,
 }
 
 impl Settings {
@@ -252,6 +268,7 @@ impl Settings {
             resign_below: level.style().resigns.then_some(0.05),
             tuning: level.tuning(),
             scale_with_board: true,
+            clock: Clock::system(),
         }
     }
 }
@@ -278,9 +295,9 @@ impl MctsPlayer {
     pub fn with_settings(level: Level, settings: Settings) -> MctsPlayer {
         MctsPlayer {
             level,
-            settings,
             moves_made: 0,
-            searcher: Searcher::default(),
+            searcher: Searcher::with_clock(settings.clock),
+            settings,
         }
     }
 
@@ -322,16 +339,17 @@ impl MctsPlayer {
     pub fn decide_with_search(&mut self, game: &Game) -> (Decision, SearchResult) {
         let seed = match self.settings.seed {
             Some(s) => s.wrapping_add(self.moves_made.wrapping_mul(0x9E37_79B9)),
-            None => random_seed(),
+            None => random_seed(self.moves_made),
         };
         self.moves_made += 1;
         let color = game.to_move();
         let mut budget = self.settings.budget;
         if self.settings.scale_with_board {
-            // The square of the area's growth: a larger board has more
-            // points to spread the search over and longer lines to read.
-            let points = u32::from(game.rules().board_size.get()).pow(2);
-            budget.playouts = budget.playouts.saturating_mul(points * points) / (81 * 81);
+            let level = self.level.budget().playouts;
+            let on_board = self.level.budget_on(game.rules().board_size.get()).playouts;
+            budget.playouts =
+                u32::try_from(u64::from(budget.playouts) * u64::from(on_board) / u64::from(level))
+                    .unwrap_or(u32::MAX);
         }
         let result = self.searcher.search(
             game,
@@ -480,9 +498,12 @@ fn capture_dead(game: &Game, result: &SearchResult, counted_dead: &[Point]) -> O
     None
 }
 
-fn random_seed() -> u64 {
+/// A seed that varies from call to call: each `RandomState` has keys of
+/// its own (random per process natively; in WebAssembly, which has no
+/// source of randomness, the host passes a seed instead).
+fn random_seed(salt: u64) -> u64 {
     use std::hash::{BuildHasher, RandomState};
-    RandomState::new().hash_one(std::time::SystemTime::now())
+    RandomState::new().hash_one(salt)
 }
 
 #[cfg(test)]

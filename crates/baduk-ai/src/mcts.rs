@@ -8,7 +8,7 @@
 //! checked against the game's full rules (superko); inside the tree and the
 //! playouts the board's simple-ko rule stands in for superko, as usual.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use baduk::board::{Board, MAX_VERTICES, NO_VERTEX, SplitMix64, Vertex};
 use baduk::playout::{all_playout_candidates, area_margin_by_owner};
@@ -17,11 +17,75 @@ use baduk::{Color, Game, Move};
 use crate::patterns::{Gammas, features};
 use crate::policy::{AtariWatch, KO_AGE, Knowledge, Recent, Replies, playout_move, prior};
 
-/// How much search one move gets: whichever limit comes first.
+/// How much search one move gets. The playouts are the budget, the same
+/// on every machine, so a level is as strong on a phone as on a server; the
+/// time is a cap that keeps a slow device answering, and a search that
+/// reaches it plays with what it found so far.
+///
+/// With [`Tuning::time_extension`] the playouts are what a move aims at: it
+/// stops early once no other move can catch the best within them, and goes
+/// on by that share again where the two best moves are close and the game
+/// undecided.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Budget {
     pub playouts: u32,
     pub time: Duration,
+}
+
+/// Where a search reads the time from, for its time cap: a monotonic clock
+/// as a function giving the time since any fixed moment. Natively that is
+/// the system's; in a browser the host supplies one (`performance.now()`),
+/// since `std::time::Instant` does not exist there.
+#[derive(Clone, Copy)]
+pub struct Clock(fn() -> Duration);
+
+impl Clock {
+    /// A clock read through `now`.
+    #[must_use]
+    pub const fn new(now: fn() -> Duration) -> Clock {
+        Clock(now)
+    }
+
+    /// The system's monotonic clock. On `wasm32-unknown-unknown`, which has
+    /// none, a clock that never moves: only the playout budget ends a
+    /// search there unless the host gives a clock with [`Clock::new`].
+    #[must_use]
+    pub fn system() -> Clock {
+        #[cfg(not(target_arch = "wasm32"))]
+        fn now() -> Duration {
+            static ORIGIN: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+            ORIGIN.get_or_init(std::time::Instant::now).elapsed()
+        }
+        #[cfg(target_arch = "wasm32")]
+        fn now() -> Duration {
+            Duration::ZERO
+        }
+        Clock(now)
+    }
+
+    /// The time now, since the clock's fixed moment.
+    #[must_use]
+    pub fn now(self) -> Duration {
+        (self.0)()
+    }
+}
+
+impl Default for Clock {
+    fn default() -> Clock {
+        Clock::system()
+    }
+}
+
+impl PartialEq for Clock {
+    fn eq(&self, other: &Clock) -> bool {
+        std::ptr::fn_addr_eq(self.0, other.0)
+    }
+}
+
+impl std::fmt::Debug for Clock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Clock")
+    }
 }
 
 /// What a search found.
@@ -330,6 +394,7 @@ pub fn search_tuned(
 /// below the moves played since is searched on instead of thrown away.
 #[derive(Debug, Default, Clone)]
 pub struct Searcher {
+    clock: Clock,
     kept: Option<Kept>,
     /// For each colour, the half-points of komi it gives away beyond the
     /// game's own in its searches (see [`Tuning::dynamic_komi`]).
@@ -352,6 +417,15 @@ struct Kept {
 const REUSE_DEPTH: usize = 4;
 
 impl Searcher {
+    /// A searcher that reads the time for its cap from `clock`.
+    #[must_use]
+    pub fn with_clock(clock: Clock) -> Searcher {
+        Searcher {
+            clock,
+            ..Searcher::default()
+        }
+    }
+
     /// Searches like [`search_tuned`], starting from what the last search of
     /// this game kept when the game has gone on from it by a few moves.
     pub fn search(
@@ -362,7 +436,8 @@ impl Searcher {
         seed: u64,
         tuning: Tuning,
     ) -> SearchResult {
-        let start = Instant::now();
+        let clock = self.clock;
+        let start = clock.now();
         let threads = threads.max(1);
         let share = Budget {
             playouts: budget.playouts.div_ceil(threads as u32),
@@ -388,7 +463,15 @@ impl Searcher {
         reused.resize_with(threads, || None);
         let trees: Vec<TreeOutcome> = if threads == 1 {
             let nodes = reused.pop().flatten();
-            vec![run_tree(game, share, seed, start, tuning, komi_half, nodes)]
+            vec![run_tree(
+                game,
+                share,
+                seed,
+                (clock, start),
+                tuning,
+                komi_half,
+                nodes,
+            )]
         } else {
             std::thread::scope(|scope| {
                 let handles: Vec<_> = reused
@@ -400,7 +483,7 @@ impl Searcher {
                                 game,
                                 share,
                                 seed.wrapping_add(i as u64),
-                                start,
+                                (clock, start),
                                 tuning,
                                 komi_half,
                                 nodes,
@@ -411,7 +494,8 @@ impl Searcher {
                 handles.into_iter().filter_map(|h| h.join().ok()).collect()
             })
         };
-        let mut result = merge(&trees, start);
+        let mut result = merge(&trees);
+        result.elapsed = clock.now().saturating_sub(start);
         result.komi_shift = shift;
         if tuning.dynamic_komi > 0.0 {
             self.komi_shift[color.index()] =
@@ -541,7 +625,7 @@ fn reroot(mut nodes: Vec<Node>, path: &[Vertex]) -> Option<Vec<Node>> {
     Some(nodes)
 }
 
-fn merge(trees: &[TreeOutcome], start: Instant) -> SearchResult {
+fn merge(trees: &[TreeOutcome]) -> SearchResult {
     // Sum visits and wins per root move over the trees.
     let mut merged: Vec<RootMove> = Vec::new();
     let mut ownership = vec![0u32; MAX_VERTICES];
@@ -574,17 +658,41 @@ fn merge(trees: &[TreeOutcome], start: Instant) -> SearchResult {
     SearchResult {
         moves: merged,
         playouts,
-        elapsed: start.elapsed(),
+        elapsed: Duration::ZERO,
         black_ownership: ownership.iter().map(|&o| o as f32 / denominator).collect(),
         komi_shift: 0,
     }
 }
 
+/// The hyperbolic tangent from `+`, `-`, `*` and `/` alone, which IEEE 754
+/// rounds the same way everywhere: the platform's `tanh` may differ in its
+/// last bit between a native build and WebAssembly, and one bit in a
+/// simulation's value can send the search down another line. Within 1e-6
+/// of the true value, more than the value needs.
+fn tanh(x: f32) -> f32 {
+    // tanh is within 2e-8 of ±1 beyond 9.
+    let x = f64::from(x).clamp(-9.0, 9.0);
+    // e^(2x) as (e^(2x/64))^64, the small power by its Taylor series.
+    let r = 2.0 * x / 64.0;
+    let mut term = 1.0;
+    let mut small = 1.0;
+    for k in 1..=10 {
+        term *= r / f64::from(k);
+        small += term;
+    }
+    let mut e = small;
+    for _ in 0..6 {
+        e *= e;
+    }
+    ((e - 1.0) / (e + 1.0)) as f32
+}
+
+/// One tree's search from `game`, timed by `clock` from `start`.
 fn run_tree(
     game: &Game,
     budget: Budget,
     seed: u64,
-    start: Instant,
+    (clock, start): (Clock, Duration),
     tuning: Tuning,
     komi_half: i32,
     nodes: Option<Vec<Node>>,
@@ -599,34 +707,29 @@ fn run_tree(
         _ => tree.expand_root(),
     }
     let extension = tuning.time_extension;
-    let mut deadline = budget.time;
+    // The playouts this move aims at, extended once where it is worth it.
+    let mut aim = budget.playouts;
     let mut extended = extension <= 0.0;
-    while tree.playouts < budget.playouts {
+    loop {
+        if tree.playouts >= aim {
+            // Where the choice is still open and the game not yet decided,
+            // think longer, once.
+            if extended || !tree.worth_more_time() {
+                break;
+            }
+            extended = true;
+            aim = (f64::from(budget.playouts) * (1.0 + f64::from(extension))) as u32;
+        }
         if tree.playouts.is_multiple_of(64) {
-            let elapsed = start.elapsed();
-            if elapsed >= deadline {
-                // Where the choice is still open and the game not yet
-                // decided, think longer, once.
-                if extended || !tree.worth_more_time() {
-                    break;
-                }
-                extended = true;
-                deadline = budget.time.mul_f32(1.0 + extension);
+            // The cap on a slow machine: play what was found so far.
+            if clock.now().saturating_sub(start) >= budget.time {
+                break;
             }
             // Stop early once no other move can catch the best in the
-            // simulations left (by the playout budget, or at this pace by
-            // the time): the time saved pays for the longer thinks.
-            if extension > 0.0
-                && tree.playouts.is_multiple_of(256)
-                && elapsed >= budget.time / 4
-                && tree.playouts > 0
-            {
-                let left_by_time = (deadline.saturating_sub(elapsed)).as_secs_f64()
-                    / elapsed.as_secs_f64().max(1e-6)
-                    * f64::from(tree.playouts);
-                let left = f64::from(budget.playouts - tree.playouts).min(left_by_time);
+            // playouts left: what that saves pays for the longer thinks.
+            if extension > 0.0 && tree.playouts.is_multiple_of(256) && tree.playouts >= aim / 4 {
                 let (best, second, _) = tree.top_two();
-                if f64::from(best - second) > left {
+                if best - second > aim - tree.playouts {
                     break;
                 }
             }
@@ -927,7 +1030,7 @@ impl<'g> Tree<'g> {
         // cleanly (captures taken) rather than by any move at all.
         let margin = margin_half as f32 / 2.0;
         let black_wins = (1.0 - t.margin_weight) * win
-            + t.margin_weight * (0.5 + 0.5 * (margin / t.margin_scale).tanh());
+            + t.margin_weight * (0.5 + 0.5 * tanh(margin / t.margin_scale));
         self.backup(black_wins);
         self.playouts += 1;
     }
@@ -1108,7 +1211,8 @@ mod tests {
         };
         let tuning = Tuning::default();
         let komi = game.rules().komi.half_points();
-        let tree = run_tree(&game, budget, 7, Instant::now(), tuning, komi, None);
+        let clock = Clock::system();
+        let tree = run_tree(&game, budget, 7, (clock, clock.now()), tuning, komi, None);
         let nodes = tree.nodes;
         // Down the most visited line two moves.
         let most_visited = |at: usize| {
@@ -1130,6 +1234,14 @@ mod tests {
         assert!(rerooted.capacity() >= capacity, "the arena's memory kept");
         // A path that leaves the tree keeps nothing.
         assert!(reroot(nodes, &[path[0], path[0]]).is_none());
+    }
+
+    #[test]
+    fn the_portable_tanh_is_the_tangent() {
+        for i in -400..=400 {
+            let x = i as f32 / 20.0;
+            assert!((tanh(x) - x.tanh()).abs() < 1e-6, "tanh({x})");
+        }
     }
 
     #[test]

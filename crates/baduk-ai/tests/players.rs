@@ -16,6 +16,7 @@ fn settings(playouts: u32, seed: u64) -> Settings {
         resign_below: None,
         tuning: baduk_ai::Tuning::default(),
         scale_with_board: false,
+        clock: baduk_ai::Clock::system(),
     }
 }
 
@@ -160,8 +161,10 @@ fn a_lost_game_is_not_played_on_after_the_opponent_passes() {
 }
 
 #[test]
-fn a_levels_playouts_grow_with_the_square_of_the_boards_area() {
-    for (size, expected) in [(9, 100), (13, 435), (19, 1986)] {
+fn a_levels_playouts_on_a_larger_board_follow_its_budget_there() {
+    // Easy's own budget is 400 on 9×9, 1,200 on 13×13 and 1,500 on
+    // 19×19: a budget of 100 is scaled the same way.
+    for (size, expected) in [(9, 100), (13, 300), (19, 375)] {
         let rules = Rules::ttakji().with_board_size(baduk::BoardSize::new(size).expect("size"));
         let game = Game::new(rules);
         let mut player = MctsPlayer::with_settings(
@@ -175,6 +178,11 @@ fn a_levels_playouts_grow_with_the_square_of_the_boards_area() {
         assert_eq!(result.playouts, expected, "{size}x{size}");
     }
     assert!(Settings::for_level(Level::Easy).scale_with_board);
+    // The levels stay in order on every board.
+    for size in [9, 13, 19] {
+        let [easy, normal, hard] = Level::ALL.map(|l| l.budget_on(size).playouts);
+        assert!(easy < normal && normal < hard, "{size}x{size}");
+    }
 }
 
 #[test]
@@ -208,13 +216,13 @@ fn a_time_limit_stops_the_search_before_a_huge_playout_budget() {
 #[test]
 fn a_search_that_manages_its_time_stops_once_its_move_cannot_be_caught() {
     // Capturing the five stones in atari is the one move: the search sees
-    // the best move's lead outgrow what the rest of its time could change,
-    // and stops well before its time is up. Without time management the
-    // same search runs to the end.
+    // the best move's lead outgrow what the rest of its playouts could
+    // change, and stops well before its budget. Without time management
+    // the same search runs to the end.
     let game = five_stones_in_atari();
     let budget = Budget {
-        playouts: u32::MAX,
-        time: Duration::from_millis(1500),
+        playouts: 20_000,
+        time: Duration::from_secs(600),
     };
     let managed = Tuning {
         time_extension: 0.5,
@@ -226,17 +234,17 @@ fn a_search_that_manages_its_time_stops_once_its_move_cannot_be_caught() {
         .vertex(game.rules().board_size.parse_point("F5").expect("F5"));
     assert_eq!(result.best().and_then(|m| m.vertex), Some(f5));
     assert!(
-        result.elapsed < budget.time,
-        "stopped after {:?} of {:?}",
-        result.elapsed,
-        budget.time
+        result.playouts < budget.playouts * 3 / 4,
+        "stopped after {} of {} playouts",
+        result.playouts,
+        budget.playouts
     );
     let plain = Tuning {
         time_extension: 0.0,
         ..managed
     };
     let full = baduk_ai::search_tuned(&game, budget, 1, 5, plain);
-    assert!(full.elapsed >= budget.time);
+    assert_eq!(full.playouts, budget.playouts);
 }
 
 #[test]

@@ -1,5 +1,6 @@
-//! The GTP version 2 front end to the rules engine (`ttakji gtp`), so the
-//! engine works in GoGui, Sabaki and bot bridges.
+//! The GTP version 2 front end to the rules engine and the computer player
+//! (`ttakji gtp`, and `web/engine/gtp.mjs` on the WebAssembly build), so
+//! the engine works in GoGui, Sabaki, match runners and bot bridges.
 //!
 //! Besides the standard commands it answers GNU Go's `is_legal` and
 //! `all_legal`, and KataGo's `kata-set-rules` / `kata-get-rules` with the
@@ -10,9 +11,9 @@ use std::io::{BufRead, Write};
 
 use std::time::Duration;
 
+use crate::{Decision, MctsPlayer};
 use baduk::sgf::{self, Record};
 use baduk::{Action, BoardSize, Color, Game, Komi, Move, Point, Preset, Rules, score};
-use baduk_ai::{Decision, MctsPlayer};
 
 /// Every command this front end knows, as `list_commands` prints them.
 const COMMANDS: &[&str] = &[
@@ -64,7 +65,7 @@ pub enum Reply {
 
 impl Default for Session {
     fn default() -> Self {
-        Session::new(Rules::ttakji(), MctsPlayer::new(baduk_ai::Level::Normal))
+        Session::new(Rules::ttakji(), MctsPlayer::new(crate::Level::Normal))
     }
 }
 
@@ -402,6 +403,33 @@ fn preprocess(line: &str) -> String {
         .collect()
 }
 
+impl Session {
+    /// Answers one line of GTP: the whole response (`=id …` or `?id …`,
+    /// ending in a blank line), and whether the session ends after it;
+    /// `None` for a line with no command (blank, or only a comment).
+    pub fn respond(&mut self, line: &str) -> Option<(String, bool)> {
+        let line = preprocess(line);
+        let mut words = line.split_whitespace();
+        let first = words.next()?;
+        let (id, command) = match first.parse::<u64>() {
+            Ok(id) => match words.next() {
+                Some(c) => (Some(id), c),
+                None => return Some((format!("?{id} syntax error: command missing\n\n"), false)),
+            },
+            Err(_) => (None, first),
+        };
+        let args: Vec<&str> = words.collect();
+        let (reply, quit) = self.execute(command, &args);
+        let id = id.map(|i| i.to_string()).unwrap_or_default();
+        let text = match reply {
+            Reply::Success(s) if s.is_empty() => format!("={id}\n\n"),
+            Reply::Success(s) => format!("={id} {s}\n\n"),
+            Reply::Failure(e) => format!("?{id} {e}\n\n"),
+        };
+        Some((text, quit))
+    }
+}
+
 /// Speaks GTP on `input`/`output` until `quit` or the end of the input.
 pub fn serve(
     session: &mut Session,
@@ -409,30 +437,10 @@ pub fn serve(
     mut output: impl Write,
 ) -> std::io::Result<()> {
     for line in input.lines() {
-        let line = preprocess(&line?);
-        let mut words = line.split_whitespace();
-        let Some(first) = words.next() else {
+        let Some((text, quit)) = session.respond(&line?) else {
             continue;
         };
-        let (id, command) = match first.parse::<u64>() {
-            Ok(id) => match words.next() {
-                Some(c) => (Some(id), c),
-                None => {
-                    write!(output, "?{id} syntax error: command missing\n\n")?;
-                    output.flush()?;
-                    continue;
-                }
-            },
-            Err(_) => (None, first),
-        };
-        let args: Vec<&str> = words.collect();
-        let (reply, quit) = session.execute(command, &args);
-        let id = id.map(|i| i.to_string()).unwrap_or_default();
-        match reply {
-            Reply::Success(s) if s.is_empty() => write!(output, "={id}\n\n")?,
-            Reply::Success(s) => write!(output, "={id} {s}\n\n")?,
-            Reply::Failure(e) => write!(output, "?{id} {e}\n\n")?,
-        }
+        output.write_all(text.as_bytes())?;
         output.flush()?;
         if quit {
             break;
