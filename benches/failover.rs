@@ -90,6 +90,7 @@ async fn create(router: &Authorities) -> anyhow::Result<String> {
         user_id: id.to_owned(),
         nickname: id.to_owned(),
         ai_level: 0,
+        ..Default::default()
     };
     let id = uuid::Uuid::new_v4().simple().to_string();
     router
@@ -118,6 +119,7 @@ async fn play(router: &Authorities, id: &str, number: u32) -> Result<String, ton
                 user_id: if number % 2 == 1 { "b" } else { "w" }.to_owned(),
                 move_number: number,
                 action: Some(pb::submit_action_request::Action::Place(point(number))),
+                ..Default::default()
             },
             |mut c, r| async move { c.submit_action(r).await },
         )

@@ -131,6 +131,7 @@ impl Player {
                 game_id: game_id.to_owned(),
                 move_number: number,
                 point: Some(point),
+                ..Default::default()
             }))
             .await
             .map(|_| ())

@@ -122,6 +122,7 @@ async fn main() -> anyhow::Result<()> {
         user_id: id.clone(),
         nickname: "p".into(),
         ai_level: 0,
+        ..Default::default()
     };
     let mut streams = Vec::with_capacity(games * 2);
     for i in 0..games {

@@ -178,6 +178,7 @@ async fn run() -> anyhow::Result<()> {
             user_id: id.clone(),
             nickname: String::new(),
             ai_level: 0,
+            ..Default::default()
         };
         let game = authority_client
             .create_game(pb::CreateGameRequest {
@@ -212,6 +213,7 @@ async fn run() -> anyhow::Result<()> {
                 game_id: game.game_id.clone(),
                 move_number: number,
                 point: Some(*point),
+                ..Default::default()
             };
             let t = Instant::now();
             if over_web {

@@ -40,6 +40,7 @@ fn finished(i: usize, black: &str, white: &str) -> pb::GameEvent {
         nickname: id.to_owned(),
         ai_level: 0,
         computer_standing_in: false,
+        ..Default::default()
     };
     pb::GameEvent {
         game_id: format!("bench{i:08}"),

@@ -208,6 +208,7 @@ async fn play(
                 board_size: args.size.unwrap_or(9),
                 color: color as i32,
                 level: level as i32,
+                ..Default::default()
             }))
             .await
             .map_err(refused("cannot start a game"))?
@@ -513,11 +514,15 @@ async fn play_game(
                 .pass(client.request(pb::PassRequest {
                     game_id: id,
                     move_number: next,
+                    ..Default::default()
                 }))
                 .await
                 .map(|r| r.into_inner().game),
             "resign" => games
-                .resign(client.request(pb::ResignRequest { game_id: id }))
+                .resign(client.request(pb::ResignRequest {
+                    game_id: id,
+                    ..Default::default()
+                }))
                 .await
                 .map(|r| r.into_inner().game),
             "undo" => games
@@ -570,6 +575,7 @@ async fn play_game(
                             column: u32::from(p.col()),
                             row: u32::from(p.row()),
                         }),
+                        ..Default::default()
                     }))
                     .await
                     .map(|r| r.into_inner().game),
@@ -700,7 +706,10 @@ async fn count_turn(
             .await
             .map(|r| r.into_inner().game),
         ["resign"] => games
-            .resign(client.request(pb::ResignRequest { game_id: id }))
+            .resign(client.request(pb::ResignRequest {
+                game_id: id,
+                ..Default::default()
+            }))
             .await
             .map(|r| r.into_inner().game),
         _ => {

@@ -141,6 +141,7 @@ impl Cluster {
             user_id: id.to_owned(),
             nickname: id.chars().take(8).collect(),
             ai_level: 0,
+            ..Default::default()
         };
         let id = uuid::Uuid::new_v4().simple().to_string();
         let mut request = pb::CreateGameRequest {
@@ -225,6 +226,7 @@ fn submit(game_id: &str, user: &str, number: u32, at: pb::Point) -> pb::SubmitAc
         user_id: user.to_owned(),
         move_number: number,
         action: Some(pb::submit_action_request::Action::Place(at)),
+        ..Default::default()
     }
 }
 
@@ -249,6 +251,7 @@ async fn play(
             game_id: game_id.to_owned(),
             move_number: number,
             point: Some(point(number)),
+            ..Default::default()
         }))
         .await
         .map(tonic::Response::into_inner)
@@ -577,6 +580,7 @@ async fn a_rolling_restart_of_every_authority_fails_no_call() {
                         user_id: p.user_id.clone(),
                         nickname: "p".into(),
                         ai_level: 0,
+                        ..Default::default()
                     };
                     let made = router
                         .ask(
@@ -720,11 +724,13 @@ async fn a_game_against_the_computer_goes_on_after_its_owner_dies() {
                     user_id: "b".into(),
                     nickname: "b".into(),
                     ai_level: 0,
+                    ..Default::default()
                 }),
                 white: Some(pb::Seat {
                     user_id: String::new(),
                     nickname: String::new(),
                     ai_level: pb::AiLevel::Easy as i32,
+                    ..Default::default()
                 }),
                 seconds_per_move: 0,
                 game_id: id.clone(),

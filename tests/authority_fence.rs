@@ -50,6 +50,7 @@ async fn create(client: &mut Client, seconds_per_move: u32) -> String {
         user_id: id.to_owned(),
         nickname: id.to_owned(),
         ai_level: 0,
+        ..Default::default()
     };
     client
         .create_game(pb::CreateGameRequest {
@@ -85,6 +86,7 @@ async fn play(
                 column: number % 9,
                 row: number / 9,
             })),
+            ..Default::default()
         })
         .await
         .map(|r| r.into_inner().game.map_or(0, |g| g.move_count))

@@ -266,6 +266,7 @@ async fn google_id_tokens_are_checked_and_sign_the_player_in() {
         .resign(support::with_token(
             pb::ResignRequest {
                 game_id: t1.game_id.clone(),
+                ..Default::default()
             },
             &first.access_token,
         ))

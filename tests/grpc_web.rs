@@ -65,6 +65,7 @@ async fn a_browser_signs_in_plays_and_watches_over_grpc_web_on_http1() {
             board_size: 9,
             color: pb::ColorChoice::Black as i32,
             level: pb::AiLevel::Easy as i32,
+            ..Default::default()
         }
         .encode_to_vec(),
     ));
@@ -118,6 +119,7 @@ async fn a_browser_signs_in_plays_and_watches_over_grpc_web_on_http1() {
             game_id: game.game_id.clone(),
             move_number: 1,
             point: Some(pb::Point { column: 4, row: 4 }),
+            ..Default::default()
         },
     )
     .await;
@@ -143,6 +145,7 @@ async fn a_browser_signs_in_plays_and_watches_over_grpc_web_on_http1() {
             game_id: game.game_id.clone(),
             move_number: 9,
             point: Some(pb::Point { column: 4, row: 4 }),
+            ..Default::default()
         },
     )
     .await;

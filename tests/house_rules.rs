@@ -92,6 +92,7 @@ async fn resign(p: &Player, game_id: &str) {
         .clone()
         .resign(p.req(pb::ResignRequest {
             game_id: game_id.to_owned(),
+            ..Default::default()
         }))
         .await
         .expect("resign");
@@ -538,6 +539,7 @@ async fn a_ranked_game_never_has_a_stand_in() {
         user_id: p.user_id.clone(),
         nickname: p.user_id.clone(),
         ai_level: 0,
+        ..Default::default()
     };
     for ranked in [false, true] {
         let game = authority

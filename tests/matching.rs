@@ -278,6 +278,7 @@ async fn a_rematch_both_agree_to_starts_with_colours_swapped() {
         .clone()
         .resign(a.req(pb::ResignRequest {
             game_id: old.game_id.clone(),
+            ..Default::default()
         }))
         .await
         .expect("resign");
@@ -300,6 +301,7 @@ async fn a_rematch_offer_waiting_for_the_opponent_is_told_only_what_changes() {
         .clone()
         .resign(a.req(pb::ResignRequest {
             game_id: old.clone(),
+            ..Default::default()
         }))
         .await
         .expect("resign");

@@ -75,6 +75,7 @@ async fn a_player_whose_gateway_dies_counts_as_gone_and_an_idle_game_sends_nothi
         user_id: p.user_id.clone(),
         nickname: "p".into(),
         ai_level: 0,
+        ..Default::default()
     };
     let router = Authorities::new(&authority_url)
         .expect("url")

@@ -96,6 +96,7 @@ async fn a_ranked_win_moves_both_ratings_once_and_unranked_games_move_nothing() 
         .clone()
         .resign(a.req(pb::ResignRequest {
             game_id: id.clone(),
+            ..Default::default()
         }))
         .await
         .expect("resign");
@@ -143,6 +144,7 @@ async fn a_ranked_win_moves_both_ratings_once_and_unranked_games_move_nothing() 
             user_id: p.user_id.clone(),
             nickname: String::new(),
             ai_level: 0,
+            ..Default::default()
         };
         AuthorityServiceClient::new(support::internal(&format!("http://{}", service.authority)))
             .create_game(pb::CreateGameRequest {
@@ -164,7 +166,10 @@ async fn a_ranked_win_moves_both_ratings_once_and_unranked_games_move_nothing() 
     };
     b.games
         .clone()
-        .resign(b.req(pb::ResignRequest { game_id: casual }))
+        .resign(b.req(pb::ResignRequest {
+            game_id: casual,
+            ..Default::default()
+        }))
         .await
         .expect("resign");
     tokio::time::sleep(Duration::from_millis(700)).await;
@@ -246,7 +251,10 @@ async fn games_finished_while_the_ratings_service_was_away_are_each_applied_once
         let id = ranked_game(service.authority, &a, &b).await;
         b.games
             .clone()
-            .resign(b.req(pb::ResignRequest { game_id: id }))
+            .resign(b.req(pb::ResignRequest {
+                game_id: id,
+                ..Default::default()
+            }))
             .await
             .expect("resign");
     }
@@ -284,7 +292,10 @@ async fn the_leaderboard_is_rebuilt_from_the_database_when_redis_loses_it() {
         players[l]
             .games
             .clone()
-            .resign(players[l].req(pb::ResignRequest { game_id: id }))
+            .resign(players[l].req(pb::ResignRequest {
+                game_id: id,
+                ..Default::default()
+            }))
             .await
             .expect("resign");
     }

@@ -254,6 +254,7 @@ async fn ranked_win(service: &support::Embedded, black: &Player, white: &Player)
         .clone()
         .resign(white.req(pb::ResignRequest {
             game_id: id.clone(),
+            ..Default::default()
         }))
         .await
         .expect("resign");

@@ -187,6 +187,7 @@ async fn bad_tokens_and_strangers_are_refused_and_change_nothing() {
                 game_id: id,
                 move_number: 1,
                 point: Some(pb::Point { column: 4, row: 4 }),
+                ..Default::default()
             };
             let request = match token {
                 Some(t) => with_token(message, &t),
@@ -256,6 +257,7 @@ async fn malformed_requests_are_invalid_arguments() {
             board_size,
             color,
             level,
+            ..Default::default()
         })
     };
     for (size, color, level) in [(9, 1, 99), (9, 7, 1), (1000, 1, 1), (4, 1, 1)] {
@@ -277,6 +279,7 @@ async fn malformed_requests_are_invalid_arguments() {
                 game_id: id.clone(),
                 move_number: 1,
                 point: Some(pb::Point { column, row }),
+                ..Default::default()
             }))
             .await
             .expect_err("off the board");
@@ -291,6 +294,7 @@ async fn malformed_requests_are_invalid_arguments() {
             game_id: id.clone(),
             move_number: 1,
             point: None,
+            ..Default::default()
         }))
         .await
         .expect_err("no point");
@@ -393,6 +397,7 @@ async fn resigning_ends_the_game_for_the_computer() {
         .clone()
         .resign(jin.req(pb::ResignRequest {
             game_id: id.clone(),
+            ..Default::default()
         }))
         .await
         .expect("resign")
@@ -481,6 +486,7 @@ async fn a_well_signed_token_for_an_account_that_does_not_exist_is_refused() {
                     board_size: 9,
                     color: pb::ColorChoice::Black as i32,
                     level: pb::AiLevel::Easy as i32,
+                    ..Default::default()
                 },
                 &ghost,
             ))
@@ -581,6 +587,7 @@ async fn a_19x19_game_against_easy_is_played_to_the_end() {
             board_size: 19,
             color: pb::ColorChoice::Black as i32,
             level: pb::AiLevel::Easy as i32,
+            ..Default::default()
         }))
         .await
         .expect("a 19x19 game")
@@ -612,6 +619,7 @@ async fn a_19x19_game_against_easy_is_played_to_the_end() {
                         game_id: id.clone(),
                         move_number: number,
                         point: Some(point),
+                        ..Default::default()
                     }))
                     .await;
                 if tried.is_ok() {

@@ -54,6 +54,7 @@ async fn the_games_of_shards_taken_over_are_loaded_in_one_trace() {
         user_id: id.to_owned(),
         nickname: id.to_owned(),
         ai_level: 0,
+        ..Default::default()
     };
     let mut ids = Vec::new();
     for _ in 0..3 {

@@ -586,6 +586,7 @@ impl Bot {
                         game_id: game_id.to_owned(),
                         move_number: number,
                         point: Some(wire_point(p)),
+                        ..Default::default()
                     })),
                 )
                 .await
@@ -595,6 +596,7 @@ impl Bot {
                     games.pass(self.req(pb::PassRequest {
                         game_id: game_id.to_owned(),
                         move_number: number,
+                        ..Default::default()
                     })),
                 )
                 .await

@@ -349,6 +349,7 @@ impl Player {
                 board_size: 9,
                 color: color as i32,
                 level: pb::AiLevel::Easy as i32,
+                ..Default::default()
             }))
             .await
             .expect("start a game")
@@ -396,6 +397,7 @@ impl Player {
                     column: u32::from(p.col()),
                     row: u32::from(p.row()),
                 }),
+                ..Default::default()
             }))
             .await
             .map(tonic::Response::into_inner)
@@ -411,6 +413,7 @@ impl Player {
             .pass(self.req(pb::PassRequest {
                 game_id: game_id.to_owned(),
                 move_number: number,
+                ..Default::default()
             }))
             .await
             .map(tonic::Response::into_inner)
@@ -660,6 +663,7 @@ pub async fn game_between(
         user_id: p.user_id.clone(),
         nickname: String::new(),
         ai_level: 0,
+        ..Default::default()
     };
     ttakji_proto::v1::authority_service_client::AuthorityServiceClient::new(internal(&format!(
         "http://{authority}"

@@ -14,6 +14,10 @@ export default defineConfig({
     modulePreload: false,
     reportCompressedSize: true,
   },
+  // The computer's engine runs in a module Worker (web/engine/worker.mjs),
+  // loaded with its WebAssembly only when a game against the computer
+  // thinking in the page starts or resumes; both get content-hashed names.
+  worker: { format: "es" },
   server: {
     // `npm run dev` sends the API to a `ttakji serve` on its default port.
     proxy: { "/ttakji.v1.": "http://127.0.0.1:50051" },

@@ -49,6 +49,7 @@ export async function startServer(extra = []) {
     ...extra,
   ];
   let child;
+  let metricsUrl;
   const run = async () => {
     child = spawn(serverBinary(), args, {
       stdio: ["ignore", "pipe", process.env.TEST_LOG ? "inherit" : "ignore"],
@@ -62,6 +63,7 @@ export async function startServer(extra = []) {
         const m = /^listening gateway=(\S+)/.exec(line);
         if (m) {
           clearTimeout(timer);
+          metricsUrl = /metrics=(\S+)/.exec(line)?.[1];
           ok(`http://${m[1]}`);
         }
       });
@@ -77,6 +79,19 @@ export async function startServer(extra = []) {
   const url = await run();
   return {
     url,
+    /**
+     * The sum of the series of metric `name` on the server's `/metrics`
+     * whose labels include `labels` (`engine="client"`); 0 when none.
+     */
+    async metric(name, labels = "") {
+      const page = await (await fetch(`http://${metricsUrl}/metrics`)).text();
+      let sum = 0;
+      for (const line of page.split("\n")) {
+        const m = /^(\w+)(\{[^}]*\})? (\S+)$/.exec(line);
+        if (m && m[1] === name && (m[2] ?? "").includes(labels)) sum += Number(m[3]);
+      }
+      return sum;
+    },
     /** SIGKILL, as a machine dying does. */
     kill: () => ended("SIGKILL"),
     /** Starts it again on the same address, database and token key. */

@@ -42,6 +42,8 @@ const COMMANDS: &[&str] = &[
     "kgs-genmove_cleanup",
     "time_settings",
     "time_left",
+    "ttakji-last_search",
+    "ttakji-tune",
 ];
 
 /// A GTP engine session: one game, the computer player, and the settings
@@ -54,6 +56,8 @@ pub struct Session {
     clock: Option<(Duration, Duration, u32)>,
     /// The level's own time limit per move, which time control may shorten.
     level_time: Duration,
+    /// What the last `genmove` searched: playouts, time and win rate.
+    last_search: Option<(u32, Duration, f32)>,
 }
 
 /// What a command produced: an answer, or an answer after which the session ends.
@@ -80,6 +84,7 @@ impl Session {
             player,
             clock: None,
             level_time,
+            last_search: None,
         }
     }
 
@@ -128,6 +133,15 @@ impl Session {
             "kgs-genmove_cleanup" => self.genmove(args, true, true),
             "time_settings" => self.time_settings(args),
             "time_left" => self.time_left(args),
+            "ttakji-tune" => arg(args, 0, "name=value")
+                .and_then(|a| self.player.tune(a))
+                .map(|()| String::new()),
+            "ttakji-last_search" => Ok(self.last_search.map_or_else(String::new, |(n, t, w)| {
+                format!(
+                    "playouts {n} ms {:.1} winrate {w:.3}",
+                    t.as_secs_f64() * 1000.0
+                )
+            })),
             _ => Err("unknown command".to_owned()),
         };
         match result {
@@ -174,7 +188,9 @@ impl Session {
         let decision = if cleanup {
             self.player.decide_cleanup(&game)
         } else {
-            self.player.decide(&game)
+            let (decision, search) = self.player.decide_with_search(&game);
+            self.last_search = Some((search.playouts, search.elapsed, search.winrate()));
+            decision
         };
         let Some(action) = decision.action() else {
             return Ok("resign".to_owned());

@@ -313,6 +313,11 @@ impl MctsPlayer {
         &self.settings
     }
 
+    /// Sets one search constant from `name=value` ([`Tuning::set`]).
+    pub fn tune(&mut self, assignment: &str) -> Result<(), String> {
+        self.settings.tuning.set(assignment)
+    }
+
     /// Replaces the time limit per move (GTP `time_left`, say).
     pub fn set_time(&mut self, time: Duration) {
         self.settings.budget.time = time;

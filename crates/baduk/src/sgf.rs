@@ -48,6 +48,9 @@ pub struct Record {
     pub date: Option<String>,
     /// `RE`: the result, when it is one of the known forms.
     pub result: Option<GameResult>,
+    /// `GC`: a comment on the whole game (the server says there where the
+    /// computer's engine ran).
+    pub game_comment: Option<String>,
     /// `AB` / `AW`: stones on the board before the first move.
     pub setup: Vec<(Color, Point)>,
     /// `PL`: who moves first after the setup, when stated.
@@ -73,6 +76,7 @@ impl PartialEq for Record {
             && self.white == other.white
             && self.date == other.date
             && self.result == other.result
+            && self.game_comment == other.game_comment
             && self.setup == other.setup
             && self.first_to_move == other.first_to_move
             && self.seconds_per_move == other.seconds_per_move
@@ -90,6 +94,7 @@ impl Record {
             white: None,
             date: None,
             result: None,
+            game_comment: None,
             setup: Vec::new(),
             first_to_move: None,
             seconds_per_move: None,
@@ -168,7 +173,12 @@ impl Record {
             self.rules.komi,
             self.rules.preset.name()
         ));
-        for (ident, value) in [("PB", &self.black), ("PW", &self.white), ("DT", &self.date)] {
+        for (ident, value) in [
+            ("PB", &self.black),
+            ("PW", &self.white),
+            ("DT", &self.date),
+            ("GC", &self.game_comment),
+        ] {
             if let Some(v) = value {
                 out.push_str(ident);
                 push_text(&mut out, v);
@@ -587,6 +597,7 @@ fn build_record(nodes: &[Node]) -> Result<Record, SgfError> {
                 "PB" if i == 0 => record.black = Some(single(prop)?.to_owned()),
                 "PW" if i == 0 => record.white = Some(single(prop)?.to_owned()),
                 "DT" if i == 0 => record.date = Some(single(prop)?.to_owned()),
+                "GC" if i == 0 => record.game_comment = Some(single(prop)?.to_owned()),
                 "RE" if i == 0 => record.result = GameResult::parse_sgf(single(prop)?),
                 _ => {}
             }

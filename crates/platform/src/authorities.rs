@@ -120,6 +120,7 @@ about_game!(
     CreateGameRequest,
     LoadGameRequest,
     SubmitActionRequest,
+    SwitchAiEngineRequest,
     TakeBackRequest,
     PreviewScoreRequest,
     ExportRecordRequest,

@@ -23,8 +23,8 @@ use ttakji_platform::store::Database;
 use ttakji_proto::v1 as pb;
 
 use crate::game::{CountAction, OnlineGame, Refusal, Requested, Step};
-use crate::records::StoredEvent;
-use crate::{store, view};
+use crate::records::{AiEngine, StoredEvent};
+use crate::{codec, store, view};
 
 /// How long a game's actor stays in memory with no request.
 pub const IDLE: Duration = Duration::from_secs(600);
@@ -90,7 +90,16 @@ pub enum Command {
         user_id: String,
         number: u32,
         action: Requested,
+        /// The computer seat's action, from the player whose client thinks.
+        for_computer: bool,
         reply: Reply<(Option<pb::Move>, pb::GameSnapshot)>,
+    },
+    /// The player moves the computer's thinking to the server or back.
+    SwitchAiEngine {
+        span: tracing::Span,
+        user_id: String,
+        engine: AiEngine,
+        reply: Reply<pb::GameSnapshot>,
     },
     TakeBack {
         span: tracing::Span,
@@ -301,17 +310,21 @@ impl Actor {
                 user_id,
                 number,
                 action,
+                for_computer,
                 reply,
             } => {
                 self.here(&user_id).await;
                 let started = Instant::now();
-                let step = self
-                    .state
-                    .submit(&user_id, number, action, now_unix_ms())
-                    .inspect_err(|refusal| {
-                        metrics::counter!("ttakji_moves_refused_total", "reason" => refusal.reason())
-                            .increment(1);
-                    });
+                let step = if for_computer {
+                    self.state
+                        .submit_for_computer(&user_id, number, action, now_unix_ms())
+                } else {
+                    self.state.submit(&user_id, number, action, now_unix_ms())
+                };
+                let step = step.inspect_err(|refusal| {
+                    metrics::counter!("ttakji_moves_refused_total", "reason" => refusal.reason())
+                        .increment(1);
+                });
                 let result = self.take(step).instrument(span.clone()).await;
                 metrics::histogram!("ttakji_move_handling_seconds")
                     .record(started.elapsed().as_secs_f64());
@@ -322,6 +335,21 @@ impl Actor {
                     )
                 })
                 .await;
+                self.think_if_computer_to_move();
+            }
+            Command::SwitchAiEngine {
+                span,
+                user_id,
+                engine,
+                reply,
+            } => {
+                let step = self.state.switch_ai_engine(&user_id, engine, now_unix_ms());
+                let switched = step.is_ok() && self.state.meta().ai_engine != engine;
+                self.take_and_show(step, reply, span).await;
+                if switched {
+                    metrics::counter!("ttakji_ai_engine_switches_total", "to" => codec::ai_engine_text(engine))
+                        .increment(1);
+                }
                 self.think_if_computer_to_move();
             }
             Command::TakeBack {

@@ -13,11 +13,12 @@
 //! | where play went on | move counts joined by commas, `52,60`; empty for none |
 //! | who is away | `<colour>:<since, Unix ms>` joined by commas, `W:1795910400000`; empty for none |
 //! | seats the computer plays | their colours, `B`, `W`, `BW`; empty for none |
+//! | where the computer thinks | `server`, `client` |
 
 use baduk::{BoardSize, Color, EndReason, Point};
 use baduk_ai::Level;
 
-use crate::records::StoredCounting;
+use crate::records::{AiEngine, StoredCounting};
 
 /// A stored value this server cannot read: the table holds something it
 /// never writes.
@@ -212,6 +213,24 @@ pub fn level_text(level: Level) -> &'static str {
 /// When `text` is not a level's name.
 pub fn level(text: &str) -> Result<Level, Unreadable> {
     Level::parse(text).map_err(|_| unreadable("computer level", text))
+}
+
+#[must_use]
+pub fn ai_engine_text(engine: AiEngine) -> &'static str {
+    match engine {
+        AiEngine::Server => "server",
+        AiEngine::Client => "client",
+    }
+}
+
+/// # Errors
+/// When `text` is not `server` or `client`.
+pub fn ai_engine(text: &str) -> Result<AiEngine, Unreadable> {
+    match text {
+        "server" => Ok(AiEngine::Server),
+        "client" => Ok(AiEngine::Client),
+        _ => Err(unreadable("computer engine", text)),
+    }
 }
 
 #[cfg(test)]

@@ -52,6 +52,18 @@ pub fn game_id(id: &str) -> Result<&str, Status> {
     ttakji_platform::grpc::id(id, "game_id")
 }
 
+/// Where the computer thinks, from the wire; UNSPECIFIED is the server.
+pub fn ai_engine(raw: i32) -> Result<crate::records::AiEngine, Status> {
+    use crate::records::AiEngine;
+    match pb::AiEngine::try_from(raw) {
+        Ok(pb::AiEngine::Unspecified | pb::AiEngine::Server) => Ok(AiEngine::Server),
+        Ok(pb::AiEngine::Client) => Ok(AiEngine::Client),
+        Err(_) => Err(Status::invalid_argument(format!(
+            "ai_engine {raw} is not an engine: AI_ENGINE_SERVER or AI_ENGINE_CLIENT"
+        ))),
+    }
+}
+
 /// A level from the wire; UNSPECIFIED is Normal.
 pub fn level(raw: i32) -> Result<Level, Status> {
     match pb::AiLevel::try_from(raw) {

@@ -33,7 +33,7 @@ pub use step::{Event, EventKind, PlayedMove, Step};
 
 use captures::Captures;
 
-use crate::records::{Finish, GameMeta, StoredGame, StoredMove, Write};
+use crate::records::{AiEngine, Finish, GameMeta, StoredGame, StoredMove, Write};
 
 /// An action as a request carries it; a point is checked against the
 /// game's board here, where its size is known.
@@ -306,7 +306,12 @@ impl OnlineGame {
             return None;
         }
         let color = self.game.to_move();
-        let level = self.meta.seat(color).ai;
+        // A computer whose engine runs in its player's client thinks there.
+        let level = self
+            .meta
+            .seat(color)
+            .ai
+            .filter(|_| self.meta.ai_engine == AiEngine::Server);
         level
             .or_else(|| self.stand_ins[color.index()].then_some(STAND_IN_LEVEL))
             .map(|level| (color, level))
@@ -321,6 +326,18 @@ impl OnlineGame {
         record.date = Some(date_of(self.meta.created_at));
         record.result = self.finished.as_ref().map(|f| f.result);
         record.seconds_per_move = Some(self.meta.seconds_per_move).filter(|&s| s > 0);
+        record.game_comment = [&self.meta.black, &self.meta.white]
+            .into_iter()
+            .find(|seat| seat.ai.is_some())
+            .map(|computer| {
+                let name = &computer.name;
+                match self.meta.ai_engine {
+                    AiEngine::Server => format!("{name} thought on the server."),
+                    AiEngine::Client => {
+                        format!("{name} thought in the player's client, not on the server.")
+                    }
+                }
+            });
         record.comments = self
             .stand_in_moves
             .iter()
@@ -355,12 +372,40 @@ impl OnlineGame {
         requested: Requested,
         now: i64,
     ) -> Result<Step, Refusal> {
+        let color = self.player(user_id)?;
+        self.submit_as(color, number, requested, now)
+    }
+
+    /// The computer seat's move, pass or resignation, sent by the game's
+    /// player because the computer thinks in the player's client; checked
+    /// like any other.
+    ///
+    /// # Errors
+    /// Why the action is refused: as [`OnlineGame::submit`], and when the
+    /// game has no computer seat or its computer thinks on the server.
+    pub fn submit_for_computer(
+        &self,
+        user_id: &str,
+        number: u32,
+        requested: Requested,
+        now: i64,
+    ) -> Result<Step, Refusal> {
+        let color = self.computer_seat_of(user_id)?;
+        self.submit_as(color, number, requested, now)
+    }
+
+    fn submit_as(
+        &self,
+        color: Color,
+        number: u32,
+        requested: Requested,
+        now: i64,
+    ) -> Result<Step, Refusal> {
         let act = match requested {
             Requested::Pass => Act::Pass,
             Requested::Resign => Act::Resign,
             Requested::Place { column, row } => Act::Place(self.point(column, row)?),
         };
-        let color = self.player(user_id)?;
         if act == Act::Resign {
             if let Some(Finished {
                 reason: EndReason::Resignation { winner },
@@ -533,6 +578,61 @@ impl OnlineGame {
         Ok(Step::one_event(next, write, event))
     }
 
+    /// The computer's colour, for its player to play it: only in a game
+    /// against the computer whose engine runs in the player's client.
+    fn computer_seat_of(&self, user_id: &str) -> Result<Color, Refusal> {
+        let color = self.player(user_id)?.opponent();
+        if self.meta.seat(color).ai.is_none() {
+            return Err(Refusal::NoComputerSeat {
+                game_id: self.meta.id.clone(),
+            });
+        }
+        if self.meta.ai_engine != AiEngine::Client {
+            return Err(Refusal::ComputerThinksOnServer {
+                game_id: self.meta.id.clone(),
+            });
+        }
+        Ok(color)
+    }
+
+    /// Moves the computer's thinking to `engine` for its player.
+    ///
+    /// # Errors
+    /// When the caller is not the game's player, the game has no computer
+    /// seat, or is over.
+    pub fn switch_ai_engine(
+        &self,
+        user_id: &str,
+        engine: AiEngine,
+        now: i64,
+    ) -> Result<Step, Refusal> {
+        let color = self.player(user_id)?.opponent();
+        if self.meta.seat(color).ai.is_none() {
+            return Err(Refusal::NoComputerSeat {
+                game_id: self.meta.id.clone(),
+            });
+        }
+        if let Some(finished) = &self.finished {
+            return Err(Refusal::GameOver {
+                game_id: self.meta.id.clone(),
+                reason: finished.reason,
+            });
+        }
+        if self.meta.ai_engine == engine {
+            return Ok(Step::unchanged(None, now));
+        }
+        let mut next = self.clone();
+        next.meta.ai_engine = engine;
+        next.seq += 1;
+        let event = Event {
+            seq: next.seq,
+            at: now,
+            kind: EventKind::AiEngineChanged(engine),
+        };
+        let write = next.standing(Write::default());
+        Ok(Step::one_event(next, write, event))
+    }
+
     fn player(&self, user_id: &str) -> Result<Color, Refusal> {
         self.meta
             .color_of(user_id)
@@ -690,6 +790,7 @@ impl OnlineGame {
             resumed_after: self.game.resumed_after().to_vec(),
             away: self.away,
             stand_ins: self.stand_ins,
+            ai_engine: self.meta.ai_engine,
             ..write
         }
     }

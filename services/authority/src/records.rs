@@ -13,6 +13,17 @@ pub struct Seat {
     pub ai: Option<Level>,
 }
 
+/// Where the computer thinks in a game against it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum AiEngine {
+    /// This authority thinks for the computer's seat.
+    #[default]
+    Server,
+    /// The player's page or app thinks, and its player submits the
+    /// computer's moves (`for_computer`), checked like any other.
+    Client,
+}
+
 /// What a game is apart from its moves.
 #[derive(Debug, Clone)]
 pub struct GameMeta {
@@ -29,6 +40,8 @@ pub struct GameMeta {
     pub keep_colors: bool,
     /// The computer plays the seat of a player who is away (seed 001).
     pub stand_in: bool,
+    /// Where the computer's seat, if any, thinks; a player may move it.
+    pub ai_engine: AiEngine,
 }
 
 impl GameMeta {
@@ -142,6 +155,8 @@ pub struct Write {
     /// computer plays now.
     pub away: [Option<i64>; 2],
     pub stand_ins: [bool; 2],
+    /// Where the computer thinks.
+    pub ai_engine: AiEngine,
     pub insert_move: Option<StoredMove>,
     /// Moves numbered above this are deleted (an undo).
     pub truncate_after: Option<usize>,

@@ -87,6 +87,12 @@ impl Registry {
         &self.inner.ownership
     }
 
+    /// The store the games are kept in.
+    #[must_use]
+    pub fn db(&self) -> &Database {
+        &self.inner.db
+    }
+
     /// Takes up every game still being played in `shards`, just taken
     /// over: their clocks run again (with the time they had no owner given
     /// back) and computer seats to move start thinking. Returns how many

@@ -11,10 +11,12 @@ use crate::actor::Command;
 use crate::convert;
 use crate::game::{CountAction, Requested};
 use crate::ownership::Placement;
-use crate::records::{GameMeta, Seat};
+use crate::records::{AiEngine, GameMeta, Seat};
 use crate::registry::Registry;
+use crate::{codec, store};
 use ttakji_platform::authorities::{
-    Authorities, AuthorityClient, FORWARDED_HEADER, OWNER_HEADER, is_retryable, unavailable,
+    Authorities, AuthorityClient, FORWARDED_HEADER, OWNER_HEADER, RETRY_AFTER_HEADER, is_retryable,
+    unavailable,
 };
 
 /// The AuthorityService implementation.
@@ -128,9 +130,11 @@ fn seat(seat: Option<&pb::Seat>, which: &str) -> Result<Seat, Status> {
             ai: Some(level),
         })
     } else {
-        if seat.ai_level != pb::AiLevel::Unspecified as i32 {
+        if seat.ai_level != pb::AiLevel::Unspecified as i32
+            || seat.ai_engine != pb::AiEngine::Unspecified as i32
+        {
             return Err(Status::invalid_argument(format!(
-                "{which} seat has both a user and a computer level"
+                "{which} seat has both a user and a computer level or engine"
             )));
         }
         Ok(Seat {
@@ -139,6 +143,39 @@ fn seat(seat: Option<&pb::Seat>, which: &str) -> Result<Seat, Status> {
             ai: None,
         })
     }
+}
+
+/// How long a player refused a game whose computer thinks on the server
+/// is told to wait: about a game's last moves against the computer.
+const SERVER_AI_RETRY: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Refuses, with RESOURCE_EXHAUSTED and a retry hint, a game `game_id` of
+/// `user_id` whose computer would think on the server when the player
+/// already has `limit` such games being played (0: no limit).
+async fn within_server_ai_limit(
+    registry: &Registry,
+    user_id: &str,
+    game_id: &str,
+    limit: u32,
+) -> Result<(), Status> {
+    if limit == 0 {
+        return Ok(());
+    }
+    let live = store::server_ai_games(registry.db(), user_id, game_id)
+        .await
+        .map_err(|e| Status::unavailable(format!("the store cannot be read: {e}")))?;
+    if live < i64::from(limit) {
+        return Ok(());
+    }
+    let mut status = Status::resource_exhausted(format!(
+        "you already play {live} games against the computer thinking on the server (at most {limit}): \
+         finish one, or let the computer think in your browser; try again in {} s",
+        SERVER_AI_RETRY.as_secs()
+    ));
+    if let Ok(value) = SERVER_AI_RETRY.as_millis().to_string().parse() {
+        status.metadata_mut().insert(RETRY_AFTER_HEADER, value);
+    }
+    Err(status)
 }
 
 fn capitalised(s: &str) -> String {
@@ -187,6 +224,11 @@ impl AuthorityService for Authority {
                 }
                 let black = seat(req.black.as_ref(), "black")?;
                 let white = seat(req.white.as_ref(), "white")?;
+                let computer = [&req.black, &req.white]
+                    .into_iter()
+                    .flatten()
+                    .find(|s| s.user_id.is_empty());
+                let ai_engine = convert::ai_engine(computer.map_or(0, |s| s.ai_engine))?;
                 if black.ai.is_some() && white.ai.is_some() {
                     return Err(Status::invalid_argument("a game needs at least one person"));
                 }
@@ -221,6 +263,7 @@ impl AuthorityService for Authority {
                     keep_colors: req.keep_colors_on_rematch,
                     created_at: ttakji_platform::now_unix_ms(),
                     stand_in: false,
+                    ai_engine,
                 };
                 // A stand-in only between two people in a casual game: in
                 // a ranked one the clock runs for a player who is away.
@@ -231,8 +274,20 @@ impl AuthorityService for Authority {
                         && !meta.is_ai_game(),
                     ..meta
                 };
+                if meta.is_ai_game() && meta.ai_engine == AiEngine::Server {
+                    let person = meta.black.user_id.as_ref().or(meta.white.user_id.as_ref());
+                    if let Some(person) = person {
+                        within_server_ai_limit(&self.registry, person, &meta.id, req.server_ai_limit)
+                            .await?;
+                    }
+                }
                 tracing::info!(game_id = %meta.id, "game created");
+                let computer_engine = meta.is_ai_game().then_some(meta.ai_engine);
                 let game = self.registry.create(meta).await?;
+                if let Some(engine) = computer_engine {
+                    metrics::counter!("ttakji_ai_games_started_total", "engine" => codec::ai_engine_text(engine))
+                        .increment(1);
+                }
                 Ok(self.answer(pb::CreateGameResponse { game: Some(game) }, owner))
             }
             .await,
@@ -303,6 +358,7 @@ impl AuthorityService for Authority {
                         user_id: req.user_id.clone(),
                         number: req.move_number,
                         action,
+                        for_computer: req.for_computer,
                         reply,
                     })
                     .await??;
@@ -313,6 +369,52 @@ impl AuthorityService for Authority {
                     },
                     owner,
                 ))
+            }
+            .await,
+        )
+    }
+
+    #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id, user_id = %request.get_ref().user_id))]
+    async fn switch_ai_engine(
+        &self,
+        request: Request<pb::SwitchAiEngineRequest>,
+    ) -> Result<Response<pb::SwitchAiEngineResponse>, Status> {
+        observe(
+            "SwitchAiEngine",
+            async {
+                let owner = match self.route(&request, &request.get_ref().game_id)? {
+                    Route::There(mut peer) => {
+                        return relayed(
+                            peer.switch_ai_engine(forwarded(request.into_inner())).await,
+                        );
+                    }
+                    Route::Here { owner } => owner,
+                };
+                let req = request.into_inner();
+                let id = convert::game_id(&req.game_id)?.to_owned();
+                if req.user_id.is_empty() {
+                    return Err(Status::invalid_argument("user_id is empty"));
+                }
+                if req.engine == pb::AiEngine::Unspecified as i32 {
+                    return Err(Status::invalid_argument(
+                        "engine is unspecified: AI_ENGINE_SERVER or AI_ENGINE_CLIENT",
+                    ));
+                }
+                let engine = convert::ai_engine(req.engine)?;
+                if engine == AiEngine::Server {
+                    within_server_ai_limit(&self.registry, &req.user_id, &id, req.server_ai_limit)
+                        .await?;
+                }
+                let game = self
+                    .registry
+                    .ask(&id, |reply| Command::SwitchAiEngine {
+                        span: tracing::Span::current(),
+                        user_id: req.user_id.clone(),
+                        engine,
+                        reply,
+                    })
+                    .await??;
+                Ok(self.answer(pb::SwitchAiEngineResponse { game: Some(game) }, owner))
             }
             .await,
         )

@@ -43,7 +43,8 @@ pub async fn insert_game(
         sqlx::query(
             "INSERT INTO games (id, board_size, ruleset, komi_half, black_user_id, black_name, black_ai_level, \
              white_user_id, white_name, white_ai_level, seconds_per_move, status, created_at, deadline_at, ranked, \
-             keep_colors, stand_in) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'playing', $12, $13, $14, $15, $16)",
+             keep_colors, stand_in, ai_engine) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'playing', $12, $13, \
+             $14, $15, $16, $17)",
         )
         .bind(&meta.id)
         .bind(i64::from(meta.rules.board_size.get()))
@@ -61,6 +62,7 @@ pub async fn insert_game(
         .bind(meta.ranked)
         .bind(meta.keep_colors)
         .bind(meta.stand_in)
+        .bind(codec::ai_engine_text(meta.ai_engine))
         .execute(&mut *tx)
         .await?;
         sqlx::query(
@@ -159,7 +161,7 @@ macro_rules! write_statements {
         // game writes nothing.
         let held = sqlx::query(
             "UPDATE games SET deadline_at = $2, draw_offered_by = $3, counting = $5, resumed_after = $6, \
-             away = $7, stand_ins = $8 WHERE id = $1 AND epoch = $4",
+             away = $7, stand_ins = $8, ai_engine = $9 WHERE id = $1 AND epoch = $4",
         )
         .bind(game_id)
         .bind(write.deadline_at)
@@ -169,6 +171,7 @@ macro_rules! write_statements {
         .bind(codec::move_counts_text(&write.resumed_after))
         .bind(codec::away_text(&write.away))
         .bind(codec::seats_text(&write.stand_ins))
+        .bind(codec::ai_engine_text(write.ai_engine))
         .execute($conn)
         .await?
         .rows_affected()
@@ -258,7 +261,7 @@ pub async fn apply(
             };
             let held: i64 = sqlx::query_scalar(
                 "WITH held AS (UPDATE games SET deadline_at = $2, draw_offered_by = $3, \
-                 counting = $11, resumed_after = $12, away = $13, stand_ins = $14 \
+                 counting = $11, resumed_after = $12, away = $13, stand_ins = $14, ai_engine = $16 \
                  WHERE id = $1 AND epoch = $4 RETURNING id), \
                  played AS (INSERT INTO moves (game_id, number, color, point, played_at, by_stand_in) \
                  SELECT id, $5, $6, $7, $10, $15 FROM held), \
@@ -281,6 +284,7 @@ pub async fn apply(
             .bind(codec::away_text(&write.away))
             .bind(codec::seats_text(&write.stand_ins))
             .bind(m.by_stand_in)
+            .bind(codec::ai_engine_text(write.ai_engine))
             .fetch_one(pool)
             .await?;
             held > 0
@@ -358,6 +362,7 @@ struct GameColumns {
     stand_in: bool,
     away: String,
     stand_ins: String,
+    ai_engine: String,
 }
 
 impl GameColumns {
@@ -393,6 +398,7 @@ impl GameColumns {
                 ranked: self.ranked,
                 keep_colors: self.keep_colors,
                 stand_in: self.stand_in,
+                ai_engine: codec::ai_engine(&self.ai_engine).map_err(|e| e.to_string())?,
             },
             end_reason: optional(self.end_reason.as_deref(), codec::end_reason)?,
             deadline_at: self.deadline_at,
@@ -430,7 +436,7 @@ pub async fn load_game(
             "SELECT id, board_size, ruleset, komi_half, black_user_id, black_name, black_ai_level, white_user_id, \
              white_name, white_ai_level, seconds_per_move, end_reason, created_at, deadline_at, \
              draw_offered_by, ranked, keep_colors, finished_at, counting, resumed_after, dead_stones, \
-             stand_in, away, stand_ins FROM games WHERE id = $1",
+             stand_in, away, stand_ins, ai_engine FROM games WHERE id = $1",
         )
         .bind(game_id)
         .fetch_optional(pool)
@@ -468,6 +474,7 @@ pub async fn load_game(
             dead_stones: r.try_get("dead_stones")?,
             stand_in: r.try_get("stand_in")?,
             away: r.try_get("away")?,
+            ai_engine: r.try_get("ai_engine")?,
             stand_ins: r.try_get("stand_ins")?,
         };
         let moves = sqlx::query(
@@ -543,6 +550,26 @@ pub async fn events_after(
         .into_iter()
         .map(|r| r.try_get::<Vec<u8>, _>("payload"))
         .collect()
+    })
+}
+
+/// How many live games `user_id` plays against a computer that thinks on
+/// the server, `game_id` aside: what the per-player limit counts (two
+/// partial indexes hold just those games).
+#[tracing::instrument(skip(db))]
+pub async fn server_ai_games(db: &Database, user_id: &str, game_id: &str) -> sqlx::Result<i64> {
+    on_reader!(db, |pool| {
+        sqlx::query(
+            "SELECT (SELECT COUNT(*) FROM games WHERE black_user_id = $1 AND status = 'playing' \
+             AND ai_engine = 'server' AND white_ai_level IS NOT NULL AND id <> $2) + (SELECT COUNT(*) \
+             FROM games WHERE white_user_id = $1 AND status = 'playing' AND ai_engine = 'server' \
+             AND black_ai_level IS NOT NULL AND id <> $2) AS n",
+        )
+        .bind(user_id)
+        .bind(game_id)
+        .fetch_one(pool)
+        .await?
+        .try_get::<i64, _>("n")
     })
 }
 
@@ -636,6 +663,7 @@ mod tests {
             ranked: false,
             keep_colors: false,
             stand_in: true,
+            ai_engine: crate::records::AiEngine::Server,
         };
         super::insert_game(&db, &meta, Some(30_001), &event(1))
             .await
@@ -726,6 +754,7 @@ mod tests {
             deadline_at: Some(300_000),
             away: [None, Some(1_234)],
             stand_ins: [false, true],
+            ai_engine: crate::records::AiEngine::Client,
             ..Write::default()
         };
         super::apply(&db, "g4", FIRST_EPOCH, &counted, &[event(2)], 2)
@@ -740,6 +769,7 @@ mod tests {
         assert_eq!(game.deadline_at, Some(300_000));
         assert_eq!(game.away, [None, Some(1_234)]);
         assert_eq!(game.stand_ins, [false, true]);
+        assert_eq!(game.meta.ai_engine, crate::records::AiEngine::Client);
         assert!(game.meta.stand_in, "the table's choice is kept");
         // The next write says the count is over, and it is.
         let back_to_play = Write {
@@ -756,6 +786,7 @@ mod tests {
         assert_eq!(game.counting, None);
         assert_eq!(game.resumed_after, [12, 30, 44]);
         assert_eq!(game.stand_ins, [false, false]);
+        assert_eq!(game.meta.ai_engine, crate::records::AiEngine::Server);
         assert!(moves[0].by_stand_in, "the computer's move is marked");
     }
 }

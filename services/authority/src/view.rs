@@ -6,7 +6,7 @@ use baduk_ai::Level;
 use ttakji_proto::v1 as pb;
 
 use crate::game::{Event, EventKind, OnlineGame, PlayedMove, Step};
-use crate::records::Seat;
+use crate::records::{AiEngine, Seat};
 
 #[must_use]
 pub fn color_to_pb(color: Color) -> pb::Color {
@@ -30,6 +30,14 @@ pub fn level_to_pb(level: Level) -> pb::AiLevel {
         Level::Easy => pb::AiLevel::Easy,
         Level::Normal => pb::AiLevel::Normal,
         Level::Hard => pb::AiLevel::Hard,
+    }
+}
+
+#[must_use]
+pub fn ai_engine_to_pb(engine: AiEngine) -> pb::AiEngine {
+    match engine {
+        AiEngine::Server => pb::AiEngine::Server,
+        AiEngine::Client => pb::AiEngine::Client,
     }
 }
 
@@ -147,12 +155,16 @@ fn result_pb(game: &OnlineGame) -> Option<pb::GameResult> {
     })
 }
 
-fn seat_pb(seat: &Seat, stood_in: bool) -> pb::Player {
+fn seat_pb(seat: &Seat, stood_in: bool, engine: AiEngine) -> pb::Player {
     pb::Player {
         user_id: seat.user_id.clone().unwrap_or_default(),
         nickname: seat.name.clone(),
         ai_level: seat.ai.map_or(pb::AiLevel::Unspecified, level_to_pb) as i32,
         computer_standing_in: stood_in,
+        ai_engine: seat
+            .ai
+            .map_or(pb::AiEngine::Unspecified, |_| ai_engine_to_pb(engine))
+            as i32,
     }
 }
 
@@ -172,8 +184,16 @@ pub fn snapshot(live: &OnlineGame, preview: bool) -> pb::GameSnapshot {
         board_size: u32::from(meta.rules.board_size.get()),
         ruleset: meta.rules.preset.name().to_owned(),
         komi: komi_points(meta.rules.komi.half_points()),
-        black: Some(seat_pb(&meta.black, live.stood_in(Color::Black))),
-        white: Some(seat_pb(&meta.white, live.stood_in(Color::White))),
+        black: Some(seat_pb(
+            &meta.black,
+            live.stood_in(Color::Black),
+            meta.ai_engine,
+        )),
+        white: Some(seat_pb(
+            &meta.white,
+            live.stood_in(Color::White),
+            meta.ai_engine,
+        )),
         status: if playing {
             pb::GameStatus::Playing
         } else {
@@ -294,6 +314,9 @@ pub fn event(game: &OnlineGame, event: &Event) -> pb::GameEvent {
         }),
         EventKind::StandInLeft(color) => Kind::StandInLeft(pb::StandInLeft {
             color: color_to_pb(*color) as i32,
+        }),
+        EventKind::AiEngineChanged(engine) => Kind::AiEngineChanged(pb::AiEngineChanged {
+            engine: ai_engine_to_pb(*engine) as i32,
         }),
     };
     pb::GameEvent {

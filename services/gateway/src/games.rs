@@ -21,6 +21,7 @@ impl Gateway {
         game_id: GameId,
         move_number: u32,
         action: Action,
+        for_computer: bool,
     ) -> Result<pb::SubmitActionResponse, Status> {
         Ok(self
             .authority
@@ -30,6 +31,7 @@ impl Gateway {
                     user_id: me.user_id,
                     move_number,
                     action: Some(action),
+                    for_computer,
                 },
                 |mut c, r| async move { c.submit_action(r).await },
             )
@@ -76,11 +78,13 @@ fn ai_game_seats(me: Caller, terms: &AiGame) -> (pb::Seat, pb::Seat) {
         user_id: me.user_id,
         nickname: me.nickname,
         ai_level: pb::AiLevel::Unspecified as i32,
+        ai_engine: pb::AiEngine::Unspecified as i32,
     };
     let computer = pb::Seat {
         user_id: String::new(),
         nickname: String::new(),
         ai_level: terms.level as i32,
+        ai_engine: terms.engine as i32,
     };
     if black {
         (person, computer)
@@ -113,6 +117,7 @@ impl GameService for Gateway {
                     // authority that owns its shard.
                     game_id: uuid::Uuid::new_v4().simple().to_string(),
                     ranked: false,
+                    server_ai_limit: self.server_ai_games,
                     ..Default::default()
                 },
                 |mut c, r| async move { c.create_game(r).await },
@@ -159,7 +164,7 @@ impl GameService for Gateway {
         let play = PlayMove::try_from(request.into_inner())?;
         let place = Action::Place(play.point);
         let done = self
-            .submit(me, play.game_id, play.move_number, place)
+            .submit(me, play.game_id, play.move_number, place, play.for_computer)
             .await?;
         Ok(Response::new(pb::PlayMoveResponse {
             r#move: done.r#move,
@@ -177,7 +182,9 @@ impl GameService for Gateway {
         let req = request.into_inner();
         let game_id = GameId::parse(&req.game_id)?;
         let pass = Action::Pass(pb::PassAction {});
-        let done = self.submit(me, game_id, req.move_number, pass).await?;
+        let done = self
+            .submit(me, game_id, req.move_number, pass, req.for_computer)
+            .await?;
         Ok(Response::new(pb::PassResponse {
             r#move: done.r#move,
             game: seen_by(done.game, &viewer),
@@ -192,8 +199,9 @@ impl GameService for Gateway {
         let me = Caller::of(&request)?;
         let viewer = me.user_id.clone();
         let game_id = GameId::parse(&request.get_ref().game_id)?;
+        let for_computer = request.get_ref().for_computer;
         let resign = Action::Resign(pb::ResignAction {});
-        let done = self.submit(me, game_id, 0, resign).await?;
+        let done = self.submit(me, game_id, 0, resign, for_computer).await?;
         Ok(Response::new(pb::ResignResponse {
             game: seen_by(done.game, &viewer),
         }))
@@ -220,6 +228,32 @@ impl GameService for Gateway {
             .await?
             .into_inner();
         Ok(Response::new(pb::UndoMoveResponse {
+            game: seen_by(done.game, &viewer),
+        }))
+    }
+
+    #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
+    async fn set_ai_engine(
+        &self,
+        request: Request<pb::SetAiEngineRequest>,
+    ) -> Result<Response<pb::SetAiEngineResponse>, Status> {
+        let me = Caller::of(&request)?;
+        let viewer = me.user_id.clone();
+        let req = request.into_inner();
+        let done = self
+            .authority
+            .ask(
+                pb::SwitchAiEngineRequest {
+                    game_id: GameId::parse(&req.game_id)?.into_string(),
+                    user_id: me.user_id,
+                    engine: req.engine,
+                    server_ai_limit: self.server_ai_games,
+                },
+                |mut c, r| async move { c.switch_ai_engine(r).await },
+            )
+            .await?
+            .into_inner();
+        Ok(Response::new(pb::SetAiEngineResponse {
             game: seen_by(done.game, &viewer),
         }))
     }

@@ -203,6 +203,7 @@ impl App {
         let state = state::Gateway {
             google,
             known: accounts::Known::new(db.clone()),
+            server_ai_games: config.limits.server_ai_games,
             limits: limits::Limits::start(config.limits, &shutdown),
             db,
             authority,

@@ -45,7 +45,8 @@ pub enum Class {
     /// `FindMatch`, `CancelMatch`.
     Queue,
     /// `StartAiGame`, `CreateChallenge`, `AcceptChallenge`, `Rematch`:
-    /// each can make a game.
+    /// each can make a game; `SetAiEngine`, which can set the server
+    /// thinking.
     NewGame,
     /// `PlayMove`, `Pass`, `Resign`, `UndoMove`, `OfferDraw`, `AnswerDraw`.
     Move,
@@ -70,7 +71,9 @@ impl Class {
             "SignInGuest" | "SignInGoogle" => Class::SignIn,
             "ChangeNickname" => Class::Account,
             "FindMatch" | "CancelMatch" => Class::Queue,
-            "StartAiGame" | "CreateChallenge" | "AcceptChallenge" | "Rematch" => Class::NewGame,
+            "StartAiGame" | "CreateChallenge" | "AcceptChallenge" | "Rematch" | "SetAiEngine" => {
+                Class::NewGame
+            }
             "PlayMove" | "Pass" | "Resign" | "UndoMove" | "OfferDraw" | "AnswerDraw"
             | "MarkDeadStones" | "ConfirmCount" | "ResumePlay" => Class::Move,
             _ => Class::Read,
@@ -251,7 +254,19 @@ pub struct Settings {
     /// counts. Set it only behind a proxy that always sets the header.
     #[arg(long, env = "TTAKJI_CLIENT_ADDRESS_HEADER")]
     pub client_address_header: Option<http::HeaderName>,
+    /// The most games a player may have going at once against a computer
+    /// that thinks on the server (0: no limit). Games whose computer thinks
+    /// in the player's browser, and the queue's computer opponents, do not
+    /// count. Over it, StartAiGame and SetAiEngine answer
+    /// RESOURCE_EXHAUSTED with a retry hint.
+    #[arg(long, env = "TTAKJI_SERVER_AI_GAMES", default_value_t = SERVER_AI_GAMES)]
+    pub server_ai_games: u32,
 }
+
+/// The default of `--server-ai-games`: a few games in tabs, while a
+/// client cannot push its thinking onto the server at scale (a Hard move
+/// costs the server about a thousand human moves).
+pub const SERVER_AI_GAMES: u32 = 3;
 
 impl Settings {
     /// Settings that exempt `networks` (tests use loopback).
@@ -260,6 +275,7 @@ impl Settings {
         Settings {
             exempt: networks.iter().filter_map(|n| n.parse().ok()).collect(),
             client_address_header: None,
+            server_ai_games: SERVER_AI_GAMES,
         }
     }
 }

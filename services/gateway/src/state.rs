@@ -46,6 +46,9 @@ pub struct Gateway {
     pub known: crate::accounts::Known,
     /// The rate limits per client address and per account.
     pub limits: crate::limits::Limits,
+    /// The most live games a player may have against a computer that thinks
+    /// on the server (0: no limit).
+    pub server_ai_games: u32,
 }
 
 impl Gateway {

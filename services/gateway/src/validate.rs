@@ -245,6 +245,8 @@ pub struct PlayMove {
     pub game_id: GameId,
     pub move_number: u32,
     pub point: pb::Point,
+    /// The computer seat's move, from the player whose client thinks.
+    pub for_computer: bool,
 }
 
 impl TryFrom<pb::PlayMoveRequest> for PlayMove {
@@ -262,6 +264,7 @@ impl TryFrom<pb::PlayMoveRequest> for PlayMove {
             game_id: GameId::parse(&request.game_id)?,
             move_number: request.move_number,
             point,
+            for_computer: request.for_computer,
         })
     }
 }
@@ -301,6 +304,9 @@ pub struct AiGame {
     pub color: pb::ColorChoice,
     /// Never `Unspecified`: a player who does not say plays Normal.
     pub level: pb::AiLevel,
+    /// Never `Unspecified`: a client that does not say gets the server's
+    /// engine, as before the choice existed.
+    pub engine: pb::AiEngine,
 }
 
 impl TryFrom<pb::StartAiGameRequest> for AiGame {
@@ -312,10 +318,15 @@ impl TryFrom<pb::StartAiGameRequest> for AiGame {
             pb::AiLevel::Unspecified => pb::AiLevel::Normal,
             level => level,
         };
+        let engine = match known(request.engine, "engine")? {
+            pb::AiEngine::Unspecified => pb::AiEngine::Server,
+            engine => engine,
+        };
         Ok(AiGame {
             board_size: request.board_size,
             color,
             level,
+            engine,
         })
     }
 }
@@ -471,6 +482,7 @@ mod tests {
             game_id: game_id.to_owned(),
             move_number: 3,
             point: point.map(|(column, row)| pb::Point { column, row }),
+            ..Default::default()
         })
     }
 
@@ -492,6 +504,7 @@ mod tests {
                 board_size: 9,
                 color,
                 level,
+                ..Default::default()
             })
         };
         assert_eq!(

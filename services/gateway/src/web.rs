@@ -110,11 +110,13 @@ fn answer(request: &http::request::Parts, config: &Bytes) -> Response<Bytes> {
         headers.insert(header::ETAG, v);
     }
     if name == "index.html" {
-        // Scripts from this server only, and Google's sign-in.
+        // Scripts from this server only, and Google's sign-in; the
+        // computer's engine is WebAssembly in a Worker of this server's.
         headers.insert(
             header::CONTENT_SECURITY_POLICY,
             HeaderValue::from_static(
-                "default-src 'self'; script-src 'self' https://accounts.google.com/gsi/client; \
+                "default-src 'self'; script-src 'self' 'wasm-unsafe-eval' https://accounts.google.com/gsi/client; \
+                 worker-src 'self'; \
                  frame-src https://accounts.google.com/gsi/; \
                  connect-src 'self' https://accounts.google.com/gsi/; \
                  style-src 'self' 'unsafe-inline' https://accounts.google.com/gsi/style; \
@@ -168,6 +170,8 @@ fn content_type(name: &str) -> &'static str {
         "ico" => "image/x-icon",
         "webmanifest" => "application/manifest+json",
         "woff2" => "font/woff2",
+        // Compiled as it streams in (`WebAssembly.instantiateStreaming`).
+        "wasm" => "application/wasm",
         _ => "application/octet-stream",
     }
 }

@@ -159,13 +159,16 @@ impl Matchmaker {
         let seat_of = |t: &Ticket| pb::Seat {
             user_id: t.user_id.clone(),
             nickname: t.nickname.clone(),
-            ai_level: 0,
+            ..Default::default()
         };
         let level = Level::nearest(a.rating);
         let computer = pb::Seat {
             user_id: String::new(),
             nickname: String::new(),
             ai_level: level_pb(Some(level)) as i32,
+            // A random opponent must not be steerable from a player's
+            // machine: the queue's computer thinks on the server.
+            ai_engine: pb::AiEngine::Server as i32,
         };
         let other = b.as_ref().map_or(computer, seat_of);
         let (black, white) = match a_color {

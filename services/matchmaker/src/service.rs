@@ -39,6 +39,8 @@ fn seat(p: &pb::Player) -> pb::Seat {
         user_id: p.user_id.clone(),
         nickname: p.nickname.clone(),
         ai_level: if p.user_id.is_empty() { p.ai_level } else { 0 },
+        // A rematch's computer thinks where the last game's did.
+        ai_engine: if p.user_id.is_empty() { p.ai_engine } else { 0 },
     }
 }
 
@@ -272,12 +274,12 @@ impl MatchmakerService for Matchmaker {
                 let maker = pb::Seat {
                     user_id: record.maker_id.clone(),
                     nickname: record.maker_name.clone(),
-                    ai_level: 0,
+                    ..Default::default()
                 };
                 let joiner = pb::Seat {
                     user_id: req.joiner_id.clone(),
                     nickname: req.joiner_name.clone(),
-                    ai_level: 0,
+                    ..Default::default()
                 };
                 let (black, white) = if first_is_black(&game_id) {
                     (maker, joiner)
@@ -299,6 +301,7 @@ impl MatchmakerService for Matchmaker {
                         komi_half_points: record.terms.komi_half,
                         keep_colors_on_rematch: record.terms.keep_colors,
                         computer_stands_in: record.terms.stand_in,
+                        ..Default::default()
                     })
                     .await?;
                 metrics::counter!("ttakji_challenges_total", "event" => "joined").increment(1);
@@ -386,6 +389,8 @@ impl MatchmakerService for Matchmaker {
                         komi_half_points: Some(crate::wire::komi_half_points(old.komi)?),
                         keep_colors_on_rematch: old.keep_colors_on_rematch,
                         computer_stands_in: old.computer_stands_in,
+                        // A rematch takes the place of a finished game.
+                        server_ai_limit: 0,
                     })
                     .await?;
                     rematch_id = id;

@@ -329,7 +329,7 @@ pub(crate) fn ticket_pb(t: &Ticket, place: Place, now_ms: i64) -> pb::Ticket {
             user_id: m.opponent.user_id.clone(),
             nickname: m.opponent.nickname.clone(),
             ai_level: level_pb(m.opponent.level) as i32,
-            computer_standing_in: false,
+            ..Default::default()
         }),
         color: t
             .matched
@@ -347,8 +347,7 @@ pub(crate) fn challenge_pb(c: &ChallengeRecord, link_base: &str) -> pb::Challeng
         maker: Some(pb::Player {
             user_id: c.maker_id.clone(),
             nickname: c.maker_name.clone(),
-            ai_level: 0,
-            computer_standing_in: false,
+            ..Default::default()
         }),
         game_id: c.game_id.clone().unwrap_or_default(),
         expires_at_unix_ms: c.expires_ms,

@@ -12,7 +12,7 @@ function walk(dir) {
   for (const name of readdirSync(dir)) {
     const path = join(dir, name);
     if (statSync(path).isDirectory()) walk(path);
-    else if (/\.(html|js|css|svg|json)$/.test(name)) {
+    else if (/\.(html|js|css|svg|json|wasm)$/.test(name)) {
       const data = readFileSync(path);
       const gz = gzipSync(data, { level: 9 });
       writeFileSync(`${path}.gz`, gz);

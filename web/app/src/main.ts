@@ -4,6 +4,7 @@
 // after it, so a reload or a dropped connection resumes where it was.
 
 import {
+  AiEngine,
   AiLevel,
   Code,
   Color,
@@ -17,6 +18,7 @@ import {
   clockOffsetMs,
   colorName,
   connect,
+  parsePoint,
   pointName,
   resultInWords,
   retryAfterMs,
@@ -126,10 +128,11 @@ async function retrying<T>(f: () => Promise<T>): Promise<T> {
     try {
       return await f();
     } catch (e) {
+      // A wait longer than the time left is the caller's to tell the player.
       const again =
         e instanceof ConnectError &&
         (e.code === Code.Unavailable || e.code === Code.ResourceExhausted) &&
-        Date.now() < until;
+        Date.now() + (retryAfterMs(e) ?? 0) < until;
       if (!again) throw e;
       await sleep(Math.min(retryAfterMs(e) ?? 300, 2_000));
     }
@@ -331,6 +334,9 @@ function lobby(message?: string): void {
               boardSize: Number(f.get("ai-size")),
               level: Number(f.get("ai-level")) as AiLevel,
               color: Number(f.get("ai-color")) as ColorChoice,
+              // The computer thinks in this page where it can (the rules
+              // page promises it), else on the server.
+              engine: pageCanThink() ? AiEngine.CLIENT : AiEngine.SERVER,
             }),
           );
           if (r.game) navigate(`/g/${r.game.gameId}`);
@@ -691,6 +697,24 @@ async function joinChallenge(code: string): Promise<void> {
 
 const isAi = (p?: Player) => !!p && p.aiLevel !== AiLevel.UNSPECIFIED;
 
+/** Whether this browser can run the computer's engine (WebAssembly in a Worker). */
+const pageCanThink = () => typeof WebAssembly === "object" && typeof Worker === "function";
+
+const LEVEL_NAMES: Partial<Record<AiLevel, "easy" | "normal" | "hard">> = {
+  [AiLevel.EASY]: "easy",
+  [AiLevel.NORMAL]: "normal",
+  [AiLevel.HARD]: "hard",
+};
+
+/** The page's engine (./computer), once a game has needed it. */
+let computerModule: typeof import("./computer") | undefined;
+
+/** A fresh 64-bit seed for the computer's search, in decimal. */
+function randomSeed(): string {
+  const [hi, lo] = crypto.getRandomValues(new Uint32Array(2));
+  return ((BigInt(hi) << 32n) | BigInt(lo)).toString();
+}
+
 /** "19×19 · territory scoring · komi 6.5 · no time limit". */
 function rulesInWords(g: GameSnapshot): string {
   const n = g.boardSize;
@@ -732,6 +756,13 @@ class GameView {
   private resignArmed = false;
   private rematching = false;
   private opponentHere = true;
+  /** Says where the computer thinks when that is not where it was asked to. */
+  private notice = h("p", { class: "hint notice", role: "status" });
+  /** The position (move count and event) the page is playing the computer's move in. */
+  private thinkingAt?: string;
+  /** Whether the engine is thinking now (a stale search is stopped). */
+  private engineBusy = false;
+  private readonly seed = randomSeed();
 
   constructor(game: GameSnapshot) {
     this.game = game;
@@ -747,7 +778,7 @@ class GameView {
         { class: "game" },
         h("div", { class: "side" }, this.players, this.turn, h("p", { class: "hint rules" }, rulesInWords(this.game))),
         this.board.element,
-        h("div", { class: "side" }, this.controls, this.status, this.after, this.count),
+        h("div", { class: "side" }, this.controls, this.status, this.notice, this.after, this.count),
       ),
     );
     const tick = setInterval(() => this.drawClock(), 250);
@@ -760,6 +791,7 @@ class GameView {
       window.removeEventListener("online", again);
       document.removeEventListener("visibilitychange", shown);
       this.abort.abort();
+      if (this.engineBusy) computerModule?.stop();
     });
     this.draw();
     void this.watch();
@@ -913,6 +945,96 @@ class GameView {
     this.drawControls();
     this.drawCount(shownCount);
     this.drawAfter();
+    void this.thinkIfComputerToMove();
+  }
+
+  /** The computer's seat, when this page thinks for it. */
+  private get pageThinks(): boolean {
+    const o = this.opponent;
+    return this.mine !== Color.UNSPECIFIED && isAi(o) && o?.aiEngine === AiEngine.CLIENT;
+  }
+
+  /**
+   * When the computer whose engine runs in this page is to move: loads the
+   * engine (the first time), thinks in its Worker and plays its move. A
+   * position that changed meanwhile (an undo) is thought about afresh;
+   * an engine that cannot run here hands the thinking to the server.
+   */
+  private async thinkIfComputerToMove(): Promise<void> {
+    const g = this.game;
+    const key = `${g.moveCount}:${g.eventSeq}`;
+    const due = this.playing && !g.counting && this.pageThinks && g.toMove !== this.mine;
+    if (!due || this.thinkingAt !== key) {
+      // A search for a position gone (an undo) is stopped.
+      if (this.engineBusy) computerModule?.stop();
+    }
+    if (!due) {
+      this.thinkingAt = undefined;
+      return;
+    }
+    if (this.thinkingAt === key) return;
+    this.thinkingAt = key;
+    const current = () => this.thinkingAt === key && !this.abort.signal.aborted;
+    const { gameId, boardSize } = g;
+    let thought: import("./computer").Thought;
+    try {
+      const computer = await import("./computer");
+      computerModule = computer;
+      const { sgf } = await retrying(() => api.games.getSgf({ gameId }));
+      if (!current()) return;
+      this.engineBusy = true;
+      thought = await computer.think({
+        level: LEVEL_NAMES[this.opponent?.aiLevel ?? AiLevel.NORMAL] ?? "normal",
+        seed: this.seed,
+        size: boardSize,
+        komi: g.komi,
+        rules: g.ruleset,
+        moves: computer.movesOfSgf(sgf, boardSize),
+        toMove: g.toMove === Color.BLACK ? "b" : "w",
+      });
+    } catch (e) {
+      if (!current()) return;
+      this.thinkingAt = undefined;
+      // Stopped for a position that was gone by then: think again.
+      if (computerModule?.stopped(e)) return this.draw();
+      return this.thinkOnTheServer(e instanceof Error ? e.message : String(e));
+    } finally {
+      this.engineBusy = false;
+    }
+    if (!current()) return;
+    const moveNumber = g.moveCount + 1;
+    try {
+      const r =
+        thought.move === "resign"
+          ? await retrying(() => api.games.resign({ gameId, forComputer: true }))
+          : thought.move === "pass"
+            ? await retrying(() => api.games.pass({ gameId, moveNumber, forComputer: true }))
+            : await retrying(() =>
+                api.games.playMove({ gameId, moveNumber, point: parsePoint(thought.move, boardSize), forComputer: true }),
+              );
+      if (r.game) this.took(r.game);
+    } catch (e) {
+      if (unauthenticated(e)) return signedOut("Your sign-in has expired: choose a nickname again.");
+      // The game moved on meanwhile (an undo): its next snapshot decides.
+      if (current()) this.status.textContent = describe(e);
+    } finally {
+      if (this.thinkingAt === key) this.thinkingAt = undefined;
+    }
+    this.draw();
+  }
+
+  /** The page's engine cannot run: the server thinks for the computer, with a notice. */
+  private async thinkOnTheServer(why: string): Promise<void> {
+    const { gameId } = this.game;
+    this.notice.textContent = `The computer could not start in this browser (${why}): it thinks on the server instead.`;
+    try {
+      const r = await retrying(() => api.games.setAiEngine({ gameId, engine: AiEngine.SERVER }));
+      if (r.game) this.took(r.game);
+    } catch (e) {
+      if (unauthenticated(e)) return signedOut("Your sign-in has expired: choose a nickname again.");
+      this.notice.textContent = `The computer could not start in this browser (${why}), and the server cannot think for it now: ${describe(e)}`;
+    }
+    this.draw();
   }
 
   private drawPlayers(): void {

@@ -49,6 +49,14 @@ pub enum Refusal {
     CountAtAnotherMove { played: usize, asked: u32 },
     #[error("{0}")]
     Resume(ResumeError),
+    #[error(
+        "game {game_id} has no computer seat: for_computer is only for games against the computer"
+    )]
+    NoComputerSeat { game_id: String },
+    #[error(
+        "the computer thinks on the server in game {game_id}: its moves are the server's, not for_computer"
+    )]
+    ComputerThinksOnServer { game_id: String },
 }
 
 /// Which kind of mistake a refusal is, as a client should read it.
@@ -104,6 +112,9 @@ impl Refusal {
             | Refusal::MarksChanged { .. }
             | Refusal::CountAtAnotherMove { .. }
             | Refusal::Resume(_) => "count",
+            Refusal::NoComputerSeat { .. } | Refusal::ComputerThinksOnServer { .. } => {
+                "not_the_computers"
+            }
         }
     }
 }

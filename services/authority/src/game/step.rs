@@ -4,7 +4,7 @@
 use baduk::{Color, Point};
 
 use super::OnlineGame;
-use crate::records::Write;
+use crate::records::{AiEngine, Write};
 
 /// A move as an undo event names it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,6 +50,8 @@ pub enum EventKind {
     StandInSeated(Color),
     /// The player came back and took the seat back.
     StandInLeft(Color),
+    /// The player moved the computer's thinking.
+    AiEngineChanged(AiEngine),
 }
 
 /// One numbered event. Its snapshot is the game after the whole step: the

@@ -4,7 +4,7 @@ use baduk::{Color, EndReason, GameResult, Point, Rules};
 use baduk_ai::{Decision, Level};
 
 use super::{EventKind, OnlineGame, Refusal, Requested, Step};
-use crate::records::{GameMeta, Seat, StoredGame, StoredMove, Write};
+use crate::records::{AiEngine, GameMeta, Seat, StoredGame, StoredMove, Write};
 
 const START: i64 = 1_000_000;
 
@@ -35,6 +35,7 @@ fn meta(black: Seat, white: Seat, seconds_per_move: u32, rules: Rules) -> GameMe
         ranked: false,
         keep_colors: false,
         stand_in: false,
+        ai_engine: AiEngine::Server,
     }
 }
 
@@ -46,6 +47,15 @@ fn online() -> OnlineGame {
 /// Person `p` with Black against the computer, no clock.
 fn against_computer() -> OnlineGame {
     OnlineGame::new(meta(person("p"), computer(), 0, Rules::ttakji())).0
+}
+
+/// Person `p` with Black against the computer thinking in p's browser.
+fn against_computer_in_the_client() -> OnlineGame {
+    let meta = GameMeta {
+        ai_engine: AiEngine::Client,
+        ..meta(person("p"), computer(), 0, Rules::ttakji())
+    };
+    OnlineGame::new(meta).0
 }
 
 fn at(name: &str) -> Requested {
@@ -987,4 +997,131 @@ fn who_is_away_and_where_the_computer_plays_are_restored() {
     assert!(restored.stood_in(Color::White));
     assert!(restored.played_move(2).by_stand_in);
     assert_eq!(restored.sgf(), game.sgf());
+}
+
+#[test]
+fn the_computers_moves_in_a_client_engine_game_come_only_from_its_player() {
+    let mut game = against_computer_in_the_client();
+    apply(&mut game, |g| g.submit("p", 1, at("E5"), START));
+    assert_eq!(
+        game.computer_to_move(),
+        None,
+        "the server does not think for a computer whose engine runs in the client"
+    );
+    // Not from a stranger, and not as the player's own move.
+    assert_eq!(
+        game.submit_for_computer("x", 2, at("C3"), START).err(),
+        Some(Refusal::NotAPlayer {
+            game_id: "g1".to_owned()
+        })
+    );
+    assert_eq!(
+        game.submit("p", 2, at("C3"), START).err(),
+        Some(Refusal::NotYourTurn {
+            to_move: Color::White
+        })
+    );
+    // Checked like any other move: legal, and numbered.
+    assert!(matches!(
+        game.submit_for_computer("p", 2, at("E5"), START).err(),
+        Some(Refusal::Illegal(_))
+    ));
+    assert_eq!(
+        game.submit_for_computer("p", 3, at("C3"), START).err(),
+        Some(Refusal::NotNext {
+            number: 3,
+            expected: 2
+        })
+    );
+    let step = apply(&mut game, |g| {
+        g.submit_for_computer("p", 2, at("C3"), START)
+    });
+    let stored = step.write().and_then(|w| w.insert_move).expect("a move");
+    assert_eq!((stored.number, stored.color), (2, Color::White));
+    assert_eq!(step.write().map(|w| w.ai_engine), Some(AiEngine::Client));
+    // A retry is answered as the first time; in turn only.
+    assert!(game.submit_for_computer("p", 2, at("C3"), START).is_ok());
+    assert_eq!(game.game().move_number(), 2);
+    assert_eq!(
+        game.submit_for_computer("p", 3, at("D4"), START).err(),
+        Some(Refusal::NotYourTurn {
+            to_move: Color::Black
+        })
+    );
+    // Undo takes back the player's move and the reply, as against the server.
+    apply(&mut game, |g| g.take_back("p", 2, START));
+    assert_eq!(game.game().move_number(), 0);
+    // The computer's resignation, sent for it, ends the game for the player.
+    apply(&mut game, |g| g.submit("p", 1, at("E5"), START));
+    apply(&mut game, |g| {
+        g.submit_for_computer("p", 0, Requested::Resign, START)
+    });
+    assert_eq!(
+        game.finished().map(|f| f.result.winner()),
+        Some(Some(Color::Black))
+    );
+}
+
+#[test]
+fn moves_for_the_computer_are_refused_where_the_server_thinks_or_there_is_no_computer() {
+    let mut game = against_computer();
+    apply(&mut game, |g| g.submit("p", 1, at("E5"), START));
+    assert_eq!(
+        game.submit_for_computer("p", 2, at("C3"), START).err(),
+        Some(Refusal::ComputerThinksOnServer {
+            game_id: "g1".to_owned()
+        })
+    );
+    assert!(game.computer_to_move().is_some());
+    let mut people = online();
+    apply(&mut people, |g| g.submit("b", 1, at("E5"), START));
+    assert_eq!(
+        people.submit_for_computer("b", 2, at("C3"), START).err(),
+        Some(Refusal::NoComputerSeat {
+            game_id: "g1".to_owned()
+        })
+    );
+    assert_eq!(
+        people.submit_for_computer("w", 2, at("C3"), START).err(),
+        Some(Refusal::NoComputerSeat {
+            game_id: "g1".to_owned()
+        })
+    );
+}
+
+#[test]
+fn the_player_moves_the_computers_thinking_and_the_record_says_where_it_ran() {
+    let mut game = against_computer_in_the_client();
+    assert!(
+        game.sgf()
+            .contains("GC[Easy AI thought in the player's client, not on the server.]")
+    );
+    apply(&mut game, |g| g.submit("p", 1, at("E5"), START));
+    assert!(game.computer_to_move().is_none());
+    assert_eq!(
+        game.switch_ai_engine("x", AiEngine::Server, START).err(),
+        Some(Refusal::NotAPlayer {
+            game_id: "g1".to_owned()
+        })
+    );
+    let step = apply(&mut game, |g| {
+        g.switch_ai_engine("p", AiEngine::Server, START)
+    });
+    assert_eq!(kinds(&step), [EventKind::AiEngineChanged(AiEngine::Server)]);
+    assert_eq!(step.write().map(|w| w.ai_engine), Some(AiEngine::Server));
+    assert_eq!(game.computer_to_move(), Some((Color::White, Level::Easy)));
+    assert!(game.sgf().contains("GC[Easy AI thought on the server.]"));
+    // Asking again changes nothing.
+    let again = apply(&mut game, |g| {
+        g.switch_ai_engine("p", AiEngine::Server, START)
+    });
+    assert!(again.events().is_empty());
+    let mut people = online();
+    assert_eq!(
+        people.switch_ai_engine("b", AiEngine::Client, START).err(),
+        Some(Refusal::NoComputerSeat {
+            game_id: "g1".to_owned()
+        })
+    );
+    apply(&mut people, |g| g.submit("b", 1, at("E5"), START));
 }

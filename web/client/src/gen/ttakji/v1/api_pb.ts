@@ -7,7 +7,7 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
-import type { AiLevel, ColorChoice, Count, GameEvent, GameSnapshot, HouseRules, Move, Point } from "./game_pb.js";
+import type { AiEngine, AiLevel, ColorChoice, Count, GameEvent, GameSnapshot, HouseRules, Move, Point } from "./game_pb.js";
 import { file_ttakji_v1_game } from "./game_pb.js";
 import type { Challenge, Ticket } from "./matchmaker_pb.js";
 import { file_ttakji_v1_matchmaker } from "./matchmaker_pb.js";
@@ -19,7 +19,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file ttakji/v1/api.proto.
  */
 export const file_ttakji_v1_api: GenFile = /*@__PURE__*/
-  fileDesc("ChN0dGFramkvdjEvYXBpLnByb3RvEgl0dGFramkudjEiOQoTU2lnbkluR29vZ2xlUmVxdWVzdBIQCghpZF90b2tlbhgBIAEoCRIQCghuaWNrbmFtZRgCIAEoCSKAAQoUU2lnbkluR29vZ2xlUmVzcG9uc2USFAoMYWNjZXNzX3Rva2VuGAEgASgJEhoKEmV4cGlyZXNfYXRfdW5peF9tcxgCIAEoAxIPCgd1c2VyX2lkGAMgASgJEhAKCG5pY2tuYW1lGAQgASgJEhMKC25ld19hY2NvdW50GAUgASgIIikKFUNoYW5nZU5pY2tuYW1lUmVxdWVzdBIQCghuaWNrbmFtZRgBIAEoCSJKChZDaGFuZ2VOaWNrbmFtZVJlc3BvbnNlEhQKDGFjY2Vzc190b2tlbhgBIAEoCRIaChJleHBpcmVzX2F0X3VuaXhfbXMYAiABKAMiJgoSU2lnbkluR3Vlc3RSZXF1ZXN0EhAKCG5pY2tuYW1lGAEgASgJIlgKE1NpZ25Jbkd1ZXN0UmVzcG9uc2USFAoMYWNjZXNzX3Rva2VuGAEgASgJEhoKEmV4cGlyZXNfYXRfdW5peF9tcxgCIAEoAxIPCgd1c2VyX2lkGAMgASgJIkcKEEZpbmRNYXRjaFJlcXVlc3QSEgoKYm9hcmRfc2l6ZRgBIAEoDRIOCgZyYW5rZWQYAiABKAgSDwoHcnVsZXNldBgDIAEoCSI2ChFGaW5kTWF0Y2hSZXNwb25zZRIhCgZ0aWNrZXQYASABKAsyES50dGFramkudjEuVGlja2V0IicKEkNhbmNlbE1hdGNoUmVxdWVzdBIRCgl0aWNrZXRfaWQYASABKAkiOAoTQ2FuY2VsTWF0Y2hSZXNwb25zZRIhCgZ0aWNrZXQYASABKAsyES50dGFramkudjEuVGlja2V0ImMKFkNyZWF0ZUNoYWxsZW5nZVJlcXVlc3QSEgoKYm9hcmRfc2l6ZRgBIAEoDRIPCgdydWxlc2V0GAIgASgJEiQKBXJ1bGVzGAMgASgLMhUudHRha2ppLnYxLkhvdXNlUnVsZXMiQgoXQ3JlYXRlQ2hhbGxlbmdlUmVzcG9uc2USJwoJY2hhbGxlbmdlGAEgASgLMhQudHRha2ppLnYxLkNoYWxsZW5nZSImChZBY2NlcHRDaGFsbGVuZ2VSZXF1ZXN0EgwKBGNvZGUYASABKAkiQAoXQWNjZXB0Q2hhbGxlbmdlUmVzcG9uc2USJQoEZ2FtZRgBIAEoCzIXLnR0YWtqaS52MS5HYW1lU25hcHNob3QiIQoOUmVtYXRjaFJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCSI/Cg9SZW1hdGNoUmVzcG9uc2USFwoPYWdyZWVkX3VzZXJfaWRzGAEgAygJEhMKC25ld19nYW1lX2lkGAIgASgJIjMKEEdldExhZGRlclJlcXVlc3QSEgoKYm9hcmRfc2l6ZRgBIAEoDRILCgN0b3AYAiABKA0iYwoRR2V0TGFkZGVyUmVzcG9uc2USIwoDdG9wGAEgAygLMhYudHRha2ppLnYxLkxhZGRlckVudHJ5EikKCWFyb3VuZF9tZRgCIAMoCzIWLnR0YWtqaS52MS5MYWRkZXJFbnRyeSIoChJHZXRNeVJhdGluZ1JlcXVlc3QSEgoKYm9hcmRfc2l6ZRgBIAEoDSI8ChNHZXRNeVJhdGluZ1Jlc3BvbnNlEiUKBWVudHJ5GAEgASgLMhYudHRha2ppLnYxLkxhZGRlckVudHJ5Ii8KGUdldE15UmF0aW5nSGlzdG9yeVJlcXVlc3QSEgoKYm9hcmRfc2l6ZRgBIAEoDSJGChpHZXRNeVJhdGluZ0hpc3RvcnlSZXNwb25zZRIoCgdjaGFuZ2VzGAEgAygLMhcudHRha2ppLnYxLlJhdGluZ0NoYW5nZSJyChJTdGFydEFpR2FtZVJlcXVlc3QSEgoKYm9hcmRfc2l6ZRgBIAEoDRIlCgVjb2xvchgCIAEoDjIWLnR0YWtqaS52MS5Db2xvckNob2ljZRIhCgVsZXZlbBgDIAEoDjISLnR0YWtqaS52MS5BaUxldmVsIjwKE1N0YXJ0QWlHYW1lUmVzcG9uc2USJQoEZ2FtZRgBIAEoCzIXLnR0YWtqaS52MS5HYW1lU25hcHNob3QiQAoOR2V0R2FtZVJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIdChVpbmNsdWRlX3Njb3JlX3ByZXZpZXcYAiABKAgiOAoPR2V0R2FtZVJlc3BvbnNlEiUKBGdhbWUYASABKAsyFy50dGFramkudjEuR2FtZVNuYXBzaG90IlgKD1BsYXlNb3ZlUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEhMKC21vdmVfbnVtYmVyGAIgASgNEh8KBXBvaW50GAMgASgLMhAudHRha2ppLnYxLlBvaW50IlgKEFBsYXlNb3ZlUmVzcG9uc2USHQoEbW92ZRgBIAEoCzIPLnR0YWtqaS52MS5Nb3ZlEiUKBGdhbWUYAiABKAsyFy50dGFramkudjEuR2FtZVNuYXBzaG90IjMKC1Bhc3NSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSEwoLbW92ZV9udW1iZXIYAiABKA0iVAoMUGFzc1Jlc3BvbnNlEh0KBG1vdmUYASABKAsyDy50dGFramkudjEuTW92ZRIlCgRnYW1lGAIgASgLMhcudHRha2ppLnYxLkdhbWVTbmFwc2hvdCIgCg1SZXNpZ25SZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkiNwoOUmVzaWduUmVzcG9uc2USJQoEZ2FtZRgBIAEoCzIXLnR0YWtqaS52MS5HYW1lU25hcHNob3QiNgoPVW5kb01vdmVSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSEgoKbW92ZV9jb3VudBgCIAEoDSI5ChBVbmRvTW92ZVJlc3BvbnNlEiUKBGdhbWUYASABKAsyFy50dGFramkudjEuR2FtZVNuYXBzaG90IlcKFU1hcmtEZWFkU3RvbmVzUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEh8KBXBvaW50GAIgASgLMhAudHRha2ppLnYxLlBvaW50EgwKBGRlYWQYAyABKAgiPwoWTWFya0RlYWRTdG9uZXNSZXNwb25zZRIlCgRnYW1lGAEgASgLMhcudHRha2ppLnYxLkdhbWVTbmFwc2hvdCI9ChNDb25maXJtQ291bnRSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSFQoNbWFya3NfdmVyc2lvbhgCIAEoDSI9ChRDb25maXJtQ291bnRSZXNwb25zZRIlCgRnYW1lGAEgASgLMhcudHRha2ppLnYxLkdhbWVTbmFwc2hvdCI4ChFSZXN1bWVQbGF5UmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEhIKCmFmdGVyX21vdmUYAiABKA0iOwoSUmVzdW1lUGxheVJlc3BvbnNlEiUKBGdhbWUYASABKAsyFy50dGFramkudjEuR2FtZVNuYXBzaG90IiMKEE9mZmVyRHJhd1JlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCSI6ChFPZmZlckRyYXdSZXNwb25zZRIlCgRnYW1lGAEgASgLMhcudHRha2ppLnYxLkdhbWVTbmFwc2hvdCI0ChFBbnN3ZXJEcmF3UmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEg4KBmFjY2VwdBgCIAEoCCI7ChJBbnN3ZXJEcmF3UmVzcG9uc2USJQoEZ2FtZRgBIAEoCzIXLnR0YWtqaS52MS5HYW1lU25hcHNob3QiKQoWR2V0U2NvcmVQcmV2aWV3UmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJIjoKF0dldFNjb3JlUHJldmlld1Jlc3BvbnNlEh8KBWNvdW50GAEgASgLMhAudHRha2ppLnYxLkNvdW50IiAKDUdldFNnZlJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCSIdCg5HZXRTZ2ZSZXNwb25zZRILCgNzZ2YYASABKAkiNgoQV2F0Y2hHYW1lUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEhEKCWFmdGVyX3NlcRgCIAEoBCJfChFXYXRjaEdhbWVSZXNwb25zZRIjCgVldmVudBgBIAEoCzIULnR0YWtqaS52MS5HYW1lRXZlbnQSJQoIcHJlc2VuY2UYAiABKAsyEy50dGFramkudjEuUHJlc2VuY2UiQgoIUHJlc2VuY2USDwoHdXNlcl9pZBgBIAEoCRIRCgljb25uZWN0ZWQYAiABKAgSEgoKZ2F0ZXdheV9pZBgDIAEoCTKDAgoLQXV0aFNlcnZpY2USTAoLU2lnbkluR3Vlc3QSHS50dGFramkudjEuU2lnbkluR3Vlc3RSZXF1ZXN0Gh4udHRha2ppLnYxLlNpZ25Jbkd1ZXN0UmVzcG9uc2USTwoMU2lnbkluR29vZ2xlEh4udHRha2ppLnYxLlNpZ25Jbkdvb2dsZVJlcXVlc3QaHy50dGFramkudjEuU2lnbkluR29vZ2xlUmVzcG9uc2USVQoOQ2hhbmdlTmlja25hbWUSIC50dGFramkudjEuQ2hhbmdlTmlja25hbWVSZXF1ZXN0GiEudHRha2ppLnYxLkNoYW5nZU5pY2tuYW1lUmVzcG9uc2UyoAMKDE1hdGNoU2VydmljZRJICglGaW5kTWF0Y2gSGy50dGFramkudjEuRmluZE1hdGNoUmVxdWVzdBocLnR0YWtqaS52MS5GaW5kTWF0Y2hSZXNwb25zZTABEkwKC0NhbmNlbE1hdGNoEh0udHRha2ppLnYxLkNhbmNlbE1hdGNoUmVxdWVzdBoeLnR0YWtqaS52MS5DYW5jZWxNYXRjaFJlc3BvbnNlEloKD0NyZWF0ZUNoYWxsZW5nZRIhLnR0YWtqaS52MS5DcmVhdGVDaGFsbGVuZ2VSZXF1ZXN0GiIudHRha2ppLnYxLkNyZWF0ZUNoYWxsZW5nZVJlc3BvbnNlMAESWAoPQWNjZXB0Q2hhbGxlbmdlEiEudHRha2ppLnYxLkFjY2VwdENoYWxsZW5nZVJlcXVlc3QaIi50dGFramkudjEuQWNjZXB0Q2hhbGxlbmdlUmVzcG9uc2USQgoHUmVtYXRjaBIZLnR0YWtqaS52MS5SZW1hdGNoUmVxdWVzdBoaLnR0YWtqaS52MS5SZW1hdGNoUmVzcG9uc2UwATKIAgoNTGFkZGVyU2VydmljZRJGCglHZXRMYWRkZXISGy50dGFramkudjEuR2V0TGFkZGVyUmVxdWVzdBocLnR0YWtqaS52MS5HZXRMYWRkZXJSZXNwb25zZRJMCgtHZXRNeVJhdGluZxIdLnR0YWtqaS52MS5HZXRNeVJhdGluZ1JlcXVlc3QaHi50dGFramkudjEuR2V0TXlSYXRpbmdSZXNwb25zZRJhChJHZXRNeVJhdGluZ0hpc3RvcnkSJC50dGFramkudjEuR2V0TXlSYXRpbmdIaXN0b3J5UmVxdWVzdBolLnR0YWtqaS52MS5HZXRNeVJhdGluZ0hpc3RvcnlSZXNwb25zZTKICAoLR2FtZVNlcnZpY2USTAoLU3RhcnRBaUdhbWUSHS50dGFramkudjEuU3RhcnRBaUdhbWVSZXF1ZXN0Gh4udHRha2ppLnYxLlN0YXJ0QWlHYW1lUmVzcG9uc2USQAoHR2V0R2FtZRIZLnR0YWtqaS52MS5HZXRHYW1lUmVxdWVzdBoaLnR0YWtqaS52MS5HZXRHYW1lUmVzcG9uc2USQwoIUGxheU1vdmUSGi50dGFramkudjEuUGxheU1vdmVSZXF1ZXN0GhsudHRha2ppLnYxLlBsYXlNb3ZlUmVzcG9uc2USNwoEUGFzcxIWLnR0YWtqaS52MS5QYXNzUmVxdWVzdBoXLnR0YWtqaS52MS5QYXNzUmVzcG9uc2USPQoGUmVzaWduEhgudHRha2ppLnYxLlJlc2lnblJlcXVlc3QaGS50dGFramkudjEuUmVzaWduUmVzcG9uc2USQwoIVW5kb01vdmUSGi50dGFramkudjEuVW5kb01vdmVSZXF1ZXN0GhsudHRha2ppLnYxLlVuZG9Nb3ZlUmVzcG9uc2USWAoPR2V0U2NvcmVQcmV2aWV3EiEudHRha2ppLnYxLkdldFNjb3JlUHJldmlld1JlcXVlc3QaIi50dGFramkudjEuR2V0U2NvcmVQcmV2aWV3UmVzcG9uc2USPQoGR2V0U2dmEhgudHRha2ppLnYxLkdldFNnZlJlcXVlc3QaGS50dGFramkudjEuR2V0U2dmUmVzcG9uc2USRgoJT2ZmZXJEcmF3EhsudHRha2ppLnYxLk9mZmVyRHJhd1JlcXVlc3QaHC50dGFramkudjEuT2ZmZXJEcmF3UmVzcG9uc2USSQoKQW5zd2VyRHJhdxIcLnR0YWtqaS52MS5BbnN3ZXJEcmF3UmVxdWVzdBodLnR0YWtqaS52MS5BbnN3ZXJEcmF3UmVzcG9uc2USVQoOTWFya0RlYWRTdG9uZXMSIC50dGFramkudjEuTWFya0RlYWRTdG9uZXNSZXF1ZXN0GiEudHRha2ppLnYxLk1hcmtEZWFkU3RvbmVzUmVzcG9uc2USTwoMQ29uZmlybUNvdW50Eh4udHRha2ppLnYxLkNvbmZpcm1Db3VudFJlcXVlc3QaHy50dGFramkudjEuQ29uZmlybUNvdW50UmVzcG9uc2USSQoKUmVzdW1lUGxheRIcLnR0YWtqaS52MS5SZXN1bWVQbGF5UmVxdWVzdBodLnR0YWtqaS52MS5SZXN1bWVQbGF5UmVzcG9uc2USSAoJV2F0Y2hHYW1lEhsudHRha2ppLnYxLldhdGNoR2FtZVJlcXVlc3QaHC50dGFramkudjEuV2F0Y2hHYW1lUmVzcG9uc2UwAWIGcHJvdG8z", [file_ttakji_v1_game, file_ttakji_v1_matchmaker, file_ttakji_v1_ratings]);
+  fileDesc("ChN0dGFramkvdjEvYXBpLnByb3RvEgl0dGFramkudjEiOQoTU2lnbkluR29vZ2xlUmVxdWVzdBIQCghpZF90b2tlbhgBIAEoCRIQCghuaWNrbmFtZRgCIAEoCSKAAQoUU2lnbkluR29vZ2xlUmVzcG9uc2USFAoMYWNjZXNzX3Rva2VuGAEgASgJEhoKEmV4cGlyZXNfYXRfdW5peF9tcxgCIAEoAxIPCgd1c2VyX2lkGAMgASgJEhAKCG5pY2tuYW1lGAQgASgJEhMKC25ld19hY2NvdW50GAUgASgIIikKFUNoYW5nZU5pY2tuYW1lUmVxdWVzdBIQCghuaWNrbmFtZRgBIAEoCSJKChZDaGFuZ2VOaWNrbmFtZVJlc3BvbnNlEhQKDGFjY2Vzc190b2tlbhgBIAEoCRIaChJleHBpcmVzX2F0X3VuaXhfbXMYAiABKAMiJgoSU2lnbkluR3Vlc3RSZXF1ZXN0EhAKCG5pY2tuYW1lGAEgASgJIlgKE1NpZ25Jbkd1ZXN0UmVzcG9uc2USFAoMYWNjZXNzX3Rva2VuGAEgASgJEhoKEmV4cGlyZXNfYXRfdW5peF9tcxgCIAEoAxIPCgd1c2VyX2lkGAMgASgJIkcKEEZpbmRNYXRjaFJlcXVlc3QSEgoKYm9hcmRfc2l6ZRgBIAEoDRIOCgZyYW5rZWQYAiABKAgSDwoHcnVsZXNldBgDIAEoCSI2ChFGaW5kTWF0Y2hSZXNwb25zZRIhCgZ0aWNrZXQYASABKAsyES50dGFramkudjEuVGlja2V0IicKEkNhbmNlbE1hdGNoUmVxdWVzdBIRCgl0aWNrZXRfaWQYASABKAkiOAoTQ2FuY2VsTWF0Y2hSZXNwb25zZRIhCgZ0aWNrZXQYASABKAsyES50dGFramkudjEuVGlja2V0ImMKFkNyZWF0ZUNoYWxsZW5nZVJlcXVlc3QSEgoKYm9hcmRfc2l6ZRgBIAEoDRIPCgdydWxlc2V0GAIgASgJEiQKBXJ1bGVzGAMgASgLMhUudHRha2ppLnYxLkhvdXNlUnVsZXMiQgoXQ3JlYXRlQ2hhbGxlbmdlUmVzcG9uc2USJwoJY2hhbGxlbmdlGAEgASgLMhQudHRha2ppLnYxLkNoYWxsZW5nZSImChZBY2NlcHRDaGFsbGVuZ2VSZXF1ZXN0EgwKBGNvZGUYASABKAkiQAoXQWNjZXB0Q2hhbGxlbmdlUmVzcG9uc2USJQoEZ2FtZRgBIAEoCzIXLnR0YWtqaS52MS5HYW1lU25hcHNob3QiIQoOUmVtYXRjaFJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCSI/Cg9SZW1hdGNoUmVzcG9uc2USFwoPYWdyZWVkX3VzZXJfaWRzGAEgAygJEhMKC25ld19nYW1lX2lkGAIgASgJIjMKEEdldExhZGRlclJlcXVlc3QSEgoKYm9hcmRfc2l6ZRgBIAEoDRILCgN0b3AYAiABKA0iYwoRR2V0TGFkZGVyUmVzcG9uc2USIwoDdG9wGAEgAygLMhYudHRha2ppLnYxLkxhZGRlckVudHJ5EikKCWFyb3VuZF9tZRgCIAMoCzIWLnR0YWtqaS52MS5MYWRkZXJFbnRyeSIoChJHZXRNeVJhdGluZ1JlcXVlc3QSEgoKYm9hcmRfc2l6ZRgBIAEoDSI8ChNHZXRNeVJhdGluZ1Jlc3BvbnNlEiUKBWVudHJ5GAEgASgLMhYudHRha2ppLnYxLkxhZGRlckVudHJ5Ii8KGUdldE15UmF0aW5nSGlzdG9yeVJlcXVlc3QSEgoKYm9hcmRfc2l6ZRgBIAEoDSJGChpHZXRNeVJhdGluZ0hpc3RvcnlSZXNwb25zZRIoCgdjaGFuZ2VzGAEgAygLMhcudHRha2ppLnYxLlJhdGluZ0NoYW5nZSKXAQoSU3RhcnRBaUdhbWVSZXF1ZXN0EhIKCmJvYXJkX3NpemUYASABKA0SJQoFY29sb3IYAiABKA4yFi50dGFramkudjEuQ29sb3JDaG9pY2USIQoFbGV2ZWwYAyABKA4yEi50dGFramkudjEuQWlMZXZlbBIjCgZlbmdpbmUYBCABKA4yEy50dGFramkudjEuQWlFbmdpbmUiPAoTU3RhcnRBaUdhbWVSZXNwb25zZRIlCgRnYW1lGAEgASgLMhcudHRha2ppLnYxLkdhbWVTbmFwc2hvdCJACg5HZXRHYW1lUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEh0KFWluY2x1ZGVfc2NvcmVfcHJldmlldxgCIAEoCCI4Cg9HZXRHYW1lUmVzcG9uc2USJQoEZ2FtZRgBIAEoCzIXLnR0YWtqaS52MS5HYW1lU25hcHNob3QibgoPUGxheU1vdmVSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSEwoLbW92ZV9udW1iZXIYAiABKA0SHwoFcG9pbnQYAyABKAsyEC50dGFramkudjEuUG9pbnQSFAoMZm9yX2NvbXB1dGVyGAQgASgIIlgKEFBsYXlNb3ZlUmVzcG9uc2USHQoEbW92ZRgBIAEoCzIPLnR0YWtqaS52MS5Nb3ZlEiUKBGdhbWUYAiABKAsyFy50dGFramkudjEuR2FtZVNuYXBzaG90IkkKC1Bhc3NSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSEwoLbW92ZV9udW1iZXIYAiABKA0SFAoMZm9yX2NvbXB1dGVyGAMgASgIIlQKDFBhc3NSZXNwb25zZRIdCgRtb3ZlGAEgASgLMg8udHRha2ppLnYxLk1vdmUSJQoEZ2FtZRgCIAEoCzIXLnR0YWtqaS52MS5HYW1lU25hcHNob3QiNgoNUmVzaWduUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEhQKDGZvcl9jb21wdXRlchgCIAEoCCI3Cg5SZXNpZ25SZXNwb25zZRIlCgRnYW1lGAEgASgLMhcudHRha2ppLnYxLkdhbWVTbmFwc2hvdCI2Cg9VbmRvTW92ZVJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRISCgptb3ZlX2NvdW50GAIgASgNIjkKEFVuZG9Nb3ZlUmVzcG9uc2USJQoEZ2FtZRgBIAEoCzIXLnR0YWtqaS52MS5HYW1lU25hcHNob3QiSgoSU2V0QWlFbmdpbmVSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSIwoGZW5naW5lGAIgASgOMhMudHRha2ppLnYxLkFpRW5naW5lIjwKE1NldEFpRW5naW5lUmVzcG9uc2USJQoEZ2FtZRgBIAEoCzIXLnR0YWtqaS52MS5HYW1lU25hcHNob3QiVwoVTWFya0RlYWRTdG9uZXNSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSHwoFcG9pbnQYAiABKAsyEC50dGFramkudjEuUG9pbnQSDAoEZGVhZBgDIAEoCCI/ChZNYXJrRGVhZFN0b25lc1Jlc3BvbnNlEiUKBGdhbWUYASABKAsyFy50dGFramkudjEuR2FtZVNuYXBzaG90Ij0KE0NvbmZpcm1Db3VudFJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIVCg1tYXJrc192ZXJzaW9uGAIgASgNIj0KFENvbmZpcm1Db3VudFJlc3BvbnNlEiUKBGdhbWUYASABKAsyFy50dGFramkudjEuR2FtZVNuYXBzaG90IjgKEVJlc3VtZVBsYXlSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSEgoKYWZ0ZXJfbW92ZRgCIAEoDSI7ChJSZXN1bWVQbGF5UmVzcG9uc2USJQoEZ2FtZRgBIAEoCzIXLnR0YWtqaS52MS5HYW1lU25hcHNob3QiIwoQT2ZmZXJEcmF3UmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJIjoKEU9mZmVyRHJhd1Jlc3BvbnNlEiUKBGdhbWUYASABKAsyFy50dGFramkudjEuR2FtZVNuYXBzaG90IjQKEUFuc3dlckRyYXdSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSDgoGYWNjZXB0GAIgASgIIjsKEkFuc3dlckRyYXdSZXNwb25zZRIlCgRnYW1lGAEgASgLMhcudHRha2ppLnYxLkdhbWVTbmFwc2hvdCIpChZHZXRTY29yZVByZXZpZXdSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkiOgoXR2V0U2NvcmVQcmV2aWV3UmVzcG9uc2USHwoFY291bnQYASABKAsyEC50dGFramkudjEuQ291bnQiIAoNR2V0U2dmUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJIh0KDkdldFNnZlJlc3BvbnNlEgsKA3NnZhgBIAEoCSI2ChBXYXRjaEdhbWVSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSEQoJYWZ0ZXJfc2VxGAIgASgEIl8KEVdhdGNoR2FtZVJlc3BvbnNlEiMKBWV2ZW50GAEgASgLMhQudHRha2ppLnYxLkdhbWVFdmVudBIlCghwcmVzZW5jZRgCIAEoCzITLnR0YWtqaS52MS5QcmVzZW5jZSJCCghQcmVzZW5jZRIPCgd1c2VyX2lkGAEgASgJEhEKCWNvbm5lY3RlZBgCIAEoCBISCgpnYXRld2F5X2lkGAMgASgJMoMCCgtBdXRoU2VydmljZRJMCgtTaWduSW5HdWVzdBIdLnR0YWtqaS52MS5TaWduSW5HdWVzdFJlcXVlc3QaHi50dGFramkudjEuU2lnbkluR3Vlc3RSZXNwb25zZRJPCgxTaWduSW5Hb29nbGUSHi50dGFramkudjEuU2lnbkluR29vZ2xlUmVxdWVzdBofLnR0YWtqaS52MS5TaWduSW5Hb29nbGVSZXNwb25zZRJVCg5DaGFuZ2VOaWNrbmFtZRIgLnR0YWtqaS52MS5DaGFuZ2VOaWNrbmFtZVJlcXVlc3QaIS50dGFramkudjEuQ2hhbmdlTmlja25hbWVSZXNwb25zZTKgAwoMTWF0Y2hTZXJ2aWNlEkgKCUZpbmRNYXRjaBIbLnR0YWtqaS52MS5GaW5kTWF0Y2hSZXF1ZXN0GhwudHRha2ppLnYxLkZpbmRNYXRjaFJlc3BvbnNlMAESTAoLQ2FuY2VsTWF0Y2gSHS50dGFramkudjEuQ2FuY2VsTWF0Y2hSZXF1ZXN0Gh4udHRha2ppLnYxLkNhbmNlbE1hdGNoUmVzcG9uc2USWgoPQ3JlYXRlQ2hhbGxlbmdlEiEudHRha2ppLnYxLkNyZWF0ZUNoYWxsZW5nZVJlcXVlc3QaIi50dGFramkudjEuQ3JlYXRlQ2hhbGxlbmdlUmVzcG9uc2UwARJYCg9BY2NlcHRDaGFsbGVuZ2USIS50dGFramkudjEuQWNjZXB0Q2hhbGxlbmdlUmVxdWVzdBoiLnR0YWtqaS52MS5BY2NlcHRDaGFsbGVuZ2VSZXNwb25zZRJCCgdSZW1hdGNoEhkudHRha2ppLnYxLlJlbWF0Y2hSZXF1ZXN0GhoudHRha2ppLnYxLlJlbWF0Y2hSZXNwb25zZTABMogCCg1MYWRkZXJTZXJ2aWNlEkYKCUdldExhZGRlchIbLnR0YWtqaS52MS5HZXRMYWRkZXJSZXF1ZXN0GhwudHRha2ppLnYxLkdldExhZGRlclJlc3BvbnNlEkwKC0dldE15UmF0aW5nEh0udHRha2ppLnYxLkdldE15UmF0aW5nUmVxdWVzdBoeLnR0YWtqaS52MS5HZXRNeVJhdGluZ1Jlc3BvbnNlEmEKEkdldE15UmF0aW5nSGlzdG9yeRIkLnR0YWtqaS52MS5HZXRNeVJhdGluZ0hpc3RvcnlSZXF1ZXN0GiUudHRha2ppLnYxLkdldE15UmF0aW5nSGlzdG9yeVJlc3BvbnNlMtYICgtHYW1lU2VydmljZRJMCgtTdGFydEFpR2FtZRIdLnR0YWtqaS52MS5TdGFydEFpR2FtZVJlcXVlc3QaHi50dGFramkudjEuU3RhcnRBaUdhbWVSZXNwb25zZRJACgdHZXRHYW1lEhkudHRha2ppLnYxLkdldEdhbWVSZXF1ZXN0GhoudHRha2ppLnYxLkdldEdhbWVSZXNwb25zZRJDCghQbGF5TW92ZRIaLnR0YWtqaS52MS5QbGF5TW92ZVJlcXVlc3QaGy50dGFramkudjEuUGxheU1vdmVSZXNwb25zZRI3CgRQYXNzEhYudHRha2ppLnYxLlBhc3NSZXF1ZXN0GhcudHRha2ppLnYxLlBhc3NSZXNwb25zZRI9CgZSZXNpZ24SGC50dGFramkudjEuUmVzaWduUmVxdWVzdBoZLnR0YWtqaS52MS5SZXNpZ25SZXNwb25zZRJDCghVbmRvTW92ZRIaLnR0YWtqaS52MS5VbmRvTW92ZVJlcXVlc3QaGy50dGFramkudjEuVW5kb01vdmVSZXNwb25zZRJMCgtTZXRBaUVuZ2luZRIdLnR0YWtqaS52MS5TZXRBaUVuZ2luZVJlcXVlc3QaHi50dGFramkudjEuU2V0QWlFbmdpbmVSZXNwb25zZRJYCg9HZXRTY29yZVByZXZpZXcSIS50dGFramkudjEuR2V0U2NvcmVQcmV2aWV3UmVxdWVzdBoiLnR0YWtqaS52MS5HZXRTY29yZVByZXZpZXdSZXNwb25zZRI9CgZHZXRTZ2YSGC50dGFramkudjEuR2V0U2dmUmVxdWVzdBoZLnR0YWtqaS52MS5HZXRTZ2ZSZXNwb25zZRJGCglPZmZlckRyYXcSGy50dGFramkudjEuT2ZmZXJEcmF3UmVxdWVzdBocLnR0YWtqaS52MS5PZmZlckRyYXdSZXNwb25zZRJJCgpBbnN3ZXJEcmF3EhwudHRha2ppLnYxLkFuc3dlckRyYXdSZXF1ZXN0Gh0udHRha2ppLnYxLkFuc3dlckRyYXdSZXNwb25zZRJVCg5NYXJrRGVhZFN0b25lcxIgLnR0YWtqaS52MS5NYXJrRGVhZFN0b25lc1JlcXVlc3QaIS50dGFramkudjEuTWFya0RlYWRTdG9uZXNSZXNwb25zZRJPCgxDb25maXJtQ291bnQSHi50dGFramkudjEuQ29uZmlybUNvdW50UmVxdWVzdBofLnR0YWtqaS52MS5Db25maXJtQ291bnRSZXNwb25zZRJJCgpSZXN1bWVQbGF5EhwudHRha2ppLnYxLlJlc3VtZVBsYXlSZXF1ZXN0Gh0udHRha2ppLnYxLlJlc3VtZVBsYXlSZXNwb25zZRJICglXYXRjaEdhbWUSGy50dGFramkudjEuV2F0Y2hHYW1lUmVxdWVzdBocLnR0YWtqaS52MS5XYXRjaEdhbWVSZXNwb25zZTABYgZwcm90bzM", [file_ttakji_v1_game, file_ttakji_v1_matchmaker, file_ttakji_v1_ratings]);
 
 /**
  * @generated from message ttakji.v1.SignInGoogleRequest
@@ -544,6 +544,16 @@ export type StartAiGameRequest = Message<"ttakji.v1.StartAiGameRequest"> & {
    * @generated from field: ttakji.v1.AiLevel level = 3;
    */
   level: AiLevel;
+
+  /**
+   * Where the computer thinks. AI_ENGINE_UNSPECIFIED means the server, as
+   * before; AI_ENGINE_CLIENT leaves its moves to this client (`for_computer`
+   * on PlayMove, Pass and Resign). Games whose computer thinks on the server
+   * are limited per player: RESOURCE_EXHAUSTED with a retry hint.
+   *
+   * @generated from field: ttakji.v1.AiEngine engine = 4;
+   */
+  engine: AiEngine;
 };
 
 /**
@@ -635,6 +645,15 @@ export type PlayMoveRequest = Message<"ttakji.v1.PlayMoveRequest"> & {
    * @generated from field: ttakji.v1.Point point = 3;
    */
   point?: Point | undefined;
+
+  /**
+   * The move is the computer seat's, in a game against the computer whose
+   * engine runs in this client (AI_ENGINE_CLIENT); only the game's player
+   * may send it.
+   *
+   * @generated from field: bool for_computer = 4;
+   */
+  forComputer: boolean;
 };
 
 /**
@@ -683,6 +702,13 @@ export type PassRequest = Message<"ttakji.v1.PassRequest"> & {
    * @generated from field: uint32 move_number = 2;
    */
   moveNumber: number;
+
+  /**
+   * As in PlayMoveRequest.
+   *
+   * @generated from field: bool for_computer = 3;
+   */
+  forComputer: boolean;
 };
 
 /**
@@ -722,6 +748,13 @@ export type ResignRequest = Message<"ttakji.v1.ResignRequest"> & {
    * @generated from field: string game_id = 1;
    */
   gameId: string;
+
+  /**
+   * The computer resigns, as in PlayMoveRequest.
+   *
+   * @generated from field: bool for_computer = 2;
+   */
+  forComputer: boolean;
 };
 
 /**
@@ -791,6 +824,47 @@ export const UndoMoveResponseSchema: GenMessage<UndoMoveResponse> = /*@__PURE__*
   messageDesc(file_ttakji_v1_api, 33);
 
 /**
+ * @generated from message ttakji.v1.SetAiEngineRequest
+ */
+export type SetAiEngineRequest = Message<"ttakji.v1.SetAiEngineRequest"> & {
+  /**
+   * @generated from field: string game_id = 1;
+   */
+  gameId: string;
+
+  /**
+   * AI_ENGINE_SERVER or AI_ENGINE_CLIENT.
+   *
+   * @generated from field: ttakji.v1.AiEngine engine = 2;
+   */
+  engine: AiEngine;
+};
+
+/**
+ * Describes the message ttakji.v1.SetAiEngineRequest.
+ * Use `create(SetAiEngineRequestSchema)` to create a new message.
+ */
+export const SetAiEngineRequestSchema: GenMessage<SetAiEngineRequest> = /*@__PURE__*/
+  messageDesc(file_ttakji_v1_api, 34);
+
+/**
+ * @generated from message ttakji.v1.SetAiEngineResponse
+ */
+export type SetAiEngineResponse = Message<"ttakji.v1.SetAiEngineResponse"> & {
+  /**
+   * @generated from field: ttakji.v1.GameSnapshot game = 1;
+   */
+  game?: GameSnapshot | undefined;
+};
+
+/**
+ * Describes the message ttakji.v1.SetAiEngineResponse.
+ * Use `create(SetAiEngineResponseSchema)` to create a new message.
+ */
+export const SetAiEngineResponseSchema: GenMessage<SetAiEngineResponse> = /*@__PURE__*/
+  messageDesc(file_ttakji_v1_api, 35);
+
+/**
  * @generated from message ttakji.v1.MarkDeadStonesRequest
  */
 export type MarkDeadStonesRequest = Message<"ttakji.v1.MarkDeadStonesRequest"> & {
@@ -820,7 +894,7 @@ export type MarkDeadStonesRequest = Message<"ttakji.v1.MarkDeadStonesRequest"> &
  * Use `create(MarkDeadStonesRequestSchema)` to create a new message.
  */
 export const MarkDeadStonesRequestSchema: GenMessage<MarkDeadStonesRequest> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_api, 34);
+  messageDesc(file_ttakji_v1_api, 36);
 
 /**
  * @generated from message ttakji.v1.MarkDeadStonesResponse
@@ -837,7 +911,7 @@ export type MarkDeadStonesResponse = Message<"ttakji.v1.MarkDeadStonesResponse">
  * Use `create(MarkDeadStonesResponseSchema)` to create a new message.
  */
 export const MarkDeadStonesResponseSchema: GenMessage<MarkDeadStonesResponse> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_api, 35);
+  messageDesc(file_ttakji_v1_api, 37);
 
 /**
  * @generated from message ttakji.v1.ConfirmCountRequest
@@ -862,7 +936,7 @@ export type ConfirmCountRequest = Message<"ttakji.v1.ConfirmCountRequest"> & {
  * Use `create(ConfirmCountRequestSchema)` to create a new message.
  */
 export const ConfirmCountRequestSchema: GenMessage<ConfirmCountRequest> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_api, 36);
+  messageDesc(file_ttakji_v1_api, 38);
 
 /**
  * @generated from message ttakji.v1.ConfirmCountResponse
@@ -879,7 +953,7 @@ export type ConfirmCountResponse = Message<"ttakji.v1.ConfirmCountResponse"> & {
  * Use `create(ConfirmCountResponseSchema)` to create a new message.
  */
 export const ConfirmCountResponseSchema: GenMessage<ConfirmCountResponse> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_api, 37);
+  messageDesc(file_ttakji_v1_api, 39);
 
 /**
  * @generated from message ttakji.v1.ResumePlayRequest
@@ -904,7 +978,7 @@ export type ResumePlayRequest = Message<"ttakji.v1.ResumePlayRequest"> & {
  * Use `create(ResumePlayRequestSchema)` to create a new message.
  */
 export const ResumePlayRequestSchema: GenMessage<ResumePlayRequest> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_api, 38);
+  messageDesc(file_ttakji_v1_api, 40);
 
 /**
  * @generated from message ttakji.v1.ResumePlayResponse
@@ -921,7 +995,7 @@ export type ResumePlayResponse = Message<"ttakji.v1.ResumePlayResponse"> & {
  * Use `create(ResumePlayResponseSchema)` to create a new message.
  */
 export const ResumePlayResponseSchema: GenMessage<ResumePlayResponse> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_api, 39);
+  messageDesc(file_ttakji_v1_api, 41);
 
 /**
  * @generated from message ttakji.v1.OfferDrawRequest
@@ -938,7 +1012,7 @@ export type OfferDrawRequest = Message<"ttakji.v1.OfferDrawRequest"> & {
  * Use `create(OfferDrawRequestSchema)` to create a new message.
  */
 export const OfferDrawRequestSchema: GenMessage<OfferDrawRequest> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_api, 40);
+  messageDesc(file_ttakji_v1_api, 42);
 
 /**
  * @generated from message ttakji.v1.OfferDrawResponse
@@ -955,7 +1029,7 @@ export type OfferDrawResponse = Message<"ttakji.v1.OfferDrawResponse"> & {
  * Use `create(OfferDrawResponseSchema)` to create a new message.
  */
 export const OfferDrawResponseSchema: GenMessage<OfferDrawResponse> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_api, 41);
+  messageDesc(file_ttakji_v1_api, 43);
 
 /**
  * @generated from message ttakji.v1.AnswerDrawRequest
@@ -979,7 +1053,7 @@ export type AnswerDrawRequest = Message<"ttakji.v1.AnswerDrawRequest"> & {
  * Use `create(AnswerDrawRequestSchema)` to create a new message.
  */
 export const AnswerDrawRequestSchema: GenMessage<AnswerDrawRequest> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_api, 42);
+  messageDesc(file_ttakji_v1_api, 44);
 
 /**
  * @generated from message ttakji.v1.AnswerDrawResponse
@@ -996,7 +1070,7 @@ export type AnswerDrawResponse = Message<"ttakji.v1.AnswerDrawResponse"> & {
  * Use `create(AnswerDrawResponseSchema)` to create a new message.
  */
 export const AnswerDrawResponseSchema: GenMessage<AnswerDrawResponse> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_api, 43);
+  messageDesc(file_ttakji_v1_api, 45);
 
 /**
  * @generated from message ttakji.v1.GetScorePreviewRequest
@@ -1013,7 +1087,7 @@ export type GetScorePreviewRequest = Message<"ttakji.v1.GetScorePreviewRequest">
  * Use `create(GetScorePreviewRequestSchema)` to create a new message.
  */
 export const GetScorePreviewRequestSchema: GenMessage<GetScorePreviewRequest> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_api, 44);
+  messageDesc(file_ttakji_v1_api, 46);
 
 /**
  * @generated from message ttakji.v1.GetScorePreviewResponse
@@ -1030,7 +1104,7 @@ export type GetScorePreviewResponse = Message<"ttakji.v1.GetScorePreviewResponse
  * Use `create(GetScorePreviewResponseSchema)` to create a new message.
  */
 export const GetScorePreviewResponseSchema: GenMessage<GetScorePreviewResponse> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_api, 45);
+  messageDesc(file_ttakji_v1_api, 47);
 
 /**
  * @generated from message ttakji.v1.GetSgfRequest
@@ -1047,7 +1121,7 @@ export type GetSgfRequest = Message<"ttakji.v1.GetSgfRequest"> & {
  * Use `create(GetSgfRequestSchema)` to create a new message.
  */
 export const GetSgfRequestSchema: GenMessage<GetSgfRequest> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_api, 46);
+  messageDesc(file_ttakji_v1_api, 48);
 
 /**
  * @generated from message ttakji.v1.GetSgfResponse
@@ -1064,7 +1138,7 @@ export type GetSgfResponse = Message<"ttakji.v1.GetSgfResponse"> & {
  * Use `create(GetSgfResponseSchema)` to create a new message.
  */
 export const GetSgfResponseSchema: GenMessage<GetSgfResponse> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_api, 47);
+  messageDesc(file_ttakji_v1_api, 49);
 
 /**
  * @generated from message ttakji.v1.WatchGameRequest
@@ -1088,7 +1162,7 @@ export type WatchGameRequest = Message<"ttakji.v1.WatchGameRequest"> & {
  * Use `create(WatchGameRequestSchema)` to create a new message.
  */
 export const WatchGameRequestSchema: GenMessage<WatchGameRequest> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_api, 48);
+  messageDesc(file_ttakji_v1_api, 50);
 
 /**
  * @generated from message ttakji.v1.WatchGameResponse
@@ -1114,7 +1188,7 @@ export type WatchGameResponse = Message<"ttakji.v1.WatchGameResponse"> & {
  * Use `create(WatchGameResponseSchema)` to create a new message.
  */
 export const WatchGameResponseSchema: GenMessage<WatchGameResponse> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_api, 49);
+  messageDesc(file_ttakji_v1_api, 51);
 
 /**
  * Whether a player of the game is connected. A player counts as connected
@@ -1148,7 +1222,7 @@ export type Presence = Message<"ttakji.v1.Presence"> & {
  * Use `create(PresenceSchema)` to create a new message.
  */
 export const PresenceSchema: GenMessage<Presence> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_api, 50);
+  messageDesc(file_ttakji_v1_api, 52);
 
 /**
  * Signing in.
@@ -1360,6 +1434,19 @@ export const GameService: GenService<{
     methodKind: "unary";
     input: typeof UndoMoveRequestSchema;
     output: typeof UndoMoveResponseSchema;
+  },
+  /**
+   * Against the computer: moves its thinking between the player's client and
+   * the server, for instance to the server when the client's engine cannot
+   * load. The server's engine is limited per player (RESOURCE_EXHAUSTED
+   * with a retry hint).
+   *
+   * @generated from rpc ttakji.v1.GameService.SetAiEngine
+   */
+  setAiEngine: {
+    methodKind: "unary";
+    input: typeof SetAiEngineRequestSchema;
+    output: typeof SetAiEngineResponseSchema;
   },
   /**
    * "If the game ended now": the count of the current position.

@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file ttakji/v1/game.proto.
  */
 export const file_ttakji_v1_game: GenFile = /*@__PURE__*/
-  fileDesc("ChR0dGFramkvdjEvZ2FtZS5wcm90bxIJdHRha2ppLnYxIpUCCgpIb3VzZVJ1bGVzEiYKBnByZXNldBgBIAEoDjIWLnR0YWtqaS52MS5UYWJsZVByZXNldBISCgpib2FyZF9zaXplGAIgASgNEhEKBGtvbWkYAyABKAFIAIgBARIjCgdzY29yaW5nGAQgASgOMhIudHRha2ppLnYxLlNjb3JpbmcSHQoQc2Vjb25kc19wZXJfbW92ZRgFIAEoDUgBiAEBEh4KFmtlZXBfY29sb3JzX29uX3JlbWF0Y2gYBiABKAgSHwoSY29tcHV0ZXJfc3RhbmRzX2luGAcgASgISAKIAQFCBwoFX2tvbWlCEwoRX3NlY29uZHNfcGVyX21vdmVCFQoTX2NvbXB1dGVyX3N0YW5kc19pbiIkCgVQb2ludBIOCgZjb2x1bW4YASABKA0SCwoDcm93GAIgASgNIm8KBlBsYXllchIPCgd1c2VyX2lkGAEgASgJEhAKCG5pY2tuYW1lGAIgASgJEiQKCGFpX2xldmVsGAMgASgOMhIudHRha2ppLnYxLkFpTGV2ZWwSHAoUY29tcHV0ZXJfc3RhbmRpbmdfaW4YBCABKAgikQEKBE1vdmUSDgoGbnVtYmVyGAEgASgNEh8KBWNvbG9yGAIgASgOMhAudHRha2ppLnYxLkNvbG9yEh8KBXBvaW50GAMgASgLMhAudHRha2ppLnYxLlBvaW50EiIKCGNhcHR1cmVkGAQgAygLMhAudHRha2ppLnYxLlBvaW50EhMKC2J5X3N0YW5kX2luGAUgASgIItkBCgVDb3VudBIUCgxibGFja19wb2ludHMYASABKA0SFAoMd2hpdGVfcG9pbnRzGAIgASgNEgwKBGtvbWkYAyABKAESJQoLZGVhZF9zdG9uZXMYBCADKAsyEC50dGFramkudjEuUG9pbnQSIAoGd2lubmVyGAUgASgOMhAudHRha2ppLnYxLkNvbG9yEg4KBm1hcmdpbhgGIAEoARIPCgdzdW1tYXJ5GAcgASgJEiwKCXVuY2VydGFpbhgIIAMoCzIZLnR0YWtqaS52MS5VbmNlcnRhaW5Hcm91cCJeCg5VbmNlcnRhaW5Hcm91cBIgCgZzdG9uZXMYASADKAsyEC50dGFramkudjEuUG9pbnQSKgoGcmVhc29uGAIgASgOMhoudHRha2ppLnYxLlVuY2VydGFpblJlYXNvbiKDAQoKR2FtZVJlc3VsdBIgCgZ3aW5uZXIYASABKA4yEC50dGFramkudjEuQ29sb3ISJAoGcmVhc29uGAIgASgOMhQudHRha2ppLnYxLkVuZFJlYXNvbhIMCgR0ZXh0GAMgASgJEh8KBWNvdW50GAQgASgLMhAudHRha2ppLnYxLkNvdW50IjsKBUNsb2NrEhgKEHNlY29uZHNfcGVyX21vdmUYASABKA0SGAoQZGVhZGxpbmVfdW5peF9tcxgCIAEoAyKmBwoMR2FtZVNuYXBzaG90Eg8KB2dhbWVfaWQYASABKAkSEgoKYm9hcmRfc2l6ZRgCIAEoDRIPCgdydWxlc2V0GAMgASgJEgwKBGtvbWkYBCABKAESIAoFYmxhY2sYBSABKAsyES50dGFramkudjEuUGxheWVyEiAKBXdoaXRlGAYgASgLMhEudHRha2ppLnYxLlBsYXllchIlCgZzdGF0dXMYByABKA4yFS50dGFramkudjEuR2FtZVN0YXR1cxIgCgZzdG9uZXMYCCADKA4yEC50dGFramkudjEuQ29sb3ISIQoHdG9fbW92ZRgJIAEoDjIQLnR0YWtqaS52MS5Db2xvchISCgptb3ZlX2NvdW50GAogASgNEhYKDmJsYWNrX2NhcHR1cmVzGAsgASgNEhYKDndoaXRlX2NhcHR1cmVzGAwgASgNEiIKCWxhc3RfbW92ZRgNIAEoCzIPLnR0YWtqaS52MS5Nb3ZlEiYKDGtvX2ZvcmJpZGRlbhgOIAMoCzIQLnR0YWtqaS52MS5Qb2ludBIXCg9wYXNzZXNfaW5fYV9yb3cYDyABKA0SJQoGcmVzdWx0GBAgASgLMhUudHRha2ppLnYxLkdhbWVSZXN1bHQSHwoFY2xvY2sYESABKAsyEC50dGFramkudjEuQ2xvY2sSJwoNc2NvcmVfcHJldmlldxgSIAEoCzIQLnR0YWtqaS52MS5Db3VudBIRCglldmVudF9zZXEYEyABKAQSFAoMdW5kb19hbGxvd2VkGBQgASgIEikKD2RyYXdfb2ZmZXJlZF9ieRgVIAEoDjIQLnR0YWtqaS52MS5Db2xvchIOCgZyYW5rZWQYFiABKAgSGwoTZmluaXNoZWRfYXRfdW5peF9tcxgXIAEoAxIkCgp5b3VyX2NvbG9yGBggASgOMhAudHRha2ppLnYxLkNvbG9yEhsKE3NlcnZlcl90aW1lX3VuaXhfbXMYGSABKAMSIgoIaW5fYXRhcmkYGiADKAsyEC50dGFramkudjEuUG9pbnQSIwoHc2NvcmluZxgbIAEoDjISLnR0YWtqaS52MS5TY29yaW5nEh4KFmtlZXBfY29sb3JzX29uX3JlbWF0Y2gYHCABKAgSGAoQc2Vjb25kc19wZXJfbW92ZRgdIAEoDRIlCghjb3VudGluZxgeIAEoCzITLnR0YWtqaS52MS5Db3VudGluZxIaChJjb21wdXRlcl9zdGFuZHNfaW4YHyABKAgi7QEKCENvdW50aW5nEiUKC2RlYWRfc3RvbmVzGAEgAygLMhAudHRha2ppLnYxLlBvaW50EiIKCHByb3Bvc2VkGAIgAygLMhAudHRha2ppLnYxLlBvaW50EhUKDW1hcmtzX3ZlcnNpb24YAyABKA0SFwoPYmxhY2tfY29uZmlybWVkGAQgASgIEhcKD3doaXRlX2NvbmZpcm1lZBgFIAEoCBIYChBkZWFkbGluZV91bml4X21zGAYgASgDEh8KBWNvdW50GAcgASgLMhAudHRha2ppLnYxLkNvdW50EhIKCmFmdGVyX21vdmUYCCABKA0ixwUKCUdhbWVFdmVudBIPCgdnYW1lX2lkGAEgASgJEgsKA3NlcRgCIAEoBBISCgphdF91bml4X21zGAMgASgDEikKCHNuYXBzaG90GAQgASgLMhcudHRha2ppLnYxLkdhbWVTbmFwc2hvdBIpCgdzdGFydGVkGAogASgLMhYudHRha2ppLnYxLkdhbWVTdGFydGVkSAASLAoLbW92ZV9wbGF5ZWQYCyABKAsyFS50dGFramkudjEuTW92ZVBsYXllZEgAEi4KDG1vdmVzX3VuZG9uZRgMIAEoCzIWLnR0YWtqaS52MS5Nb3Zlc1VuZG9uZUgAEisKCGZpbmlzaGVkGA0gASgLMhcudHRha2ppLnYxLkdhbWVGaW5pc2hlZEgAEi4KDGRyYXdfb2ZmZXJlZBgOIAEoCzIWLnR0YWtqaS52MS5EcmF3T2ZmZXJlZEgAEjAKDWRyYXdfZGVjbGluZWQYDyABKAsyFy50dGFramkudjEuRHJhd0RlY2xpbmVkSAASNgoQY291bnRpbmdfc3RhcnRlZBgQIAEoCzIaLnR0YWtqaS52MS5Db3VudGluZ1N0YXJ0ZWRIABI5ChJkZWFkX3N0b25lc19tYXJrZWQYESABKAsyGy50dGFramkudjEuRGVhZFN0b25lc01hcmtlZEgAEjQKD2NvdW50X2NvbmZpcm1lZBgSIAEoCzIZLnR0YWtqaS52MS5Db3VudENvbmZpcm1lZEgAEi4KDHBsYXlfcmVzdW1lZBgTIAEoCzIWLnR0YWtqaS52MS5QbGF5UmVzdW1lZEgAEjMKD3N0YW5kX2luX3NlYXRlZBgUIAEoCzIYLnR0YWtqaS52MS5TdGFuZEluU2VhdGVkSAASLwoNc3RhbmRfaW5fbGVmdBgVIAEoCzIWLnR0YWtqaS52MS5TdGFuZEluTGVmdEgAQgYKBGtpbmQiMAoNU3RhbmRJblNlYXRlZBIfCgVjb2xvchgBIAEoDjIQLnR0YWtqaS52MS5Db2xvciIuCgtTdGFuZEluTGVmdBIfCgVjb2xvchgBIAEoDjIQLnR0YWtqaS52MS5Db2xvciIRCg9Db3VudGluZ1N0YXJ0ZWQiYAoQRGVhZFN0b25lc01hcmtlZBIcCgJieRgBIAEoDjIQLnR0YWtqaS52MS5Db2xvchIgCgZzdG9uZXMYAiADKAsyEC50dGFramkudjEuUG9pbnQSDAoEZGVhZBgDIAEoCCIuCg5Db3VudENvbmZpcm1lZBIcCgJieRgBIAEoDjIQLnR0YWtqaS52MS5Db2xvciIrCgtQbGF5UmVzdW1lZBIcCgJieRgBIAEoDjIQLnR0YWtqaS52MS5Db2xvciIrCgtEcmF3T2ZmZXJlZBIcCgJieRgBIAEoDjIQLnR0YWtqaS52MS5Db2xvciIsCgxEcmF3RGVjbGluZWQSHAoCYnkYASABKA4yEC50dGFramkudjEuQ29sb3IiDQoLR2FtZVN0YXJ0ZWQiKwoKTW92ZVBsYXllZBIdCgRtb3ZlGAEgASgLMg8udHRha2ppLnYxLk1vdmUiLQoLTW92ZXNVbmRvbmUSHgoFbW92ZXMYASADKAsyDy50dGFramkudjEuTW92ZSI1CgxHYW1lRmluaXNoZWQSJQoGcmVzdWx0GAEgASgLMhUudHRha2ppLnYxLkdhbWVSZXN1bHQqQAoFQ29sb3ISFQoRQ09MT1JfVU5TUEVDSUZJRUQQABIPCgtDT0xPUl9CTEFDSxABEg8KC0NPTE9SX1dISVRFEAIqdAoLQ29sb3JDaG9pY2USHAoYQ09MT1JfQ0hPSUNFX1VOU1BFQ0lGSUVEEAASFgoSQ09MT1JfQ0hPSUNFX0JMQUNLEAESFgoSQ09MT1JfQ0hPSUNFX1dISVRFEAISFwoTQ09MT1JfQ0hPSUNFX1JBTkRPTRADKl4KB0FpTGV2ZWwSGAoUQUlfTEVWRUxfVU5TUEVDSUZJRUQQABIRCg1BSV9MRVZFTF9FQVNZEAESEwoPQUlfTEVWRUxfTk9STUFMEAISEQoNQUlfTEVWRUxfSEFSRBADKlwKCkdhbWVTdGF0dXMSGwoXR0FNRV9TVEFUVVNfVU5TUEVDSUZJRUQQABIXChNHQU1FX1NUQVRVU19QTEFZSU5HEAESGAoUR0FNRV9TVEFUVVNfRklOSVNIRUQQAipLCgdTY29yaW5nEhcKE1NDT1JJTkdfVU5TUEVDSUZJRUQQABIQCgxTQ09SSU5HX0FSRUEQARIVChFTQ09SSU5HX1RFUlJJVE9SWRACKl4KC1RhYmxlUHJlc2V0EhwKGFRBQkxFX1BSRVNFVF9VTlNQRUNJRklFRBAAEhcKE1RBQkxFX1BSRVNFVF9UVEFLSkkQARIYChRUQUJMRV9QUkVTRVRfQ0xBU1NJQxACKqsBCglFbmRSZWFzb24SGgoWRU5EX1JFQVNPTl9VTlNQRUNJRklFRBAAEhkKFUVORF9SRUFTT05fVFdPX1BBU1NFUxABEhcKE0VORF9SRUFTT05fTU9WRV9DQVAQAhIaChZFTkRfUkVBU09OX1JFU0lHTkFUSU9OEAMSFgoSRU5EX1JFQVNPTl9USU1FT1VUEAQSGgoWRU5EX1JFQVNPTl9EUkFXX0FHUkVFRBAFKsUBCg9VbmNlcnRhaW5SZWFzb24SIAocVU5DRVJUQUlOX1JFQVNPTl9VTlNQRUNJRklFRBAAEhkKFVVOQ0VSVEFJTl9SRUFTT05fU0VLSRABEhkKFVVOQ0VSVEFJTl9SRUFTT05fRVlFUxACEhsKF1VOQ0VSVEFJTl9SRUFTT05fRVNDQVBFEAMSGQoVVU5DRVJUQUlOX1JFQVNPTl9SQUNFEAQSIgoeVU5DRVJUQUlOX1JFQVNPTl9VTkNMRUFSX0ZJR0hUEAViBnByb3RvMw");
+  fileDesc("ChR0dGFramkvdjEvZ2FtZS5wcm90bxIJdHRha2ppLnYxIpUCCgpIb3VzZVJ1bGVzEiYKBnByZXNldBgBIAEoDjIWLnR0YWtqaS52MS5UYWJsZVByZXNldBISCgpib2FyZF9zaXplGAIgASgNEhEKBGtvbWkYAyABKAFIAIgBARIjCgdzY29yaW5nGAQgASgOMhIudHRha2ppLnYxLlNjb3JpbmcSHQoQc2Vjb25kc19wZXJfbW92ZRgFIAEoDUgBiAEBEh4KFmtlZXBfY29sb3JzX29uX3JlbWF0Y2gYBiABKAgSHwoSY29tcHV0ZXJfc3RhbmRzX2luGAcgASgISAKIAQFCBwoFX2tvbWlCEwoRX3NlY29uZHNfcGVyX21vdmVCFQoTX2NvbXB1dGVyX3N0YW5kc19pbiIkCgVQb2ludBIOCgZjb2x1bW4YASABKA0SCwoDcm93GAIgASgNIpcBCgZQbGF5ZXISDwoHdXNlcl9pZBgBIAEoCRIQCghuaWNrbmFtZRgCIAEoCRIkCghhaV9sZXZlbBgDIAEoDjISLnR0YWtqaS52MS5BaUxldmVsEhwKFGNvbXB1dGVyX3N0YW5kaW5nX2luGAQgASgIEiYKCWFpX2VuZ2luZRgFIAEoDjITLnR0YWtqaS52MS5BaUVuZ2luZSKRAQoETW92ZRIOCgZudW1iZXIYASABKA0SHwoFY29sb3IYAiABKA4yEC50dGFramkudjEuQ29sb3ISHwoFcG9pbnQYAyABKAsyEC50dGFramkudjEuUG9pbnQSIgoIY2FwdHVyZWQYBCADKAsyEC50dGFramkudjEuUG9pbnQSEwoLYnlfc3RhbmRfaW4YBSABKAgi2QEKBUNvdW50EhQKDGJsYWNrX3BvaW50cxgBIAEoDRIUCgx3aGl0ZV9wb2ludHMYAiABKA0SDAoEa29taRgDIAEoARIlCgtkZWFkX3N0b25lcxgEIAMoCzIQLnR0YWtqaS52MS5Qb2ludBIgCgZ3aW5uZXIYBSABKA4yEC50dGFramkudjEuQ29sb3ISDgoGbWFyZ2luGAYgASgBEg8KB3N1bW1hcnkYByABKAkSLAoJdW5jZXJ0YWluGAggAygLMhkudHRha2ppLnYxLlVuY2VydGFpbkdyb3VwIl4KDlVuY2VydGFpbkdyb3VwEiAKBnN0b25lcxgBIAMoCzIQLnR0YWtqaS52MS5Qb2ludBIqCgZyZWFzb24YAiABKA4yGi50dGFramkudjEuVW5jZXJ0YWluUmVhc29uIoMBCgpHYW1lUmVzdWx0EiAKBndpbm5lchgBIAEoDjIQLnR0YWtqaS52MS5Db2xvchIkCgZyZWFzb24YAiABKA4yFC50dGFramkudjEuRW5kUmVhc29uEgwKBHRleHQYAyABKAkSHwoFY291bnQYBCABKAsyEC50dGFramkudjEuQ291bnQiOwoFQ2xvY2sSGAoQc2Vjb25kc19wZXJfbW92ZRgBIAEoDRIYChBkZWFkbGluZV91bml4X21zGAIgASgDIqYHCgxHYW1lU25hcHNob3QSDwoHZ2FtZV9pZBgBIAEoCRISCgpib2FyZF9zaXplGAIgASgNEg8KB3J1bGVzZXQYAyABKAkSDAoEa29taRgEIAEoARIgCgVibGFjaxgFIAEoCzIRLnR0YWtqaS52MS5QbGF5ZXISIAoFd2hpdGUYBiABKAsyES50dGFramkudjEuUGxheWVyEiUKBnN0YXR1cxgHIAEoDjIVLnR0YWtqaS52MS5HYW1lU3RhdHVzEiAKBnN0b25lcxgIIAMoDjIQLnR0YWtqaS52MS5Db2xvchIhCgd0b19tb3ZlGAkgASgOMhAudHRha2ppLnYxLkNvbG9yEhIKCm1vdmVfY291bnQYCiABKA0SFgoOYmxhY2tfY2FwdHVyZXMYCyABKA0SFgoOd2hpdGVfY2FwdHVyZXMYDCABKA0SIgoJbGFzdF9tb3ZlGA0gASgLMg8udHRha2ppLnYxLk1vdmUSJgoMa29fZm9yYmlkZGVuGA4gAygLMhAudHRha2ppLnYxLlBvaW50EhcKD3Bhc3Nlc19pbl9hX3JvdxgPIAEoDRIlCgZyZXN1bHQYECABKAsyFS50dGFramkudjEuR2FtZVJlc3VsdBIfCgVjbG9jaxgRIAEoCzIQLnR0YWtqaS52MS5DbG9jaxInCg1zY29yZV9wcmV2aWV3GBIgASgLMhAudHRha2ppLnYxLkNvdW50EhEKCWV2ZW50X3NlcRgTIAEoBBIUCgx1bmRvX2FsbG93ZWQYFCABKAgSKQoPZHJhd19vZmZlcmVkX2J5GBUgASgOMhAudHRha2ppLnYxLkNvbG9yEg4KBnJhbmtlZBgWIAEoCBIbChNmaW5pc2hlZF9hdF91bml4X21zGBcgASgDEiQKCnlvdXJfY29sb3IYGCABKA4yEC50dGFramkudjEuQ29sb3ISGwoTc2VydmVyX3RpbWVfdW5peF9tcxgZIAEoAxIiCghpbl9hdGFyaRgaIAMoCzIQLnR0YWtqaS52MS5Qb2ludBIjCgdzY29yaW5nGBsgASgOMhIudHRha2ppLnYxLlNjb3JpbmcSHgoWa2VlcF9jb2xvcnNfb25fcmVtYXRjaBgcIAEoCBIYChBzZWNvbmRzX3Blcl9tb3ZlGB0gASgNEiUKCGNvdW50aW5nGB4gASgLMhMudHRha2ppLnYxLkNvdW50aW5nEhoKEmNvbXB1dGVyX3N0YW5kc19pbhgfIAEoCCLtAQoIQ291bnRpbmcSJQoLZGVhZF9zdG9uZXMYASADKAsyEC50dGFramkudjEuUG9pbnQSIgoIcHJvcG9zZWQYAiADKAsyEC50dGFramkudjEuUG9pbnQSFQoNbWFya3NfdmVyc2lvbhgDIAEoDRIXCg9ibGFja19jb25maXJtZWQYBCABKAgSFwoPd2hpdGVfY29uZmlybWVkGAUgASgIEhgKEGRlYWRsaW5lX3VuaXhfbXMYBiABKAMSHwoFY291bnQYByABKAsyEC50dGFramkudjEuQ291bnQSEgoKYWZ0ZXJfbW92ZRgIIAEoDSKABgoJR2FtZUV2ZW50Eg8KB2dhbWVfaWQYASABKAkSCwoDc2VxGAIgASgEEhIKCmF0X3VuaXhfbXMYAyABKAMSKQoIc25hcHNob3QYBCABKAsyFy50dGFramkudjEuR2FtZVNuYXBzaG90EikKB3N0YXJ0ZWQYCiABKAsyFi50dGFramkudjEuR2FtZVN0YXJ0ZWRIABIsCgttb3ZlX3BsYXllZBgLIAEoCzIVLnR0YWtqaS52MS5Nb3ZlUGxheWVkSAASLgoMbW92ZXNfdW5kb25lGAwgASgLMhYudHRha2ppLnYxLk1vdmVzVW5kb25lSAASKwoIZmluaXNoZWQYDSABKAsyFy50dGFramkudjEuR2FtZUZpbmlzaGVkSAASLgoMZHJhd19vZmZlcmVkGA4gASgLMhYudHRha2ppLnYxLkRyYXdPZmZlcmVkSAASMAoNZHJhd19kZWNsaW5lZBgPIAEoCzIXLnR0YWtqaS52MS5EcmF3RGVjbGluZWRIABI2ChBjb3VudGluZ19zdGFydGVkGBAgASgLMhoudHRha2ppLnYxLkNvdW50aW5nU3RhcnRlZEgAEjkKEmRlYWRfc3RvbmVzX21hcmtlZBgRIAEoCzIbLnR0YWtqaS52MS5EZWFkU3RvbmVzTWFya2VkSAASNAoPY291bnRfY29uZmlybWVkGBIgASgLMhkudHRha2ppLnYxLkNvdW50Q29uZmlybWVkSAASLgoMcGxheV9yZXN1bWVkGBMgASgLMhYudHRha2ppLnYxLlBsYXlSZXN1bWVkSAASMwoPc3RhbmRfaW5fc2VhdGVkGBQgASgLMhgudHRha2ppLnYxLlN0YW5kSW5TZWF0ZWRIABIvCg1zdGFuZF9pbl9sZWZ0GBUgASgLMhYudHRha2ppLnYxLlN0YW5kSW5MZWZ0SAASNwoRYWlfZW5naW5lX2NoYW5nZWQYFiABKAsyGi50dGFramkudjEuQWlFbmdpbmVDaGFuZ2VkSABCBgoEa2luZCIwCg1TdGFuZEluU2VhdGVkEh8KBWNvbG9yGAEgASgOMhAudHRha2ppLnYxLkNvbG9yIjYKD0FpRW5naW5lQ2hhbmdlZBIjCgZlbmdpbmUYASABKA4yEy50dGFramkudjEuQWlFbmdpbmUiLgoLU3RhbmRJbkxlZnQSHwoFY29sb3IYASABKA4yEC50dGFramkudjEuQ29sb3IiEQoPQ291bnRpbmdTdGFydGVkImAKEERlYWRTdG9uZXNNYXJrZWQSHAoCYnkYASABKA4yEC50dGFramkudjEuQ29sb3ISIAoGc3RvbmVzGAIgAygLMhAudHRha2ppLnYxLlBvaW50EgwKBGRlYWQYAyABKAgiLgoOQ291bnRDb25maXJtZWQSHAoCYnkYASABKA4yEC50dGFramkudjEuQ29sb3IiKwoLUGxheVJlc3VtZWQSHAoCYnkYASABKA4yEC50dGFramkudjEuQ29sb3IiKwoLRHJhd09mZmVyZWQSHAoCYnkYASABKA4yEC50dGFramkudjEuQ29sb3IiLAoMRHJhd0RlY2xpbmVkEhwKAmJ5GAEgASgOMhAudHRha2ppLnYxLkNvbG9yIg0KC0dhbWVTdGFydGVkIisKCk1vdmVQbGF5ZWQSHQoEbW92ZRgBIAEoCzIPLnR0YWtqaS52MS5Nb3ZlIi0KC01vdmVzVW5kb25lEh4KBW1vdmVzGAEgAygLMg8udHRha2ppLnYxLk1vdmUiNQoMR2FtZUZpbmlzaGVkEiUKBnJlc3VsdBgBIAEoCzIVLnR0YWtqaS52MS5HYW1lUmVzdWx0KkAKBUNvbG9yEhUKEUNPTE9SX1VOU1BFQ0lGSUVEEAASDwoLQ09MT1JfQkxBQ0sQARIPCgtDT0xPUl9XSElURRACKnQKC0NvbG9yQ2hvaWNlEhwKGENPTE9SX0NIT0lDRV9VTlNQRUNJRklFRBAAEhYKEkNPTE9SX0NIT0lDRV9CTEFDSxABEhYKEkNPTE9SX0NIT0lDRV9XSElURRACEhcKE0NPTE9SX0NIT0lDRV9SQU5ET00QAypeCgdBaUxldmVsEhgKFEFJX0xFVkVMX1VOU1BFQ0lGSUVEEAASEQoNQUlfTEVWRUxfRUFTWRABEhMKD0FJX0xFVkVMX05PUk1BTBACEhEKDUFJX0xFVkVMX0hBUkQQAypRCghBaUVuZ2luZRIZChVBSV9FTkdJTkVfVU5TUEVDSUZJRUQQABIUChBBSV9FTkdJTkVfU0VSVkVSEAESFAoQQUlfRU5HSU5FX0NMSUVOVBACKlwKCkdhbWVTdGF0dXMSGwoXR0FNRV9TVEFUVVNfVU5TUEVDSUZJRUQQABIXChNHQU1FX1NUQVRVU19QTEFZSU5HEAESGAoUR0FNRV9TVEFUVVNfRklOSVNIRUQQAipLCgdTY29yaW5nEhcKE1NDT1JJTkdfVU5TUEVDSUZJRUQQABIQCgxTQ09SSU5HX0FSRUEQARIVChFTQ09SSU5HX1RFUlJJVE9SWRACKl4KC1RhYmxlUHJlc2V0EhwKGFRBQkxFX1BSRVNFVF9VTlNQRUNJRklFRBAAEhcKE1RBQkxFX1BSRVNFVF9UVEFLSkkQARIYChRUQUJMRV9QUkVTRVRfQ0xBU1NJQxACKqsBCglFbmRSZWFzb24SGgoWRU5EX1JFQVNPTl9VTlNQRUNJRklFRBAAEhkKFUVORF9SRUFTT05fVFdPX1BBU1NFUxABEhcKE0VORF9SRUFTT05fTU9WRV9DQVAQAhIaChZFTkRfUkVBU09OX1JFU0lHTkFUSU9OEAMSFgoSRU5EX1JFQVNPTl9USU1FT1VUEAQSGgoWRU5EX1JFQVNPTl9EUkFXX0FHUkVFRBAFKsUBCg9VbmNlcnRhaW5SZWFzb24SIAocVU5DRVJUQUlOX1JFQVNPTl9VTlNQRUNJRklFRBAAEhkKFVVOQ0VSVEFJTl9SRUFTT05fU0VLSRABEhkKFVVOQ0VSVEFJTl9SRUFTT05fRVlFUxACEhsKF1VOQ0VSVEFJTl9SRUFTT05fRVNDQVBFEAMSGQoVVU5DRVJUQUlOX1JFQVNPTl9SQUNFEAQSIgoeVU5DRVJUQUlOX1JFQVNPTl9VTkNMRUFSX0ZJR0hUEAViBnByb3RvMw");
 
 /**
  * The rules a host chooses for a table (a friend challenge): a preset, and
@@ -142,6 +142,14 @@ export type Player = Message<"ttakji.v1.Player"> & {
    * @generated from field: bool computer_standing_in = 4;
    */
   computerStandingIn: boolean;
+
+  /**
+   * For a computer seat: where it thinks. AI_ENGINE_CLIENT means the
+   * player's client is to think and play this seat's moves.
+   *
+   * @generated from field: ttakji.v1.AiEngine ai_engine = 5;
+   */
+  aiEngine: AiEngine;
 };
 
 /**
@@ -773,6 +781,12 @@ export type GameEvent = Message<"ttakji.v1.GameEvent"> & {
      */
     value: StandInLeft;
     case: "standInLeft";
+  } | {
+    /**
+     * @generated from field: ttakji.v1.AiEngineChanged ai_engine_changed = 22;
+     */
+    value: AiEngineChanged;
+    case: "aiEngineChanged";
   } | { case: undefined; value?: undefined };
 };
 
@@ -805,7 +819,26 @@ export const StandInSeatedSchema: GenMessage<StandInSeated> = /*@__PURE__*/
 
 /**
  * The player came back and plays their seat again.
+ * The player moved the computer's thinking (to the server when the page's
+ * engine could not start, say).
  *
+ * @generated from message ttakji.v1.AiEngineChanged
+ */
+export type AiEngineChanged = Message<"ttakji.v1.AiEngineChanged"> & {
+  /**
+   * @generated from field: ttakji.v1.AiEngine engine = 1;
+   */
+  engine: AiEngine;
+};
+
+/**
+ * Describes the message ttakji.v1.AiEngineChanged.
+ * Use `create(AiEngineChangedSchema)` to create a new message.
+ */
+export const AiEngineChangedSchema: GenMessage<AiEngineChanged> = /*@__PURE__*/
+  messageDesc(file_ttakji_v1_game, 12);
+
+/**
  * @generated from message ttakji.v1.StandInLeft
  */
 export type StandInLeft = Message<"ttakji.v1.StandInLeft"> & {
@@ -820,7 +853,7 @@ export type StandInLeft = Message<"ttakji.v1.StandInLeft"> & {
  * Use `create(StandInLeftSchema)` to create a new message.
  */
 export const StandInLeftSchema: GenMessage<StandInLeft> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 12);
+  messageDesc(file_ttakji_v1_game, 13);
 
 /**
  * Two passes opened the count of a territory game; the snapshot's counting
@@ -836,7 +869,7 @@ export type CountingStarted = Message<"ttakji.v1.CountingStarted"> & {
  * Use `create(CountingStartedSchema)` to create a new message.
  */
 export const CountingStartedSchema: GenMessage<CountingStarted> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 13);
+  messageDesc(file_ttakji_v1_game, 14);
 
 /**
  * A player marked a chain dead or alive.
@@ -869,7 +902,7 @@ export type DeadStonesMarked = Message<"ttakji.v1.DeadStonesMarked"> & {
  * Use `create(DeadStonesMarkedSchema)` to create a new message.
  */
 export const DeadStonesMarkedSchema: GenMessage<DeadStonesMarked> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 14);
+  messageDesc(file_ttakji_v1_game, 15);
 
 /**
  * A player confirmed the marks as they are.
@@ -888,7 +921,7 @@ export type CountConfirmed = Message<"ttakji.v1.CountConfirmed"> & {
  * Use `create(CountConfirmedSchema)` to create a new message.
  */
 export const CountConfirmedSchema: GenMessage<CountConfirmed> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 15);
+  messageDesc(file_ttakji_v1_game, 16);
 
 /**
  * A player left the count to settle the position on the board; play goes
@@ -908,7 +941,7 @@ export type PlayResumed = Message<"ttakji.v1.PlayResumed"> & {
  * Use `create(PlayResumedSchema)` to create a new message.
  */
 export const PlayResumedSchema: GenMessage<PlayResumed> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 16);
+  messageDesc(file_ttakji_v1_game, 17);
 
 /**
  * A player offered a draw; it stands until the opponent answers or a move is played.
@@ -927,7 +960,7 @@ export type DrawOffered = Message<"ttakji.v1.DrawOffered"> & {
  * Use `create(DrawOfferedSchema)` to create a new message.
  */
 export const DrawOfferedSchema: GenMessage<DrawOffered> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 17);
+  messageDesc(file_ttakji_v1_game, 18);
 
 /**
  * The opponent declined the draw offer.
@@ -946,7 +979,7 @@ export type DrawDeclined = Message<"ttakji.v1.DrawDeclined"> & {
  * Use `create(DrawDeclinedSchema)` to create a new message.
  */
 export const DrawDeclinedSchema: GenMessage<DrawDeclined> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 18);
+  messageDesc(file_ttakji_v1_game, 19);
 
 /**
  * The game was created.
@@ -961,7 +994,7 @@ export type GameStarted = Message<"ttakji.v1.GameStarted"> & {
  * Use `create(GameStartedSchema)` to create a new message.
  */
 export const GameStartedSchema: GenMessage<GameStarted> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 19);
+  messageDesc(file_ttakji_v1_game, 20);
 
 /**
  * A stone was played or a player passed.
@@ -980,7 +1013,7 @@ export type MovePlayed = Message<"ttakji.v1.MovePlayed"> & {
  * Use `create(MovePlayedSchema)` to create a new message.
  */
 export const MovePlayedSchema: GenMessage<MovePlayed> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 20);
+  messageDesc(file_ttakji_v1_game, 21);
 
 /**
  * Moves were taken back.
@@ -1001,7 +1034,7 @@ export type MovesUndone = Message<"ttakji.v1.MovesUndone"> & {
  * Use `create(MovesUndoneSchema)` to create a new message.
  */
 export const MovesUndoneSchema: GenMessage<MovesUndone> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 21);
+  messageDesc(file_ttakji_v1_game, 22);
 
 /**
  * The game ended.
@@ -1020,7 +1053,7 @@ export type GameFinished = Message<"ttakji.v1.GameFinished"> & {
  * Use `create(GameFinishedSchema)` to create a new message.
  */
 export const GameFinishedSchema: GenMessage<GameFinished> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 22);
+  messageDesc(file_ttakji_v1_game, 23);
 
 /**
  * A stone colour or the side to move.
@@ -1123,6 +1156,42 @@ export const AiLevelSchema: GenEnum<AiLevel> = /*@__PURE__*/
   enumDesc(file_ttakji_v1_game, 2);
 
 /**
+ * Where the computer thinks in a game against it.
+ *
+ * @generated from enum ttakji.v1.AiEngine
+ */
+export enum AiEngine {
+  /**
+   * In a request: the server, as before the choice existed.
+   *
+   * @generated from enum value: AI_ENGINE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The game authority thinks for the computer seat.
+   *
+   * @generated from enum value: AI_ENGINE_SERVER = 1;
+   */
+  SERVER = 1,
+
+  /**
+   * The player's own page or app thinks (the WebAssembly engine in a Web
+   * Worker) and submits the computer seat's moves with the player's token
+   * (`for_computer`). The authority checks them like any other move.
+   *
+   * @generated from enum value: AI_ENGINE_CLIENT = 2;
+   */
+  CLIENT = 2,
+}
+
+/**
+ * Describes the enum ttakji.v1.AiEngine.
+ */
+export const AiEngineSchema: GenEnum<AiEngine> = /*@__PURE__*/
+  enumDesc(file_ttakji_v1_game, 3);
+
+/**
  * Whether a game goes on.
  *
  * @generated from enum ttakji.v1.GameStatus
@@ -1148,7 +1217,7 @@ export enum GameStatus {
  * Describes the enum ttakji.v1.GameStatus.
  */
 export const GameStatusSchema: GenEnum<GameStatus> = /*@__PURE__*/
-  enumDesc(file_ttakji_v1_game, 3);
+  enumDesc(file_ttakji_v1_game, 4);
 
 /**
  * How a finished game is counted.
@@ -1181,7 +1250,7 @@ export enum Scoring {
  * Describes the enum ttakji.v1.Scoring.
  */
 export const ScoringSchema: GenEnum<Scoring> = /*@__PURE__*/
-  enumDesc(file_ttakji_v1_game, 4);
+  enumDesc(file_ttakji_v1_game, 5);
 
 /**
  * A set of house rules to start from.
@@ -1215,7 +1284,7 @@ export enum TablePreset {
  * Describes the enum ttakji.v1.TablePreset.
  */
 export const TablePresetSchema: GenEnum<TablePreset> = /*@__PURE__*/
-  enumDesc(file_ttakji_v1_game, 5);
+  enumDesc(file_ttakji_v1_game, 6);
 
 /**
  * Why a game ended.
@@ -1262,7 +1331,7 @@ export enum EndReason {
  * Describes the enum ttakji.v1.EndReason.
  */
 export const EndReasonSchema: GenEnum<EndReason> = /*@__PURE__*/
-  enumDesc(file_ttakji_v1_game, 6);
+  enumDesc(file_ttakji_v1_game, 7);
 
 /**
  * Why a count keeps a group it would otherwise take off.
@@ -1315,5 +1384,5 @@ export enum UncertainReason {
  * Describes the enum ttakji.v1.UncertainReason.
  */
 export const UncertainReasonSchema: GenEnum<UncertainReason> = /*@__PURE__*/
-  enumDesc(file_ttakji_v1_game, 7);
+  enumDesc(file_ttakji_v1_game, 8);
 
