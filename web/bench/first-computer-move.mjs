@@ -1,0 +1,60 @@
+// How long a player waits for the computer's first move in the page, from
+// the click on their own: with an empty browser cache (the engine fetched
+// and compiled) and a warm one, on this machine's CPU and slowed 4× as
+// Lighthouse slows a phone; and each level's time a move after that.
+// `npm run bench:first-move` (TTAKJI_BIN: a release build is best).
+import { launch, player, point, startServer } from "../tests/harness.mjs";
+
+const RUNS = Number(process.env.RUNS ?? 3);
+const server = await startServer();
+const browser = await launch();
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+async function slow(page, rate) {
+  if (rate > 1) {
+    const cdp = await page.context().newCDPSession(page);
+    await cdp.send("Emulation.setCPUThrottlingRate", { rate });
+  }
+}
+
+/** Milliseconds from clicking `mine` to the computer's stone number `n`. */
+async function reply(page, mine, n) {
+  const start = await page.evaluate(() => performance.now());
+  await point(page, mine).click();
+  await page.waitForFunction((k) => document.querySelectorAll('[aria-label*="white stone"]').length >= k, n, { timeout: 120_000 });
+  await page.getByText("Your turn").waitFor();
+  return (await page.evaluate(() => performance.now())) - start;
+}
+
+async function newGame(page, level) {
+  await page.goto("/");
+  await page.getByLabel("Level").selectOption({ label: level });
+  await page.getByLabel("Your colour").selectOption({ label: "Black (you start)" });
+  await page.getByRole("button", { name: "Play the computer" }).click();
+  await page.getByText("Your turn").waitFor();
+}
+
+for (const rate of [1, 4]) {
+  const cold = [];
+  const warm = [];
+  const perMove = { Easy: [], Normal: [], Hard: [] };
+  for (let run = 0; run < RUNS; run++) {
+    const page = await player(browser, server.url, `first-${rate}-${run}`);
+    await slow(page, rate);
+    await newGame(page, "Easy");
+    cold.push(await reply(page, "E5", 1));
+    await newGame(page, "Easy");
+    warm.push(await reply(page, "E5", 1));
+    for (const level of Object.keys(perMove)) {
+      await newGame(page, level);
+      await reply(page, "E5", 1);
+      perMove[level].push(await reply(page, "C3", 2), await reply(page, "G7", 3));
+    }
+    await page.context().close();
+  }
+  const ms = (x) => `${Math.round(x).toLocaleString("en")} ms`;
+  console.log(`CPU ${rate === 1 ? "as is" : `${rate}× slower`}: first computer move (Easy) cold cache ${ms(median(cold))}, warm ${ms(median(warm))}; ` +
+    Object.entries(perMove).map(([l, xs]) => `${l} ${ms(median(xs))} a move`).join(", ") + ` (medians of ${RUNS} runs)`);
+}
+await browser.close();
+await server.stop();
