@@ -40,6 +40,7 @@ for (const rate of [1, 4]) {
   const perMove = { Easy: [], Normal: [], Hard: [] };
   for (let run = 0; run < RUNS; run++) {
     const page = await player(browser, server.url, `first-${rate}-${run}`);
+    await page.getByLabel("Level").waitFor();
     await slow(page, rate);
     await newGame(page, "Easy");
     cold.push(await reply(page, "E5", 1));
@@ -55,6 +56,30 @@ for (const rate of [1, 4]) {
   const ms = (x) => `${Math.round(x).toLocaleString("en")} ms`;
   console.log(`CPU ${rate === 1 ? "as is" : `${rate}× slower`}: first computer move (Easy) cold cache ${ms(median(cold))}, warm ${ms(median(warm))}; ` +
     Object.entries(perMove).map(([l, xs]) => `${l} ${ms(median(xs))} a move`).join(", ") + ` (medians of ${RUNS} runs)`);
+}
+// The server's CPU for a whole game against Hard: thought in the page, and
+// thought on the server (the page's engine blocked, so the server thinks).
+for (const where of ["in the page", "on the server"]) {
+  const page = await player(browser, server.url, `cost-${where.length}`);
+  await page.getByLabel("Level").waitFor();
+  if (where === "on the server") await page.route("**/*.wasm", (r) => r.abort("blockedbyclient"));
+  const before = server.cpuSeconds();
+  await newGame(page, "Hard");
+  let moves = 0;
+  for (const mine of ["C3", "G7", "C7", "G3", "E5", "D4", "F6", "E3", "E7", "C5", "G5", "D6", "F4"]) {
+    const empty = await page.getByRole("button", { name: new RegExp(`^${mine}, empty`) }).count();
+    if (!empty) continue;
+    await point(page, mine).click();
+    moves++;
+    await Promise.race([
+      page.waitForFunction((k) => document.querySelectorAll('[aria-label*="white stone"]').length >= k || document.body.textContent.includes("The game is over"), 0, { timeout: 120_000 }),
+    ]);
+    await page.getByText("Your turn").or(page.getByText("The game is over")).first().waitFor({ timeout: 120_000 });
+    if (await page.getByText("The game is over").count()) break;
+  }
+  const cpu = server.cpuSeconds() - before;
+  console.log(`Hard, the computer thinking ${where}: the server's CPU ${cpu.toFixed(2)} s over ${moves} of the player's moves and their replies`);
+  await page.context().close();
 }
 await browser.close();
 await server.stop();

@@ -3,7 +3,7 @@
 // playwright-core, and players who sign in through the page.
 import { spawn } from "node:child_process";
 import { createServer } from "node:net";
-import { mkdtempSync, rmSync, mkdirSync } from "node:fs";
+import { mkdtempSync, rmSync, mkdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
@@ -79,6 +79,11 @@ export async function startServer(extra = []) {
   const url = await run();
   return {
     url,
+    /** The server process's CPU time so far, in seconds (Linux). */
+    cpuSeconds() {
+      const fields = readFileSync(`/proc/${child.pid}/stat`, "utf8").split(") ")[1].split(" ");
+      return (Number(fields[11]) + Number(fields[12])) / 100;
+    },
     /**
      * The sum of the series of metric `name` on the server's `/metrics`
      * whose labels include `labels` (`engine="client"`); 0 when none.
