@@ -39,23 +39,7 @@ async fn play_for_computer(
     number: u32,
     point: &str,
 ) -> Result<pb::PlayMoveResponse, tonic::Status> {
-    let p = baduk::BoardSize::NINE
-        .parse_point(point)
-        .expect("test point");
-    player
-        .games
-        .clone()
-        .play_move(player.req(pb::PlayMoveRequest {
-            game_id: game_id.to_owned(),
-            move_number: number,
-            point: Some(pb::Point {
-                column: u32::from(p.col()),
-                row: u32::from(p.row()),
-            }),
-            for_computer: true,
-        }))
-        .await
-        .map(tonic::Response::into_inner)
+    player.play_as(game_id, number, point, true).await
 }
 
 async fn set_engine(

@@ -385,6 +385,18 @@ impl Player {
         number: u32,
         point: &str,
     ) -> Result<pb::PlayMoveResponse, tonic::Status> {
+        self.play_as(game_id, number, point, false).await
+    }
+
+    /// Plays `point` as move `number`; with `for_computer`, the computer
+    /// seat's move in a game whose computer thinks in this player's client.
+    pub async fn play_as(
+        &self,
+        game_id: &str,
+        number: u32,
+        point: &str,
+        for_computer: bool,
+    ) -> Result<pb::PlayMoveResponse, tonic::Status> {
         let p = baduk::BoardSize::NINE
             .parse_point(point)
             .expect("test point");
@@ -397,7 +409,7 @@ impl Player {
                     column: u32::from(p.col()),
                     row: u32::from(p.row()),
                 }),
-                ..Default::default()
+                for_computer,
             }))
             .await
             .map(tonic::Response::into_inner)

@@ -581,12 +581,7 @@ impl OnlineGame {
     /// The computer's colour, for its player to play it: only in a game
     /// against the computer whose engine runs in the player's client.
     fn computer_seat_of(&self, user_id: &str) -> Result<Color, Refusal> {
-        let color = self.player(user_id)?.opponent();
-        if self.meta.seat(color).ai.is_none() {
-            return Err(Refusal::NoComputerSeat {
-                game_id: self.meta.id.clone(),
-            });
-        }
+        let color = self.computer_against(user_id)?;
         if self.meta.ai_engine != AiEngine::Client {
             return Err(Refusal::ComputerThinksOnServer {
                 game_id: self.meta.id.clone(),
@@ -606,12 +601,7 @@ impl OnlineGame {
         engine: AiEngine,
         now: i64,
     ) -> Result<Step, Refusal> {
-        let color = self.player(user_id)?.opponent();
-        if self.meta.seat(color).ai.is_none() {
-            return Err(Refusal::NoComputerSeat {
-                game_id: self.meta.id.clone(),
-            });
-        }
+        self.computer_against(user_id)?;
         if let Some(finished) = &self.finished {
             return Err(Refusal::GameOver {
                 game_id: self.meta.id.clone(),
@@ -631,6 +621,17 @@ impl OnlineGame {
         };
         let write = next.standing(Write::default());
         Ok(Step::one_event(next, write, event))
+    }
+
+    /// The colour of the computer `user_id` plays against.
+    fn computer_against(&self, user_id: &str) -> Result<Color, Refusal> {
+        let color = self.player(user_id)?.opponent();
+        if self.meta.seat(color).ai.is_none() {
+            return Err(Refusal::NoComputerSeat {
+                game_id: self.meta.id.clone(),
+            });
+        }
+        Ok(color)
     }
 
     fn player(&self, user_id: &str) -> Result<Color, Refusal> {
