@@ -19,19 +19,18 @@ const POSITIONS = {
 function nativeEngine(args) {
   const child = spawn(serverBinary(), ["gtp", ...args], { stdio: ["pipe", "pipe", "inherit"] });
   const lines = createInterface({ input: child.stdout });
-  const replies = [];
+  // One command is asked at a time: a blank line ends its reply.
   let waiting = null;
   let reply = [];
   lines.on("line", (line) => {
-    if (line === "") {
-      const text = reply.join("\n");
-      reply = [];
-      if (waiting) {
-        const w = waiting;
-        waiting = null;
-        w(text);
-      } else replies.push(text);
-    } else reply.push(line);
+    if (line !== "") {
+      reply.push(line);
+      return;
+    }
+    const text = reply.join("\n");
+    reply = [];
+    waiting?.(text);
+    waiting = null;
   });
   return {
     ask: (command) =>

@@ -62,8 +62,9 @@ impl Level {
     /// which mean the same on every machine (a level in a browser is the
     /// level on the server), and a time cap that keeps a slow phone
     /// answering. This machine's 2-core Xeon never reaches the caps; a
-    /// phone that runs the WebAssembly engine 6–8 times slower can, on
-    /// Hard's longest thinks, and then plays with the playouts it managed.
+    /// phone that runs the WebAssembly engine about five times slower can,
+    /// on Hard's longest thinks, and then plays with the playouts it
+    /// managed.
     ///
     /// Hard's 64,000 playouts on 9×9 are what it aims at: it stops early
     /// once the choice is settled and thinks half as long again where the

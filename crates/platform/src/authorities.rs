@@ -72,7 +72,18 @@ pub fn shard_of(game_id: &str) -> u32 {
 /// UNAVAILABLE with a retry hint.
 #[must_use]
 pub fn unavailable(message: impl Into<String>, retry_after: Duration) -> Status {
-    let mut status = Status::unavailable(message);
+    with_retry_hint(Status::unavailable(message), retry_after)
+}
+
+/// RESOURCE_EXHAUSTED with a retry hint.
+#[must_use]
+pub fn resource_exhausted(message: impl Into<String>, retry_after: Duration) -> Status {
+    with_retry_hint(Status::resource_exhausted(message), retry_after)
+}
+
+/// `status` with the milliseconds to wait before trying again in
+/// [`RETRY_AFTER_HEADER`].
+fn with_retry_hint(mut status: Status, retry_after: Duration) -> Status {
     if let Ok(value) = retry_after.as_millis().to_string().parse() {
         status.metadata_mut().insert(RETRY_AFTER_HEADER, value);
     }

@@ -15,7 +15,7 @@ use crate::records::{AiEngine, GameMeta, Seat};
 use crate::registry::Registry;
 use crate::{codec, store};
 use ttakji_platform::authorities::{
-    Authorities, AuthorityClient, FORWARDED_HEADER, OWNER_HEADER, RETRY_AFTER_HEADER, is_retryable,
+    Authorities, AuthorityClient, FORWARDED_HEADER, OWNER_HEADER, is_retryable, resource_exhausted,
     unavailable,
 };
 
@@ -167,15 +167,14 @@ async fn within_server_ai_limit(
     if live < i64::from(limit) {
         return Ok(());
     }
-    let mut status = Status::resource_exhausted(format!(
-        "you already play {live} games against the computer thinking on the server (at most {limit}): \
-         finish one, or let the computer think in your browser; try again in {} s",
-        SERVER_AI_RETRY.as_secs()
-    ));
-    if let Ok(value) = SERVER_AI_RETRY.as_millis().to_string().parse() {
-        status.metadata_mut().insert(RETRY_AFTER_HEADER, value);
-    }
-    Err(status)
+    Err(resource_exhausted(
+        format!(
+            "you already play {live} games against the computer thinking on the server (at most {limit}): \
+             finish one, or let the computer think in your browser; try again in {} s",
+            SERVER_AI_RETRY.as_secs()
+        ),
+        SERVER_AI_RETRY,
+    ))
 }
 
 fn capitalised(s: &str) -> String {

@@ -302,17 +302,14 @@ impl Exceeded {
         } else {
             "from your account"
         };
-        let mut status = tonic::Status::resource_exhausted(format!(
-            "too many {} {whose}: try again in {:.1} s",
-            self.class.name(),
-            millis as f64 / 1000.0
-        ));
-        if let Ok(value) = millis.to_string().parse() {
-            status
-                .metadata_mut()
-                .insert(ttakji_platform::authorities::RETRY_AFTER_HEADER, value);
-        }
-        status
+        ttakji_platform::authorities::resource_exhausted(
+            format!(
+                "too many {} {whose}: try again in {:.1} s",
+                self.class.name(),
+                millis as f64 / 1000.0
+            ),
+            Duration::from_millis(millis),
+        )
     }
 }
 
