@@ -6,12 +6,16 @@
 const LEVELS = { easy: 0, normal: 1, hard: 2 };
 
 /** Instantiates the engine from a fetch Response (streamed where the
- * server sends application/wasm) or from the module's bytes. */
+ * server sends application/wasm), from the module's bytes, or from a
+ * compiled WebAssembly.Module (which a page compiles once and hands to
+ * each of its Workers). */
 export async function loadEngine(source) {
   const imports = { env: { now_ms: () => performance.now() } };
   const response = await source;
   let instance;
-  if (typeof Response !== 'undefined' && response instanceof Response) {
+  if (response instanceof WebAssembly.Module) {
+    instance = await WebAssembly.instantiate(response, imports);
+  } else if (typeof Response !== 'undefined' && response instanceof Response) {
     if (!response.ok) {
       throw new Error(`the engine could not be fetched: HTTP ${response.status}`);
     }

@@ -3,14 +3,29 @@
 // move back. One game at a time; the engine keeps its search tree from one
 // move to the next while the game goes on from the moves it saw.
 //
-// Messages in:  { id, think: { level, seed, size, komi, rules, moves, toMove } }
-//   moves: every move so far, as GTP speaks them: [['b', 'E5'], ['w', 'pass'], …];
-//   toMove: 'b' or 'w', the computer's colour.
+// On a device with several cores the page runs several such Workers and
+// spreads each move over them as the native search spreads it over
+// threads: each searches one tree of the move's playouts, and each then
+// decides from all the trees, alike (crates/baduk-ai's search_tree and
+// decide_from_trees).
+//
+// The page compiles the engine once and hands the compiled module to each
+// Worker in its first message, { module }, so it is fetched and compiled
+// once however many Workers think.
+//
+// Messages in, `game` being { level, seed, size, komi, rules, moves, toMove }
+// (moves: every move so far, as GTP speaks them: [['b', 'E5'], ['w', 'pass'], …];
+// toMove: 'b' or 'w', the computer's colour):
+//   { id, think: game }                    the move, on this Worker alone;
+//   { id, tree: game, index, count }       tree `index` of `count`;
+//   { id, decide: game, trees: [text, …] } the move from every tree.
 // Messages out: { id, move: 'E5' | 'pass' | 'resign', playouts, ms }
+//            or { id, tree: text, ms }
 //            or { id, error: 'why' }
 import { loadEngine } from './engine.mjs';
 
-const engine = loadEngine(fetch(new URL('./engine.wasm', import.meta.url)));
+/** The engine, once the page has sent its module. */
+let engine;
 
 /** What the engine's session holds now. */
 let session = null;
@@ -19,7 +34,9 @@ function sameGame(a, b) {
   return a && a.level === b.level && a.seed === b.seed && a.size === b.size && a.komi === b.komi && a.rules === b.rules;
 }
 
-function think(e, t) {
+/** Brings the engine's session to the game `t`: a fresh session where the
+ * game is another or went back, else only the moves it has not seen. */
+function sync(e, t) {
   const fresh = !sameGame(session, t) || t.moves.length < session.moves.length
     || session.moves.some((m, i) => m[0] !== t.moves[i][0] || m[1] !== t.moves[i][1]);
   if (fresh) {
@@ -33,18 +50,45 @@ function think(e, t) {
     e.ask(`play ${color} ${vertex}`);
     session.moves.push([color, vertex]);
   }
-  const move = e.ask(`reg_genmove ${t.toMove}`).toUpperCase();
+}
+
+function decided(e, move) {
+  const m = move.toUpperCase();
   const [, playouts, ms] = /playouts (\d+) ms ([\d.]+)/.exec(e.ask('ttakji-last_search')) ?? [];
-  return { move: move === 'RESIGN' ? 'resign' : move === 'PASS' ? 'pass' : move, playouts: Number(playouts), ms: Number(ms) };
+  return { move: m === 'RESIGN' ? 'resign' : m === 'PASS' ? 'pass' : m, playouts: Number(playouts), ms: Number(ms) };
+}
+
+function answer(e, data) {
+  if (data.think) {
+    sync(e, data.think);
+    return decided(e, e.ask(`reg_genmove ${data.think.toMove}`));
+  }
+  if (data.tree) {
+    sync(e, data.tree);
+    const start = performance.now();
+    const tree = e.ask(`ttakji-search_tree ${data.tree.toMove} ${data.index} ${data.count}`);
+    return { tree, ms: performance.now() - start };
+  }
+  if (data.decide) {
+    sync(e, data.decide);
+    return decided(e, e.ask(`ttakji-decide_trees ${data.decide.toMove} ${data.trees.join(' ')}`));
+  }
+  throw new Error('the engine was asked nothing it knows');
 }
 
 self.onmessage = async ({ data }) => {
-  const { id, think: t } = data;
+  if (data.module) {
+    engine = loadEngine(data.module);
+    // A module that does not instantiate is reported with the first question.
+    engine.catch(() => {});
+    return;
+  }
   try {
+    if (!engine) throw new Error('the engine was not given its module');
     const e = await engine;
-    self.postMessage({ id, ...think(e, t) });
+    self.postMessage({ id: data.id, ...answer(e, data) });
   } catch (err) {
     session = null;
-    self.postMessage({ id, error: String(err?.message ?? err) });
+    self.postMessage({ id: data.id, error: String(err?.message ?? err) });
   }
 };

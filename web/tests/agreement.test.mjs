@@ -91,3 +91,39 @@ test("native and WebAssembly Hard at its own budget choose the same move", async
   assert.equal((await native.ask("ttakji-last_search")).split(" ms ")[0].replace("= ", ""), `playouts ${playouts}`);
   native.close();
 });
+
+test("a move spread over three WebAssembly engines, as over the page's Workers, is the move of native Hard on three threads", async () => {
+  for (const [name, moves] of Object.entries(POSITIONS)) {
+    const native = nativeEngine(["--level", "hard", "--playouts", "2400", "--threads", "3", "--seed", "5"]);
+    after(native.close);
+    const hosts = [];
+    for (let i = 0; i < 3; i++) {
+      const web = await loadEngine(wasm);
+      web.start({ level: "hard", playouts: 2400, seed: 5n });
+      hosts.push(web);
+    }
+    const everywhere = async (line) => {
+      assert.equal((await native.ask(line)).trim(), "=", line);
+      for (const web of hosts) web.ask(line);
+    };
+    for (const [i, v] of moves.entries()) await everywhere(`play ${i % 2 ? "w" : "b"} ${v}`);
+    const toMove = moves.length % 2 ? "w" : "b";
+    // Two moves in a row: the second searches on from each host's kept tree.
+    for (const color of [toMove, toMove === "b" ? "w" : "b"]) {
+      const expected = (await native.ask(`genmove ${color}`)).trim().replace(/^= /, "");
+      const trees = hosts.map((web, i) => web.ask(`ttakji-search_tree ${color} ${i} 3`));
+      const decided = hosts.map((web) => web.ask(`ttakji-decide_trees ${color} ${trees.join(" ")}`));
+      assert.deepEqual(decided, [expected, expected, expected], `${name}, ${color}`);
+      if (expected !== "resign") for (const web of hosts) web.ask(`play ${color} ${expected}`);
+    }
+    native.close();
+  }
+});
+
+test("a tree that is not one, or an index beyond the count, is refused with why", async () => {
+  const web = await loadEngine(wasm);
+  web.start({ level: "normal", playouts: 100, seed: 1n });
+  assert.match(web.gtp("ttakji-search_tree b 3 3"), /^\? the index must be below the count/);
+  assert.match(web.gtp("ttakji-decide_trees b 12/3:4"), /^\? not a tree's summary/);
+  assert.equal(web.ask("showboard").includes("X"), false, "nothing was played");
+});

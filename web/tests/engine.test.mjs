@@ -69,6 +69,8 @@ for (const level of ["Easy", "Normal", "Hard"]) {
     page.on("request", (r) => {
       if (r.url().endsWith(".wasm")) engine.push(r.url());
     });
+    const workers = [];
+    page.on("worker", (w) => workers.push(w.url()));
     assert.equal(engine.length, 0, "the lobby loads no engine");
     await startAgainst(page, level);
     assert.equal(await server.metric("ttakji_ai_games_started_total", 'engine="client"'), clientGames + 1);
@@ -76,6 +78,9 @@ for (const level of ["Easy", "Normal", "Hard"]) {
     await page.getByRole("region", { name: "Result" }).or(page.locator(".after h3")).first().waitFor();
     assert.ok((await stones(page, "white")) > 0, "the computer played");
     assert.equal(engine.length, 1, "the engine was fetched once");
+    // One Worker a core, up to four, each searching a tree of every move.
+    const cores = await page.evaluate(() => navigator.hardwareConcurrency);
+    assert.equal(workers.length, Math.min(Math.max(cores, 1), 4), `Workers on ${cores} cores`);
     assert.match(engine[0], /\/assets\/engine-[\w-]+\.wasm$/, "under a content-hashed name");
     assert.equal(await serverThinks(), thought, "the server's engine did not move");
     await page.context().close();
@@ -134,6 +139,8 @@ test("the page does not freeze while the computer thinks: no main-thread task ov
       for (const e of list.getEntries()) window.__longTasks.push({ start: e.startTime, duration: e.duration });
     }).observe({ type: "longtask", buffered: true });
   });
+  // Signed in before the reload, which would otherwise cut the sign-in off.
+  await page.getByLabel("Level").waitFor();
   await page.reload();
   await startAgainst(page, "Hard");
   // The first move loads the engine; the second is thought by a warm one.

@@ -11,9 +11,21 @@ use std::io::{BufRead, Write};
 
 use std::time::Duration;
 
-use crate::{Decision, MctsPlayer};
+use crate::{Decision, MctsPlayer, TreeSummary};
 use baduk::sgf::{self, Record};
 use baduk::{Action, BoardSize, Color, Game, Komi, Move, Point, Preset, Rules, score};
+
+/// The most trees one decision may be spread over (`ttakji-search_tree`).
+const MAX_TREES: usize = 64;
+
+/// A decision as GTP answers it.
+fn answer(decision: Decision) -> String {
+    match decision {
+        Decision::Play(p) => p.to_string(),
+        Decision::Pass => "pass".to_owned(),
+        Decision::Resign => "resign".to_owned(),
+    }
+}
 
 /// Every command this front end knows, as `list_commands` prints them.
 const COMMANDS: &[&str] = &[
@@ -44,6 +56,8 @@ const COMMANDS: &[&str] = &[
     "time_left",
     "ttakji-last_search",
     "ttakji-tune",
+    "ttakji-search_tree",
+    "ttakji-decide_trees",
 ];
 
 /// A GTP engine session: one game, the computer player, and the settings
@@ -142,6 +156,8 @@ impl Session {
                     t.as_secs_f64() * 1000.0
                 )
             })),
+            "ttakji-search_tree" => self.search_tree(args),
+            "ttakji-decide_trees" => self.decide_trees(args),
             _ => Err("unknown command".to_owned()),
         };
         match result {
@@ -181,10 +197,7 @@ impl Session {
         if self.game.is_over() {
             return Ok("pass".to_owned());
         }
-        let mut game = self.game.clone();
-        if game.to_move() != color {
-            game.set_to_move(color);
-        }
+        let game = self.game_for(color);
         let decision = if cleanup {
             self.player.decide_cleanup(&game)
         } else {
@@ -203,10 +216,63 @@ impl Session {
                 .play(Move { color, action })
                 .map_err(|e| format!("the engine chose an illegal move: {e}"))?;
         }
-        Ok(match decision {
-            Decision::Play(p) => p.to_string(),
-            Decision::Pass | Decision::Resign => "pass".to_owned(),
-        })
+        Ok(answer(decision))
+    }
+
+    /// The game with `color` to move.
+    fn game_for(&self, color: Color) -> Game {
+        let mut game = self.game.clone();
+        if game.to_move() != color {
+            game.set_to_move(color);
+        }
+        game
+    }
+
+    /// `ttakji-search_tree colour index count`: searches tree `index` of
+    /// `count` for `colour`'s move ([`MctsPlayer::search_tree`]) and answers
+    /// what it found as one line ([`TreeSummary::to_text`]). Hosts that
+    /// share no memory (the browser's Workers), each with a session started
+    /// alike and shown the same game, search a tree each and then all
+    /// decide with `ttakji-decide_trees`.
+    fn search_tree(&mut self, args: &[&str]) -> Result<String, String> {
+        let color = color(arg(args, 0, "colour")?)?;
+        let number = |i: usize, what: &str| -> Result<usize, String> {
+            arg(args, i, what)?
+                .parse()
+                .map_err(|_| format!("syntax error: {what} is not a whole number"))
+        };
+        let (index, count) = (number(1, "index")?, number(2, "count")?);
+        if count == 0 || count > MAX_TREES || index >= count {
+            return Err(format!(
+                "the index must be below the count, and the count from 1 to {MAX_TREES}"
+            ));
+        }
+        if self.game.is_over() {
+            return Err("the game is over".to_owned());
+        }
+        let game = self.game_for(color);
+        Ok(self.player.search_tree(&game, index, count).to_text())
+    }
+
+    /// `ttakji-decide_trees colour tree…`: decides `colour`'s move from the
+    /// trees `ttakji-search_tree` answered, in order of their index, and
+    /// answers it as `reg_genmove` does, without playing it.
+    fn decide_trees(&mut self, args: &[&str]) -> Result<String, String> {
+        let color = color(arg(args, 0, "colour")?)?;
+        let trees = args[1..]
+            .iter()
+            .map(|t| TreeSummary::from_text(t))
+            .collect::<Result<Vec<_>, _>>()?;
+        if trees.is_empty() || trees.len() > MAX_TREES {
+            return Err(format!("give from 1 to {MAX_TREES} trees"));
+        }
+        if self.game.is_over() {
+            return Ok("pass".to_owned());
+        }
+        let game = self.game_for(color);
+        let (decision, search) = self.player.decide_from_trees(&game, &trees);
+        self.last_search = Some((search.playouts, search.elapsed, search.winrate()));
+        Ok(answer(decision))
     }
 
     fn time_settings(&mut self, args: &[&str]) -> Result<String, String> {

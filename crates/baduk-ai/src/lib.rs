@@ -18,7 +18,9 @@ use std::time::Duration;
 use baduk::board::Vertex;
 use baduk::{Action, Color, Game, Point};
 
-pub use mcts::{Budget, Clock, RootMove, SearchResult, Searcher, Tuning, search, search_tuned};
+pub use mcts::{
+    Budget, Clock, RootMove, SearchResult, Searcher, TreeSummary, Tuning, search, search_tuned,
+};
 
 /// How strong the computer plays.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -343,12 +345,59 @@ impl MctsPlayer {
 
     /// Decides the move and returns the search it rests on.
     pub fn decide_with_search(&mut self, game: &Game) -> (Decision, SearchResult) {
-        let seed = match self.settings.seed {
+        let seed = self.move_seed();
+        self.moves_made += 1;
+        let result = self.searcher.search(
+            game,
+            self.move_budget(game),
+            self.settings.threads,
+            seed,
+            self.settings.tuning,
+        );
+        (self.decide_from(game, &result, seed), result)
+    }
+
+    /// Searches tree `index` of `threads` for the move to decide in
+    /// `game`, for a decision spread over several hosts that share no
+    /// memory (the browser's Workers): each host's player, made with the
+    /// same settings and a fixed seed and shown the same game, searches one
+    /// tree, and every host then decides from all the trees with
+    /// [`MctsPlayer::decide_from_trees`]. The move is the one this player
+    /// would decide on `threads` threads ([`Settings::threads`]).
+    pub fn search_tree(&mut self, game: &Game, index: usize, threads: usize) -> TreeSummary {
+        let seed = self.move_seed();
+        self.searcher.search_tree(
+            game,
+            self.move_budget(game),
+            (index, threads),
+            seed,
+            self.settings.tuning,
+        )
+    }
+
+    /// Decides the move from the trees the hosts searched for it
+    /// ([`MctsPlayer::search_tree`]), in order of their index.
+    pub fn decide_from_trees(
+        &mut self,
+        game: &Game,
+        trees: &[TreeSummary],
+    ) -> (Decision, SearchResult) {
+        let seed = self.move_seed();
+        self.moves_made += 1;
+        let result = self.searcher.merge_trees(game, trees, self.settings.tuning);
+        (self.decide_from(game, &result, seed), result)
+    }
+
+    /// The seed of the next move's search.
+    fn move_seed(&self) -> u64 {
+        match self.settings.seed {
             Some(s) => s.wrapping_add(self.moves_made.wrapping_mul(0x9E37_79B9)),
             None => random_seed(self.moves_made),
-        };
-        self.moves_made += 1;
-        let color = game.to_move();
+        }
+    }
+
+    /// The playouts and time cap of a move in `game`.
+    fn move_budget(&self, game: &Game) -> Budget {
         let mut budget = self.settings.budget;
         if self.settings.scale_with_board {
             let level = self.level.budget().playouts;
@@ -357,16 +406,15 @@ impl MctsPlayer {
                 u32::try_from(u64::from(budget.playouts) * u64::from(on_board) / u64::from(level))
                     .unwrap_or(u32::MAX);
         }
-        let result = self.searcher.search(
-            game,
-            budget,
-            self.settings.threads,
-            seed,
-            self.settings.tuning,
-        );
+        budget
+    }
+
+    /// The move the search `result`, seeded with `seed`, says to play.
+    fn decide_from(&self, game: &Game, result: &SearchResult, seed: u64) -> Decision {
+        let color = game.to_move();
         let board = game.board();
         let Some(best) = result.best().copied() else {
-            return (Decision::Pass, result);
+            return Decision::Pass;
         };
         // A level that plays against a dynamic komi fights a position that
         // looks lost: the komi comes its way a point a move while it loses,
@@ -384,7 +432,7 @@ impl MctsPlayer {
             && best.winrate < threshold
             && result.komi_shift <= hopeless_shift
         {
-            return (Decision::Resign, result);
+            return Decision::Resign;
         }
         let mut choice = best.vertex;
         // Easy: sometimes the second choice, if it is a real candidate: a
@@ -441,14 +489,14 @@ impl MctsPlayer {
             || (choice.is_some_and(useless) && closed)
             || (opponent_passed && (hopeless || wins_now()))
         {
-            if let Some(v) = capture_dead(game, &result, counted_dead()) {
-                return (Decision::Play(board.point(v)), result);
+            if let Some(v) = capture_dead(game, result, counted_dead()) {
+                return Decision::Play(board.point(v));
             }
-            return (Decision::Pass, result);
+            return Decision::Pass;
         }
         match choice {
-            Some(v) => (Decision::Play(board.point(v)), result),
-            None => (Decision::Pass, result),
+            Some(v) => Decision::Play(board.point(v)),
+            None => Decision::Pass,
         }
     }
 }

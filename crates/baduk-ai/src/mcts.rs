@@ -410,7 +410,9 @@ const KOMI_SHIFT_DOWN: i32 = 30;
 struct Kept {
     moves: Vec<Move>,
     root_color: Color,
-    trees: Vec<Vec<Node>>,
+    /// One per thread of the search; a host that searched one tree of
+    /// several ([`Searcher::search_tree`]) keeps that one only.
+    trees: Vec<Option<Vec<Node>>>,
 }
 
 /// At most this many moves may have been played since the kept search.
@@ -439,28 +441,8 @@ impl Searcher {
         let clock = self.clock;
         let start = clock.now();
         let threads = threads.max(1);
-        let share = Budget {
-            playouts: budget.playouts.div_ceil(threads as u32),
-            time: budget.time,
-        };
-        if self
-            .kept
-            .as_ref()
-            .is_none_or(|k| !game.moves().starts_with(&k.moves))
-        {
-            self.komi_shift = [0, 0];
-        }
-        let color = game.to_move();
-        let shift = self.komi_shift[color.index()];
-        // The komi the search plays with: the side to move gives `shift`
-        // half-points more away than the game says.
-        let komi_half = game.rules().komi.half_points()
-            + match color {
-                Color::Black => shift,
-                Color::White => -shift,
-            };
+        let (share, komi_half) = self.begin(game, budget, threads);
         let mut reused = self.reusable(game, threads);
-        reused.resize_with(threads, || None);
         let trees: Vec<TreeOutcome> = if threads == 1 {
             let nodes = reused.pop().flatten();
             vec![run_tree(
@@ -494,26 +476,116 @@ impl Searcher {
                 handles.into_iter().filter_map(|h| h.join().ok()).collect()
             })
         };
-        let mut result = merge(&trees);
+        let summaries: Vec<TreeSummary> = trees.iter().map(TreeOutcome::summary).collect();
+        self.keep(
+            game,
+            threads,
+            trees.into_iter().map(|t| Some(t.nodes)).collect(),
+        );
+        let mut result = self.merge_trees(game, &summaries, tuning);
         result.elapsed = clock.now().saturating_sub(start);
+        result
+    }
+
+    /// One of the `threads` trees of a search like [`Searcher::search`],
+    /// tree `index`, for a search spread over several hosts that share no
+    /// memory (the browser's Workers): each host keeps a searcher of its own
+    /// that has seen the same game, searches its tree with the same `seed`,
+    /// and [`Searcher::merge_trees`] merges what they found, on every host
+    /// alike. The trees, merged, are the same as `search` on `threads`
+    /// threads gives. The searcher keeps its tree for the next move.
+    pub fn search_tree(
+        &mut self,
+        game: &Game,
+        budget: Budget,
+        (index, threads): (usize, usize),
+        seed: u64,
+        tuning: Tuning,
+    ) -> TreeSummary {
+        let clock = self.clock;
+        let start = clock.now();
+        let threads = threads.max(1);
+        let index = index.min(threads - 1);
+        let (share, komi_half) = self.begin(game, budget, threads);
+        let nodes = self.reusable(game, threads).swap_remove(index);
+        let tree = run_tree(
+            game,
+            share,
+            seed.wrapping_add(index as u64),
+            (clock, start),
+            tuning,
+            komi_half,
+            nodes,
+        );
+        let summary = tree.summary();
+        let mut trees = vec![None; threads];
+        trees[index] = Some(tree.nodes);
+        self.keep(game, threads, trees);
+        summary
+    }
+
+    /// What the trees of one search found, merged, with the dynamic komi
+    /// moved on for the next search; `elapsed` is left at zero.
+    pub fn merge_trees(
+        &mut self,
+        game: &Game,
+        trees: &[TreeSummary],
+        tuning: Tuning,
+    ) -> SearchResult {
+        let color = game.to_move();
+        let shift = self.komi_shift[color.index()];
+        let mut result = merge(trees);
         result.komi_shift = shift;
         if tuning.dynamic_komi > 0.0 {
             self.komi_shift[color.index()] =
                 next_komi_shift(shift, result.winrate(), tuning.dynamic_komi);
         }
-        self.kept = Some(Kept {
-            moves: game.moves().to_vec(),
-            root_color: game.to_move(),
-            trees: trees.into_iter().map(|t| t.nodes).collect(),
-        });
         result
     }
 
-    /// The kept trees re-rooted at the current position, one per thread,
-    /// if the game went on from the kept search by a few moves in turn.
+    /// Each tree's share of `budget`, and the komi the search plays with:
+    /// the game's, and the dynamic komi of the side to move, which starts
+    /// from zero again when the game is not the one searched last.
+    fn begin(&mut self, game: &Game, budget: Budget, threads: usize) -> (Budget, i32) {
+        let share = Budget {
+            playouts: budget.playouts.div_ceil(threads as u32),
+            time: budget.time,
+        };
+        if self
+            .kept
+            .as_ref()
+            .is_none_or(|k| !game.moves().starts_with(&k.moves))
+        {
+            self.komi_shift = [0, 0];
+        }
+        let color = game.to_move();
+        let shift = self.komi_shift[color.index()];
+        // The side to move gives `shift` half-points more away than the
+        // game says.
+        let komi_half = game.rules().komi.half_points()
+            + match color {
+                Color::Black => shift,
+                Color::White => -shift,
+            };
+        (share, komi_half)
+    }
+
+    fn keep(&mut self, game: &Game, threads: usize, mut trees: Vec<Option<Vec<Node>>>) {
+        trees.resize_with(threads, || None);
+        self.kept = Some(Kept {
+            moves: game.moves().to_vec(),
+            root_color: game.to_move(),
+            trees,
+        });
+    }
+
+    /// The kept trees re-rooted at the current position, one per thread
+    /// (`None` where there is none to go on from), if the game went on from
+    /// the kept search by a few moves in turn.
     fn reusable(&mut self, game: &Game, threads: usize) -> Vec<Option<Vec<Node>>> {
+        let none = || vec![None; threads];
         let Some(kept) = self.kept.take() else {
-            return Vec::new();
+            return none();
         };
         let moves = game.moves();
         if kept.trees.len() != threads
@@ -521,14 +593,14 @@ impl Searcher {
             || moves.len() == kept.moves.len()
             || moves.len() - kept.moves.len() > REUSE_DEPTH
         {
-            return Vec::new();
+            return none();
         }
         let extra = &moves[kept.moves.len()..];
         let mut color = kept.root_color;
         let mut path = Vec::with_capacity(extra.len());
         for mv in extra {
             if mv.color != color {
-                return Vec::new();
+                return none();
             }
             path.push(match mv.action {
                 baduk::Action::Play(p) => game.board().vertex(p),
@@ -537,11 +609,11 @@ impl Searcher {
             color = color.opponent();
         }
         if color != game.to_move() {
-            return Vec::new();
+            return none();
         }
         kept.trees
             .into_iter()
-            .map(|nodes| reroot(nodes, &path))
+            .map(|nodes| nodes.and_then(|nodes| reroot(nodes, &path)))
             .collect()
     }
 }
@@ -572,6 +644,101 @@ struct TreeOutcome {
     playouts: u32,
     ownership: Vec<u32>,
     nodes: Vec<Node>,
+}
+
+impl TreeOutcome {
+    fn summary(&self) -> TreeSummary {
+        TreeSummary {
+            moves: self.moves.clone(),
+            playouts: self.playouts,
+            ownership: self.ownership.clone(),
+        }
+    }
+}
+
+/// What one tree of a search found, all that merging the trees needs: its
+/// root moves, its playouts, and for each vertex in how many of them Black
+/// owned it at the end. It travels between hosts as text
+/// ([`TreeSummary::to_text`]), exactly.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TreeSummary {
+    pub moves: Vec<RootMove>,
+    pub playouts: u32,
+    pub ownership: Vec<u32>,
+}
+
+impl TreeSummary {
+    /// One line, no spaces: `playouts/moves/ownership`, the moves as
+    /// `vertex:visits:winrate` separated by commas (a pass's vertex is `-`,
+    /// the win rate is its `f32` bits in hex, so that it comes back to the
+    /// bit), then the ownership counts of the vertices that have any, as
+    /// `vertex:count`.
+    #[must_use]
+    pub fn to_text(&self) -> String {
+        use std::fmt::Write as _;
+        let mut text = format!("{}/", self.playouts);
+        for (i, m) in self.moves.iter().enumerate() {
+            let sep = if i == 0 { "" } else { "," };
+            let _ = match m.vertex {
+                Some(v) => write!(text, "{sep}{v}:{}:{:x}", m.visits, m.winrate.to_bits()),
+                None => write!(text, "{sep}-:{}:{:x}", m.visits, m.winrate.to_bits()),
+            };
+        }
+        text.push('/');
+        let mut first = true;
+        for (v, &count) in self.ownership.iter().enumerate() {
+            if count > 0 {
+                let _ = write!(text, "{}{v}:{count}", if first { "" } else { "," });
+                first = false;
+            }
+        }
+        text
+    }
+
+    /// Reads [`TreeSummary::to_text`]'s line back; says what is wrong with
+    /// one that is not such a line.
+    pub fn from_text(text: &str) -> Result<TreeSummary, String> {
+        let bad = |what: &str| format!("not a tree's summary: {what}");
+        let mut parts = text.split('/');
+        let (Some(playouts), Some(moves), Some(ownership), None) =
+            (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
+            return Err(bad("it has not three parts separated by `/`"));
+        };
+        let playouts = playouts.parse().map_err(|_| bad("the playouts"))?;
+        let vertex = |v: &str| -> Result<Vertex, String> {
+            v.parse::<Vertex>()
+                .ok()
+                .filter(|&v| v < MAX_VERTICES)
+                .ok_or_else(|| bad(&format!("vertex `{v}`")))
+        };
+        let mut root = Vec::new();
+        for m in moves.split(',').filter(|m| !m.is_empty()) {
+            let mut fields = m.split(':');
+            let (Some(v), Some(visits), Some(winrate), None) =
+                (fields.next(), fields.next(), fields.next(), fields.next())
+            else {
+                return Err(bad(&format!("move `{m}`")));
+            };
+            root.push(RootMove {
+                vertex: if v == "-" { None } else { Some(vertex(v)?) },
+                visits: visits.parse().map_err(|_| bad(&format!("move `{m}`")))?,
+                winrate: u32::from_str_radix(winrate, 16)
+                    .map(f32::from_bits)
+                    .map_err(|_| bad(&format!("move `{m}`")))?,
+            });
+        }
+        let mut owned = vec![0u32; MAX_VERTICES];
+        for o in ownership.split(',').filter(|o| !o.is_empty()) {
+            let (v, count) = o.split_once(':').ok_or_else(|| bad(&format!("`{o}`")))?;
+            owned[vertex(v)?] = count.parse().map_err(|_| bad(&format!("`{o}`")))?;
+        }
+        Ok(TreeSummary {
+            moves: root,
+            playouts,
+            ownership: owned,
+        })
+    }
 }
 
 /// The subtree under `path` (moves from the root), moved to the front of
@@ -625,7 +792,7 @@ fn reroot(mut nodes: Vec<Node>, path: &[Vertex]) -> Option<Vec<Node>> {
     Some(nodes)
 }
 
-fn merge(trees: &[TreeOutcome]) -> SearchResult {
+fn merge(trees: &[TreeSummary]) -> SearchResult {
     // Sum visits and wins per root move over the trees.
     let mut merged: Vec<RootMove> = Vec::new();
     let mut ownership = vec![0u32; MAX_VERTICES];

@@ -203,6 +203,70 @@ fn threads_share_the_playout_budget_and_merge_at_the_root() {
 }
 
 #[test]
+fn trees_searched_apart_and_merged_decide_as_threads_do() {
+    // Three players with the same settings each search one tree, as the
+    // browser's Workers do, pass what they found through its text, and
+    // each decides from all three: every one plays the move that one
+    // player on three threads plays, move after move (the kept trees and
+    // Hard's dynamic komi carried on alike).
+    let mut level = settings(900, 21);
+    level.tuning = Level::Hard.tuning();
+    level.resign_below = None;
+    let mut threaded = MctsPlayer::with_settings(
+        Level::Hard,
+        Settings {
+            threads: 3,
+            ..level.clone()
+        },
+    );
+    let mut hosts: Vec<MctsPlayer> = (0..3)
+        .map(|_| MctsPlayer::with_settings(Level::Hard, level.clone()))
+        .collect();
+    let mut game = Game::new(Rules::ttakji());
+    let mut shifts = Vec::new();
+    for _ in 0..12 {
+        let (expected, search) = threaded.decide_with_search(&game);
+        shifts.push(search.komi_shift);
+        let trees: Vec<_> = hosts
+            .iter_mut()
+            .enumerate()
+            .map(|(i, host)| {
+                let text = host.search_tree(&game, i, 3).to_text();
+                baduk_ai::TreeSummary::from_text(&text).expect("a summary reads back")
+            })
+            .collect();
+        for host in &mut hosts {
+            let (decision, merged) = host.decide_from_trees(&game, &trees);
+            assert_eq!(decision, expected, "at move {}", game.move_number());
+            assert_eq!(merged.moves, search.moves);
+            assert_eq!(merged.black_ownership, search.black_ownership);
+            assert_eq!(merged.komi_shift, search.komi_shift);
+        }
+        let Some(action) = expected.action() else {
+            break;
+        };
+        let color = game.to_move();
+        game.play(Move { color, action }).expect("a legal move");
+    }
+    assert!(game.move_number() >= 12, "the game went on: {shifts:?}");
+}
+
+#[test]
+fn a_tree_summary_that_is_not_one_is_refused_with_what_is_wrong() {
+    use baduk_ai::TreeSummary;
+    for (text, what) in [
+        ("12/3:4", "three parts"),
+        ("x/-:1:3f000000/", "playouts"),
+        ("5/999999:1:3f000000/", "vertex"),
+        ("5/3:1:zz/", "move `3:1:zz`"),
+        ("5/3:1:3f000000/7", "`7`"),
+    ] {
+        let error = TreeSummary::from_text(text).expect_err(text);
+        assert!(error.contains(what), "{text}: {error}");
+    }
+}
+
+#[test]
 fn a_time_limit_stops_the_search_before_a_huge_playout_budget() {
     let game = Game::new(Rules::ttakji());
     let budget = Budget {

@@ -23,58 +23,125 @@ export interface Thought {
   ms: number;
 }
 
+/** The most Workers one move is spread over. */
+const MAX_WORKERS = 4;
+
+/** How many Workers think: one a core, up to `MAX_WORKERS`. */
+export function workerCount(): number {
+  const cores = typeof navigator === "object" ? navigator.hardwareConcurrency : 1;
+  return Math.max(1, Math.min(MAX_WORKERS, Number.isInteger(cores) ? cores : 1));
+}
+
 interface Pending {
-  resolve: (t: Thought) => void;
+  resolve: (answer: Record<string, unknown>) => void;
   reject: (e: Error) => void;
 }
 
-let worker: Worker | undefined;
+let workers: Worker[] = [];
+/** How many times the engine was stopped. */
+let stops = 0;
 let nextId = 0;
 const pending = new Map<number, Pending>();
 
 function failAll(message: string): void {
-  worker?.terminate();
-  worker = undefined;
+  for (const w of workers) w.terminate();
+  workers = [];
   for (const p of pending.values()) p.reject(new Error(message));
   pending.clear();
 }
 
-function engineWorker(): Worker {
-  if (worker) return worker;
-  if (typeof WebAssembly !== "object") throw new Error("this browser has no WebAssembly");
+function startWorker(): Worker {
   const w = new Worker(new URL("../../engine/worker.mjs", import.meta.url), { type: "module" });
   w.onmessage = ({ data }: MessageEvent) => {
     const p = pending.get(data.id);
     if (!p) return;
     pending.delete(data.id);
     if (data.error) p.reject(new Error(data.error));
-    else p.resolve({ move: data.move, playouts: data.playouts, ms: data.ms });
+    else p.resolve(data);
   };
   w.onerror = (e) => {
     e.preventDefault();
     failAll(e.message || "the engine's worker could not start");
   };
-  worker = w;
   return w;
 }
 
-/** The engine's move for `t`; rejects when the engine cannot run here. */
-export function think(t: Think): Promise<Thought> {
+/** The engine, fetched and compiled once for every Worker. */
+let compiled: Promise<WebAssembly.Module> | undefined;
+
+async function compileEngine(): Promise<WebAssembly.Module> {
+  const response = await fetch(new URL("../../engine/engine.wasm", import.meta.url));
+  if (!response.ok) throw new Error(`the engine could not be fetched: HTTP ${response.status}`);
+  if (WebAssembly.compileStreaming) return WebAssembly.compileStreaming(response);
+  return WebAssembly.compile(await response.arrayBuffer());
+}
+
+async function engineWorkers(): Promise<Worker[]> {
+  if (workers.length > 0) return workers;
+  if (typeof WebAssembly !== "object") throw new Error("this browser has no WebAssembly");
+  compiled ??= compileEngine();
+  const asked = stops;
+  let module: WebAssembly.Module;
+  try {
+    module = await compiled;
+  } catch (e) {
+    compiled = undefined;
+    throw e;
+  }
+  // Stopped while the engine compiled: that search is not started.
+  if (stops !== asked) throw new Error(STOPPED);
+  if (workers.length > 0) return workers;
+  workers = Array.from({ length: workerCount() }, startWorker);
+  for (const w of workers) w.postMessage({ module });
+  return workers;
+}
+
+/** Asks Worker `w` one thing; rejects with the engine's error. */
+function ask(w: Worker, message: Record<string, unknown>): Promise<Record<string, unknown>> {
   return new Promise((resolve, reject) => {
-    try {
-      const id = nextId++;
-      pending.set(id, { resolve, reject });
-      engineWorker().postMessage({ id, think: t });
-    } catch (e) {
-      reject(e instanceof Error ? e : new Error(String(e)));
-    }
+    const id = nextId++;
+    pending.set(id, { resolve, reject });
+    w.postMessage({ id, ...message });
   });
+}
+
+function thoughtOf(answer: Record<string, unknown>, ms: number): Thought {
+  return { move: String(answer.move), playouts: Number(answer.playouts), ms };
+}
+
+/** The engine's move for `t`; rejects when the engine cannot run here. On
+ * several Workers each searches a tree of the move's playouts, and each
+ * decides from all the trees, as the native search does on threads. */
+export async function think(t: Think): Promise<Thought> {
+  try {
+    return await thinkOn(await engineWorkers(), t);
+  } catch (e) {
+    // An engine that failed is not asked again: the next move starts afresh.
+    if (!stopped(e)) failAll(e instanceof Error ? e.message : String(e));
+    throw e;
+  }
+}
+
+async function thinkOn(pool: Worker[], t: Think): Promise<Thought> {
+  const start = performance.now();
+  if (pool.length === 1) {
+    const answer = await ask(pool[0], { think: t });
+    return thoughtOf(answer, Number(answer.ms));
+  }
+  const trees = await Promise.all(pool.map((w, index) => ask(w, { tree: t, index, count: pool.length })));
+  const texts = trees.map((tree) => String(tree.tree));
+  const moves = await Promise.all(pool.map((w) => ask(w, { decide: t, trees: texts })));
+  if (moves.some((m) => m.move !== moves[0].move)) {
+    throw new Error("the engine's workers disagree");
+  }
+  return thoughtOf(moves[0], performance.now() - start);
 }
 
 const STOPPED = "the engine was stopped";
 
 /** Stops the engine's search: the game left, or its position is gone. */
 export function stop(): void {
+  stops++;
   failAll(STOPPED);
 }
 
