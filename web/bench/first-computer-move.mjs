@@ -1,8 +1,9 @@
 // How long a player waits for the computer's first move in the page, from
 // the click on their own: with an empty browser cache (the engine fetched
 // and compiled) and a warm one, on this machine's CPU and slowed 4× as
-// Lighthouse slows a phone; and each level's time a move after that.
-// `npm run bench:first-move` (TTAKJI_BIN: a release build is best).
+// Lighthouse slows a phone; and each level's time a move after that, on
+// one Worker and on the page's own count (one a core, up to four), in one
+// run. `npm run bench:first-move` (TTAKJI_BIN: a release build is best).
 import { launch, player, point, startServer } from "../tests/harness.mjs";
 
 const RUNS = Number(process.env.RUNS ?? 3);
@@ -17,10 +18,18 @@ async function slow(page, rate) {
   }
 }
 
-/** Milliseconds from clicking `mine` to the computer's stone number `n`. */
+/** Milliseconds from clicking `mine` (or, if the computer took it, the
+ * first empty point of a few others) to the computer's stone number `n`. */
 async function reply(page, mine, n) {
+  let at = mine;
+  for (const other of [mine, "D6", "F4", "D4", "F6", "G5"]) {
+    if (await page.getByRole("button", { name: new RegExp(`^${other}, empty`) }).count()) {
+      at = other;
+      break;
+    }
+  }
   const start = await page.evaluate(() => performance.now());
-  await point(page, mine).click();
+  await point(page, at).click();
   await page.waitForFunction((k) => document.querySelectorAll('[aria-label*="white stone"]').length >= k, n, { timeout: 120_000 });
   await page.getByText("Your turn").waitFor();
   return (await page.evaluate(() => performance.now())) - start;
@@ -34,12 +43,21 @@ async function newGame(page, level) {
   await page.getByText("Your turn").waitFor();
 }
 
-for (const rate of [1, 4]) {
+const device = await (async () => {
+  const page = await browser.newPage();
+  const cores = await page.evaluate(() => navigator.hardwareConcurrency);
+  await page.close();
+  return cores;
+})();
+
+for (const [rate, cores] of [[1, 1], [1, device], [4, 1], [4, device]]) {
   const cold = [];
   const warm = [];
   const perMove = { Easy: [], Normal: [], Hard: [] };
   for (let run = 0; run < RUNS; run++) {
-    const page = await player(browser, server.url, `first-${rate}-${run}`);
+    const page = await player(browser, server.url, `first-${rate}-${cores}-${run}`);
+    // As many Workers as the page would run on a device with `cores` cores.
+    await page.addInitScript((n) => Object.defineProperty(navigator, "hardwareConcurrency", { get: () => n }), cores);
     await page.getByLabel("Level").waitFor();
     await slow(page, rate);
     await newGame(page, "Easy");
@@ -54,7 +72,8 @@ for (const rate of [1, 4]) {
     await page.context().close();
   }
   const ms = (x) => `${Math.round(x).toLocaleString("en")} ms`;
-  console.log(`CPU ${rate === 1 ? "as is" : `${rate}× slower`}: first computer move (Easy) cold cache ${ms(median(cold))}, warm ${ms(median(warm))}; ` +
+  const workers = `${Math.min(cores, 4)} Worker${cores > 1 ? "s" : ""}`;
+  console.log(`CPU ${rate === 1 ? "as is" : `${rate}× slower`}, ${workers}: first computer move (Easy) cold cache ${ms(median(cold))}, warm ${ms(median(warm))}; ` +
     Object.entries(perMove).map(([l, xs]) => `${l} ${ms(median(xs))} a move`).join(", ") + ` (medians of ${RUNS} runs)`);
 }
 // The server's CPU for a whole game against Hard: thought in the page, and
