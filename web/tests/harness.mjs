@@ -120,8 +120,9 @@ export const PHONE = { width: 390, height: 844 };
 export const DESKTOP = { width: 1280, height: 860 };
 
 /** A new player in a fresh browser context, signed in as a guest called `nickname`. */
-export async function player(browser, url, nickname, { viewport = DESKTOP, path = "/", skewMs = 0 } = {}) {
-  const context = await browser.newContext({ viewport, baseURL: url });
+export async function player(browser, url, nickname, { viewport = DESKTOP, path = "/", skewMs = 0, touch = false, colorScheme } = {}) {
+  // `touch`: a phone's touch screen (coarse pointer, no hover).
+  const context = await browser.newContext({ viewport, baseURL: url, hasTouch: touch, isMobile: touch, colorScheme });
   const page = await context.newPage();
   if (skewMs) {
     // A device whose clock is off by skewMs.

@@ -11,7 +11,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import { generateKeyPairSync, sign } from "node:crypto";
-import { startServer, launch, myColor, screenshot, PHONE, DESKTOP } from "./harness.mjs";
+import { startServer, launch, myColor, player, screenshot, PHONE, DESKTOP } from "./harness.mjs";
 
 const CLIENT_ID = "ttakji-web-test.apps.googleusercontent.com";
 const KID = "browser-test-key";
@@ -123,4 +123,14 @@ test("two players signed in with Google play a ranked game and find themselves o
   await screenshot(white, "leaderboard");
   await a.context().close();
   await b.context().close();
+});
+
+test("a guest is offered the Google sign-in for ranked play, which leads to it", async () => {
+  const page = await player(browser, server.url, "ranked-guest");
+  await page.getByRole("button", { name: "Sign in with Google to play ranked" }).click();
+  await page.getByText("Sign in with Google to play ranked games.").waitFor();
+  // The sign-in page, with its Google section (the button itself comes
+  // from Google's script).
+  await page.getByRole("heading", { name: "Ranked games" }).waitFor();
+  await page.context().close();
 });

@@ -19,6 +19,9 @@ export interface BoardView {
   dead: Point[];
   /** Stones to ring as in atari (their group has one liberty left). */
   atari: Point[];
+  /** A move shown and waiting for a second tap, in `pendingColor`. */
+  pending?: Point;
+  pendingColor?: Color;
 }
 
 /** Whether (row, column) is a star point: the corners' and the centre, and the sides' on 19×19. */
@@ -56,6 +59,7 @@ export class Board {
     const ko = new Set(view.ko.map(at));
     const dead = new Set(view.dead.map(at));
     const atari = new Set(view.atari.map(at));
+    const pending = view.pending ? at(view.pending) : -1;
     for (let i = 0; i < n * n; i++) {
       const b = this.points[i];
       const c = view.stones[i] ?? Color.UNSPECIFIED;
@@ -66,6 +70,7 @@ export class Board {
       if (ko.has(i)) what.push("ko, no play here now");
       if (dead.has(i)) what.push("dead");
       if (atari.has(i)) what.push("in atari");
+      if (i === pending) what.push("your move, tap again to play");
       b.setAttribute("aria-label", `${pointName(pointAt(i, n))}, ${what.join(", ")}`);
       b.classList.toggle("b", c === Color.BLACK);
       b.classList.toggle("w", c === Color.WHITE);
@@ -73,6 +78,9 @@ export class Board {
       b.classList.toggle("ko", ko.has(i));
       b.classList.toggle("dead", dead.has(i));
       b.classList.toggle("atari", atari.has(i));
+      b.classList.toggle("pending", i === pending && c === Color.UNSPECIFIED);
+      b.classList.toggle("pb", i === pending && view.pendingColor === Color.BLACK);
+      b.classList.toggle("pw", i === pending && view.pendingColor === Color.WHITE);
     }
   }
 

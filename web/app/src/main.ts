@@ -45,6 +45,46 @@ interface Session {
 
 const SESSION_KEY = "ttakji.session";
 const ATARI_KEY = "ttakji.showAtari";
+const THEME_KEY = "ttakji.theme";
+const SOUND_KEY = "ttakji.sound";
+const CONFIRM_KEY = "ttakji.confirmMoves";
+
+/** The player's theme: "light", "dark", or "" to follow the system. */
+function applyTheme(theme: string): void {
+  if (theme === "light" || theme === "dark") document.documentElement.dataset.theme = theme;
+  else delete document.documentElement.dataset.theme;
+}
+applyTheme(localStorage.getItem(THEME_KEY) ?? "");
+
+/** Whether moves wait for a second tap: the player's choice, else on for
+ * 13×13 and 19×19 on a touch screen, where a point is a fingertip wide. */
+function confirmsMoves(boardSize: number): boolean {
+  const chosen = localStorage.getItem(CONFIRM_KEY);
+  if (chosen !== null) return chosen === "1";
+  return boardSize >= 13 && matchMedia("(pointer: coarse)").matches;
+}
+
+let audio: AudioContext | undefined;
+
+/** A short wooden click, made on the spot: no sound file to fetch. */
+function stoneSound(): void {
+  try {
+    audio ??= new AudioContext();
+    const t = audio.currentTime;
+    const osc = audio.createOscillator();
+    const gain = audio.createGain();
+    osc.type = "triangle";
+    osc.frequency.setValueAtTime(900, t);
+    osc.frequency.exponentialRampToValueAtTime(300, t + 0.06);
+    gain.gain.setValueAtTime(0.4, t);
+    gain.gain.exponentialRampToValueAtTime(0.001, t + 0.09);
+    osc.connect(gain).connect(audio.destination);
+    osc.start(t);
+    osc.stop(t + 0.1);
+  } catch {
+    // No sound here: the title and the vibration still tell.
+  }
+}
 
 function loadSession(): Session | undefined {
   try {
@@ -241,6 +281,7 @@ function signInScreen(why?: string): void {
     form,
     ranked,
     status,
+    h("footer", { class: "site" }, themeChoice()),
   );
   void pageConfig.then(({ googleClientId }) => {
     if (!googleClientId || !ranked.isConnected) return;
@@ -372,6 +413,7 @@ function lobby(message?: string): void {
     h("button", { type: "submit", class: "primary" }, "Play the computer"),
   );
   const ranked = h("input", { type: "checkbox", id: "ranked", disabled: !s.google });
+  const rankedNote = h("p", { class: "hint" });
   const queueForm = h(
     "form",
     {
@@ -389,8 +431,9 @@ function lobby(message?: string): void {
       "div",
       { class: "check" },
       ranked,
-      h("label", { for: "ranked" }, s.google ? "Ranked game" : "Ranked game (sign in with Google first)"),
+      h("label", { for: "ranked" }, "Ranked game"),
     ),
+    rankedNote,
     h("button", { type: "submit", class: "primary" }, "Find an opponent"),
   );
   const code = h("input", {
@@ -452,7 +495,7 @@ function lobby(message?: string): void {
         "table-komi",
         "Komi for White",
         [
-          ["", "As the preset"],
+          ["", "Usual for the scoring (area 7, territory 6.5)"],
           ["7", "7"],
           ["6.5", "6.5"],
           ["0", "None (an equal count is a draw)"],
@@ -535,9 +578,49 @@ function lobby(message?: string): void {
       { class: "card" },
       h("h2", {}, "Options"),
       h("div", { class: "check" }, atari, h("label", { for: "show-atari" }, "Mark stones in atari")),
+      themeChoice(),
     ),
   );
   void fillLadder(ladder);
+  if (!s.google) {
+    // Ranked play needs a Google sign-in: say how to get one, or that this
+    // server offers none, instead of a box that cannot be ticked.
+    void pageConfig.then(({ googleClientId }) => {
+      if (!rankedNote.isConnected) return;
+      fill(
+        rankedNote,
+        googleClientId
+          ? h(
+              "button",
+              { type: "button", class: "link", onclick: () => signedOut("Sign in with Google to play ranked games.") },
+              "Sign in with Google to play ranked",
+            )
+          : "Ranked games need a Google sign-in, which this server does not offer.",
+      );
+    });
+  }
+}
+
+/** The theme: the system's, or light or dark, remembered. */
+function themeChoice(): HTMLElement {
+  const current = localStorage.getItem(THEME_KEY) ?? "";
+  const select = h(
+    "select",
+    {
+      id: "theme",
+      onchange: (e: Event) => {
+        const theme = (e.target as HTMLSelectElement).value;
+        localStorage.setItem(THEME_KEY, theme);
+        applyTheme(theme);
+      },
+    },
+    ...[
+      ["", "As the system"],
+      ["light", "Light"],
+      ["dark", "Dark"],
+    ].map(([v, t]) => h("option", { value: v, selected: v === current }, t)),
+  );
+  return h("div", { class: "field" }, h("label", { for: "theme" }, "Theme"), select);
 }
 
 async function fillLadder(el: HTMLElement): Promise<void> {
@@ -758,6 +841,12 @@ class GameView {
   private opponentHere = true;
   /** Says where the computer thinks when that is not where it was asked to. */
   private notice = h("p", { class: "hint notice", role: "status" });
+  /** Announces the opponent's moves to screen readers. */
+  private announce = h("p", { class: "sr-only", "aria-live": "polite" });
+  /** A move shown and waiting for its second tap, with move confirmation on. */
+  private pending?: Point;
+  /** Whether it was this player's turn when the page last drew. */
+  private wasMyTurn = false;
   /** The position (move count and event) the page is playing the computer's move in. */
   private thinkingAt?: string;
   /** Whether the engine is thinking now (a stale search is stopped). */
@@ -778,8 +867,9 @@ class GameView {
         { class: "game" },
         h("div", { class: "side" }, this.players, this.turn, h("p", { class: "hint rules" }, rulesInWords(this.game))),
         this.board.element,
-        h("div", { class: "side" }, this.controls, this.status, this.notice, this.after, this.count),
+        h("div", { class: "side" }, this.controls, this.status, this.notice, this.after, this.count, this.prefs()),
       ),
+      this.announce,
     );
     const tick = setInterval(() => this.drawClock(), 250);
     const again = () => this.stream?.abort();
@@ -815,10 +905,20 @@ class GameView {
     const offset = clockOffsetMs(g);
     if (offset !== undefined) this.offsetMs = offset;
     const moved = g.moveCount !== this.game.moveCount || g.status !== this.game.status;
+    const wasCounting = !!this.game.counting;
     this.game = g;
+    // A line about the position before (a refusal, a pass, a mark) has
+    // served once the game moved on; the event below may say something new.
+    if (moved || wasCounting !== !!g.counting) {
+      this.status.textContent = "";
+      this.pending = undefined;
+    }
     if (g.scorePreview) this.preview = g.scorePreview;
     else if (moved) this.preview = undefined;
     const kind = event?.kind;
+    if (kind?.case === "movePlayed" && kind.value.move && kind.value.move.color !== this.mine) {
+      this.announce.textContent = this.moveInWords(kind.value.move.color, kind.value.move.point, kind.value.move.captured.length);
+    }
     if (kind?.case === "movePlayed" && !kind.value.move?.point && kind.value.move?.color !== this.mine && g.scorePreview) {
       this.status.textContent = `${colorName(kind.value.move?.color ?? Color.UNSPECIFIED)} passed. Passing too ends the game with this count.`;
     }
@@ -926,8 +1026,61 @@ class GameView {
       this.status.textContent = `It is ${colorName(this.game.toMove)}'s turn.`;
       return;
     }
+    if (confirmsMoves(this.game.boardSize)) {
+      const p = this.pending;
+      if (!p || p.column !== point.column || p.row !== point.row) {
+        // The first tap shows the stone; a second on it plays it.
+        this.pending = point;
+        this.status.textContent = "";
+        this.announce.textContent = `${pointName(point)}: tap again to play there.`;
+        this.draw();
+        return;
+      }
+    }
+    this.pending = undefined;
     const { gameId, moveCount } = this.game;
     void this.act(() => api.games.playMove({ gameId, moveNumber: moveCount + 1, point }));
+  }
+
+  /** "White played D5, capturing 2 stones. 28 seconds left." */
+  private moveInWords(color: Color, point: Point | undefined, captured: number): string {
+    const what = point ? `${colorName(color)} played ${pointName(point)}` : `${colorName(color)} passed`;
+    const took = captured > 0 ? `, capturing ${captured} ${captured === 1 ? "stone" : "stones"}` : "";
+    const clock = this.game.clock;
+    const left = clock && this.playing && this.game.toMove === this.mine
+      ? ` ${Math.max(0, Math.ceil((Number(clock.deadlineUnixMs) - (Date.now() + this.offsetMs)) / 1000))} seconds left.`
+      : "";
+    return `${what}${took}.${left}`;
+  }
+
+  /** The player's choices for this page: move confirmation and the stone sound. */
+  private prefs(): HTMLElement {
+    const confirm = h("input", {
+      type: "checkbox",
+      id: "confirm-moves",
+      checked: confirmsMoves(this.game.boardSize),
+      onchange: (e: Event) => {
+        localStorage.setItem(CONFIRM_KEY, (e.target as HTMLInputElement).checked ? "1" : "0");
+        this.pending = undefined;
+        this.draw();
+      },
+    });
+    const sound = h("input", {
+      type: "checkbox",
+      id: "stone-sound",
+      checked: localStorage.getItem(SOUND_KEY) === "1",
+      onchange: (e: Event) => {
+        const on = (e.target as HTMLInputElement).checked;
+        localStorage.setItem(SOUND_KEY, on ? "1" : "0");
+        if (on) stoneSound();
+      },
+    });
+    return h(
+      "div",
+      { class: "prefs", role: "group", "aria-label": "Settings" },
+      h("div", { class: "check" }, confirm, h("label", { for: "confirm-moves" }, "Confirm moves (tap twice)")),
+      h("div", { class: "check" }, sound, h("label", { for: "stone-sound" }, "Sound on my turn")),
+    );
   }
 
   private draw(): void {
@@ -940,12 +1093,28 @@ class GameView {
       ko: this.playing ? g.koForbidden : [],
       dead: shownCount?.deadStones ?? [],
       atari: localStorage.getItem(ATARI_KEY) === "1" ? g.inAtari : [],
+      pending: this.playing && !g.counting && g.toMove === this.mine ? this.pending : undefined,
+      pendingColor: this.mine,
     });
+    this.noticeTurn();
     this.drawPlayers();
     this.drawControls();
     this.drawCount(shownCount);
     this.drawAfter();
     void this.thinkIfComputerToMove();
+  }
+
+  /** Tells the player their turn has come: the tab's title, and where
+   * the device can, the stone sound (if chosen) and a short vibration. */
+  private noticeTurn(): void {
+    const g = this.game;
+    const myTurn = this.playing && !g.counting && this.mine !== Color.UNSPECIFIED && g.toMove === this.mine;
+    document.title = myTurn ? "Your turn · Ttakji" : g.counting ? "Counting · Ttakji" : "Game · Ttakji";
+    if (myTurn && !this.wasMyTurn && g.moveCount > 0) {
+      if (localStorage.getItem(SOUND_KEY) === "1") stoneSound();
+      navigator.vibrate?.(60);
+    }
+    this.wasMyTurn = myTurn;
   }
 
   /** The computer's seat, when this page thinks for it. */
@@ -1052,7 +1221,13 @@ class GameView {
           c !== this.mine && this.mine !== Color.UNSPECIFIED && !isAi(p) && !this.opponentHere ? " · away" : "",
         ),
         h("span", { class: "captures" }, `${captures} captured`),
-        g.clock && this.playing && g.toMove === c ? h("span", { class: "clock", role: "timer", "data-color": String(c) }) : null,
+        // Both seats keep a clock's room, the one not running empty, so
+        // the lines never re-wrap as the turn passes.
+        g.clock && this.playing
+          ? g.toMove === c
+            ? h("span", { class: "clock", role: "timer", "data-color": String(c) })
+            : h("span", { class: "clock", "aria-hidden": "true" })
+          : null,
       );
     this.players.replaceChildren(
       seat(Color.BLACK, g.black, g.blackCaptures),
@@ -1077,7 +1252,7 @@ class GameView {
       const s = Math.ceil(ms / 1000);
       countTime.textContent = `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")} left; then the server's own count decides.`;
     }
-    const el = this.players.querySelector<HTMLElement>(".clock");
+    const el = this.players.querySelector<HTMLElement>(".clock[role=timer]");
     const clock = this.game.clock;
     if (!el || !clock) return;
     const left = Math.max(0, Number(clock.deadlineUnixMs) - (Date.now() + this.offsetMs));

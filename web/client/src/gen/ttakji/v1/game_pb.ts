@@ -36,7 +36,9 @@ export type HouseRules = Message<"ttakji.v1.HouseRules"> & {
 
   /**
    * Komi for White in points: a multiple of 0.5 from 0 (none: an equal count
-   * is a draw) to 50; absent keeps the preset's.
+   * is a draw) to 50; absent gives the table's scoring its usual komi (7
+   * under area scoring, 6.5 under territory scoring), which is the preset's
+   * when the scoring is the preset's.
    *
    * @generated from field: optional double komi = 3;
    */
