@@ -178,6 +178,7 @@ async fn the_servers_engine_is_limited_per_player_with_a_retry_hint() {
         .await
         .expect_err("over the limit");
     assert_eq!(refused.code(), Code::ResourceExhausted, "{refused:?}");
+    assert_eq!(support::documented_reason(&refused), "SERVER_AI_LIMIT");
     assert!(
         refused.message().contains("try again in"),
         "{}",

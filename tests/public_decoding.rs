@@ -1,6 +1,7 @@
 //! Arbitrary bytes sent as the request of every public method: the gateway
 //! never answers INTERNAL or UNKNOWN (nor falls over); what does not decode
-//! is INVALID_ARGUMENT, and the gateway serves as before afterwards.
+//! is INVALID_ARGUMENT with a reason from `docs/errors.md`, and the gateway
+//! serves as before afterwards.
 
 mod support;
 
@@ -124,6 +125,8 @@ async fn arbitrary_bytes_into_every_public_method_are_refused_as_invalid_never_i
                     !matches!(status.code(), Code::Internal | Code::Unknown),
                     "{path} answered {payload:02x?} with {status:?}"
                 );
+                // Every refusal says why in a form a program reads.
+                support::documented_reason(&status);
                 if status.code() == Code::InvalidArgument {
                     invalid += 1;
                 }

@@ -35,6 +35,7 @@ fn retry_hint(status: &tonic::Status) -> u64 {
         "{}",
         status.message()
     );
+    assert_eq!(support::documented_reason(status), "RATE_LIMITED");
     status
         .metadata()
         .get(RETRY_AFTER_HEADER)

@@ -760,3 +760,32 @@ pub fn serve_on(db: &str, extra: &[&str]) -> Process {
     args.extend(extra.iter().map(|a| (*a).to_owned()));
     spawn(&args.iter().map(String::as_str).collect::<Vec<_>>())
 }
+
+/// The refusal reasons `docs/errors.md` lists (every `UPPER_SNAKE` word in
+/// backquotes).
+pub fn documented_reasons() -> std::collections::BTreeSet<String> {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/errors.md"))
+        .expect("docs/errors.md is readable");
+    text.split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|w| !w.is_empty() && w.chars().all(|c| c.is_ascii_uppercase() || c == '_'))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The reason a refusal carries; fails the test if it carries none or one
+/// `docs/errors.md` does not list.
+pub fn documented_reason(status: &tonic::Status) -> String {
+    use tonic_types::StatusExt as _;
+    let info = status
+        .get_details_error_info()
+        .unwrap_or_else(|| panic!("no ErrorInfo in {status:?}"));
+    assert_eq!(info.domain, "ttakji.app");
+    assert!(
+        documented_reasons().contains(&info.reason),
+        "{} is not in docs/errors.md ({status:?})",
+        info.reason
+    );
+    info.reason
+}

@@ -75,10 +75,17 @@ pub fn unavailable(message: impl Into<String>, retry_after: Duration) -> Status 
     with_retry_hint(Status::unavailable(message), retry_after)
 }
 
-/// RESOURCE_EXHAUSTED with a retry hint.
+/// RESOURCE_EXHAUSTED with `reason` (`docs/errors.md`) and a retry hint.
 #[must_use]
-pub fn resource_exhausted(message: impl Into<String>, retry_after: Duration) -> Status {
-    with_retry_hint(Status::resource_exhausted(message), retry_after)
+pub fn resource_exhausted(
+    reason: &str,
+    message: impl Into<String>,
+    retry_after: Duration,
+) -> Status {
+    with_retry_hint(
+        crate::refusal::refused(tonic::Code::ResourceExhausted, reason, message),
+        retry_after,
+    )
 }
 
 /// `status` with the milliseconds to wait before trying again in

@@ -205,11 +205,30 @@ pub fn unknown_is_unavailable<B>(mut response: http::Response<B>) -> http::Respo
 
 /// The status codes a client of ours may rely on: see
 /// [`oversized_is_invalid_argument`], [`undecodable_is_invalid_argument`]
-/// and [`unknown_is_unavailable`].
+/// and [`unknown_is_unavailable`]; and a reason in every refusal
+/// ([`with_a_reason`]).
 pub fn answered_codes<B>(response: http::Response<B>) -> http::Response<B> {
-    unknown_is_unavailable(undecodable_is_invalid_argument(
+    with_a_reason(unknown_is_unavailable(undecodable_is_invalid_argument(
         oversized_is_invalid_argument(response),
-    ))
+    )))
+}
+
+/// Gives a refusal that names no reason of its own (tonic's, or one made
+/// without [`crate::refusal::refused`]) its code's reason
+/// ([`crate::refusal::code_reason`]), so that every answer that starts with
+/// a status other than OK carries a `google.rpc.ErrorInfo`.
+pub fn with_a_reason<B>(mut response: http::Response<B>) -> http::Response<B> {
+    let refused = response
+        .headers()
+        .get("grpc-status")
+        .is_some_and(|s| s.as_bytes() != b"0");
+    if refused
+        && !response.headers().contains_key("grpc-status-details-bin")
+        && let Some(status) = tonic::Status::from_header_map(response.headers())
+    {
+        let _ = crate::refusal::with_code_reason(status).add_header(response.headers_mut());
+    }
+    response
 }
 
 /// A request that is not the message it should be (bytes that do not
@@ -587,5 +606,35 @@ mod tests {
         }
         let bare = super::answered_codes(http::Response::new(()));
         assert!(bare.headers().get("grpc-status").is_none());
+    }
+
+    #[test]
+    fn a_refusal_without_a_reason_leaves_with_its_codes_and_one_with_its_own() {
+        let reason_of = |response: &http::Response<()>| {
+            tonic::Status::from_header_map(response.headers())
+                .and_then(|s| crate::refusal::reason(&s))
+        };
+        let mut response = http::Response::new(());
+        response
+            .headers_mut()
+            .insert("grpc-status", http::HeaderValue::from_static("11"));
+        let answered = super::answered_codes(response);
+        assert_eq!(reason_of(&answered).as_deref(), Some("INVALID_ARGUMENT"));
+
+        let own = crate::refusal::refused(tonic::Code::NotFound, "GAME_NOT_FOUND", "no game");
+        let mut response = http::Response::new(());
+        own.add_header(response.headers_mut())
+            .expect("a status as headers");
+        let answered = super::answered_codes(response);
+        assert_eq!(reason_of(&answered).as_deref(), Some("GAME_NOT_FOUND"));
+
+        let mut ok = http::Response::new(());
+        ok.headers_mut()
+            .insert("grpc-status", http::HeaderValue::from_static("0"));
+        assert!(
+            !super::answered_codes(ok)
+                .headers()
+                .contains_key("grpc-status-details-bin")
+        );
     }
 }

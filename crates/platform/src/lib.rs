@@ -11,6 +11,7 @@ pub mod config;
 pub mod grpc;
 pub mod metrics;
 pub mod redis_target;
+pub mod refusal;
 pub mod shutdown;
 pub mod store;
 pub mod telemetry;

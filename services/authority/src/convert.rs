@@ -79,11 +79,13 @@ pub fn level(raw: i32) -> Result<Level, Status> {
 impl From<Refusal> for Status {
     fn from(refusal: Refusal) -> Status {
         let message = refusal.to_string();
-        match refusal.kind() {
-            RefusalKind::InvalidArgument => Status::invalid_argument(message),
-            RefusalKind::PermissionDenied => Status::permission_denied(message),
-            RefusalKind::FailedPrecondition => Status::failed_precondition(message),
-        }
+        let code = match refusal.kind() {
+            RefusalKind::InvalidArgument => tonic::Code::InvalidArgument,
+            RefusalKind::PermissionDenied => tonic::Code::PermissionDenied,
+            RefusalKind::FailedPrecondition => tonic::Code::FailedPrecondition,
+        };
+        let (reason, values) = refusal.public_reason();
+        ttakji_platform::refusal::refused_with(code, reason, message, values)
     }
 }
 

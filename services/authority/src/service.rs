@@ -168,6 +168,7 @@ async fn within_server_ai_limit(
         return Ok(());
     }
     Err(resource_exhausted(
+        "SERVER_AI_LIMIT",
         format!(
             "you already play {live} games against the computer thinking on the server (at most {limit}): \
              finish one, or let the computer think in your browser; try again in {} s",

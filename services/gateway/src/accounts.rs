@@ -41,13 +41,15 @@ pub enum AccountError {
 
 impl From<AccountError> for Status {
     fn from(e: AccountError) -> Status {
-        match e {
-            AccountError::NicknameTaken(_) => Status::already_exists(e.to_string()),
-            AccountError::NoSuchAccount => Status::not_found(e.to_string()),
-            AccountError::Unavailable(_) => Status::unavailable(e.to_string()),
-            AccountError::Broken(_) => Status::failed_precondition(e.to_string()),
-            AccountError::Refused(_) => Status::invalid_argument(e.to_string()),
-        }
+        use tonic::Code;
+        let (code, reason) = match e {
+            AccountError::NicknameTaken(_) => (Code::AlreadyExists, "NICKNAME_TAKEN"),
+            AccountError::NoSuchAccount => (Code::NotFound, "ACCOUNT_NOT_FOUND"),
+            AccountError::Unavailable(_) => (Code::Unavailable, "UNAVAILABLE"),
+            AccountError::Broken(_) => (Code::FailedPrecondition, "ACCOUNT_NOT_STORED"),
+            AccountError::Refused(_) => (Code::InvalidArgument, "ACCOUNT_NOT_STORED"),
+        };
+        ttakji_platform::refusal::refused(code, reason, e.to_string())
     }
 }
 

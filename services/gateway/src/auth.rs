@@ -4,8 +4,9 @@
 //! verified [`Caller`] in the request's extensions; handlers take it from
 //! there with [`Caller::of`].
 
-use tonic::{Request, Status};
+use tonic::{Code, Request, Status};
 use ttakji_platform::auth::{Claims, TokenError, TokenKeys};
+use ttakji_platform::refusal::refused;
 
 /// The signed-in player a call comes from, as their token says.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,7 +40,7 @@ impl Caller {
             .extensions()
             .get::<Caller>()
             .cloned()
-            .ok_or_else(|| Status::unauthenticated("sign in first: the caller is not verified"))
+            .ok_or_else(|| sign_in_required("sign in first: the caller is not verified"))
     }
 }
 
@@ -89,18 +90,31 @@ pub fn authenticate<B>(keys: &TokenKeys, request: &mut http::Request<B>) -> Resu
 fn verify(keys: &TokenKeys, headers: &http::HeaderMap) -> Result<Claims, Status> {
     let header = headers
         .get("authorization")
-        .ok_or_else(|| Status::unauthenticated("sign in first: no authorization header"))?;
+        .ok_or_else(|| sign_in_required("sign in first: no authorization header"))?;
     let value = header
         .to_str()
-        .map_err(|_| Status::unauthenticated("the authorization header is not text"))?;
-    let token = value.strip_prefix("Bearer ").ok_or_else(|| {
-        Status::unauthenticated("the authorization header must be 'Bearer <token>'")
-    })?;
+        .map_err(|_| token_invalid("the authorization header is not text"))?;
+    let token = value
+        .strip_prefix("Bearer ")
+        .ok_or_else(|| token_invalid("the authorization header must be 'Bearer <token>'"))?;
     keys.verify(token.trim()).map_err(|e| {
         metrics::counter!("ttakji_tokens_refused_total", "reason" => refusal_reason(&e))
             .increment(1);
-        Status::unauthenticated(e.to_string())
+        let reason = if matches!(e, TokenError::Expired) {
+            "SIGN_IN_EXPIRED"
+        } else {
+            "TOKEN_INVALID"
+        };
+        refused(Code::Unauthenticated, reason, e.to_string())
     })
+}
+
+fn sign_in_required(message: &str) -> Status {
+    refused(Code::Unauthenticated, "SIGN_IN_REQUIRED", message)
+}
+
+fn token_invalid(message: &str) -> Status {
+    refused(Code::Unauthenticated, "TOKEN_INVALID", message)
 }
 
 /// The `reason` label of `ttakji_tokens_refused_total`.

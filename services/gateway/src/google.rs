@@ -52,7 +52,11 @@ pub struct GoogleVerifier {
 }
 
 fn refused(why: impl std::fmt::Display) -> Status {
-    Status::unauthenticated(format!("the Google ID token is refused: {why}"))
+    ttakji_platform::refusal::refused(
+        tonic::Code::Unauthenticated,
+        "GOOGLE_TOKEN_REFUSED",
+        format!("the Google ID token is refused: {why}"),
+    )
 }
 
 /// `max-age` of a Cache-Control header.

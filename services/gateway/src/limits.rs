@@ -303,6 +303,7 @@ impl Exceeded {
             "from your account"
         };
         ttakji_platform::authorities::resource_exhausted(
+            "RATE_LIMITED",
             format!(
                 "too many {} {whose}: try again in {:.1} s",
                 self.class.name(),

@@ -279,7 +279,9 @@ impl MatchService for Gateway {
         let req = request.into_inner();
         validate::text(&req.ruleset, "ruleset")?;
         if req.ranked && me.guest {
-            return Err(Status::permission_denied(
+            return Err(ttakji_platform::refusal::refused(
+                tonic::Code::PermissionDenied,
+                "RANKED_NEEDS_SIGN_IN",
                 "sign in to play ranked games; guests play casual games",
             ));
         }

@@ -40,7 +40,11 @@ impl Gateway {
                 Err(e) => return Err(e.into()),
             }
         }
-        Err(Status::already_exists("no free nickname: choose one"))
+        Err(ttakji_platform::refusal::refused(
+            tonic::Code::AlreadyExists,
+            "NO_FREE_NICKNAME",
+            "no free nickname: choose one",
+        ))
     }
 }
 
@@ -85,7 +89,11 @@ impl AuthService for Gateway {
         request: Request<pb::SignInGoogleRequest>,
     ) -> Result<Response<pb::SignInGoogleResponse>, Status> {
         let google = self.google.as_ref().ok_or_else(|| {
-            Status::failed_precondition("Google sign-in is not configured on this server")
+            ttakji_platform::refusal::refused(
+                tonic::Code::FailedPrecondition,
+                "GOOGLE_SIGN_IN_NOT_CONFIGURED",
+                "Google sign-in is not configured on this server",
+            )
         })?;
         let req = request.into_inner();
         let claims = google.verify(validate::id_token(&req.id_token)?).await?;

@@ -41,9 +41,32 @@ pub enum Invalid {
     MoveTime(u32),
 }
 
+impl Invalid {
+    /// The reason a client reads (`docs/errors.md`).
+    #[must_use]
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Invalid::NicknameLength(_) | Invalid::NicknameCharacter(_) => "NICKNAME_INVALID",
+            Invalid::BoardSize(_) => "BOARD_SIZE_NOT_OFFERED",
+            Invalid::Komi(_) => "KOMI_NOT_OFFERED",
+            Invalid::MoveTime(_) => "MOVE_TIME_NOT_OFFERED",
+            Invalid::NoPoint | Invalid::OffBoard { .. } => "OFF_BOARD",
+            Invalid::Id(_)
+            | Invalid::ControlCharacter { .. }
+            | Invalid::TooLong { .. }
+            | Invalid::UnknownValue { .. }
+            | Invalid::IdTokenTooLong => "INVALID_ARGUMENT",
+        }
+    }
+}
+
 impl From<Invalid> for Status {
     fn from(invalid: Invalid) -> Status {
-        Status::invalid_argument(invalid.to_string())
+        ttakji_platform::refusal::refused(
+            tonic::Code::InvalidArgument,
+            invalid.reason(),
+            invalid.to_string(),
+        )
     }
 }
 

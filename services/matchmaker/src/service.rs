@@ -5,9 +5,11 @@
 use std::time::Duration;
 
 use prost::Message as _;
+use tonic::Code;
 use tonic::{Request, Response, Status};
 use ttakji_platform::grpc::observe;
 use ttakji_platform::now_unix_ms;
+use ttakji_platform::refusal::refused;
 use ttakji_proto::v1 as pb;
 use ttakji_proto::v1::matchmaker_service_server::MatchmakerService;
 
@@ -228,7 +230,11 @@ impl MatchmakerService for Matchmaker {
             async {
                 let code = request.into_inner().code.to_ascii_uppercase();
                 let c = self.tickets().challenge(&code).await?.ok_or_else(|| {
-                    Status::not_found(format!("challenge {code} does not exist or has expired"))
+                    refused(
+                        Code::NotFound,
+                        "CHALLENGE_NOT_FOUND",
+                        format!("challenge {code} does not exist or has expired"),
+                    )
                 })?;
                 Ok(Response::new(pb::GetChallengeResponse {
                     challenge: Some(self.challenge_pb(&c)),
@@ -256,17 +262,23 @@ impl MatchmakerService for Matchmaker {
                 let record = match taken {
                     Take::Taken(record) => record,
                     Take::Missing => {
-                        return Err(Status::not_found(format!(
-                            "challenge {code} does not exist or has expired"
-                        )));
+                        return Err(refused(
+                            Code::NotFound,
+                            "CHALLENGE_NOT_FOUND",
+                            format!("challenge {code} does not exist or has expired"),
+                        ));
                     }
                     Take::Used => {
-                        return Err(Status::failed_precondition(format!(
-                            "challenge {code} has already been used"
-                        )));
+                        return Err(refused(
+                            Code::FailedPrecondition,
+                            "CHALLENGE_USED",
+                            format!("challenge {code} has already been used"),
+                        ));
                     }
                     Take::Own => {
-                        return Err(Status::failed_precondition(
+                        return Err(refused(
+                            Code::FailedPrecondition,
+                            "OWN_CHALLENGE",
                             "this is your own challenge: send the code to a friend",
                         ));
                     }

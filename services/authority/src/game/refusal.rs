@@ -82,6 +82,60 @@ impl Refusal {
         }
     }
 
+    /// The reason a client reads (`google.rpc.ErrorInfo`, listed in
+    /// `docs/errors.md`), and the values its message names.
+    #[must_use]
+    pub fn public_reason(&self) -> (&'static str, Vec<(&'static str, String)>) {
+        let at = |point: &Point| vec![("point", point.to_string())];
+        let none = Vec::new;
+        match self {
+            Refusal::OffBoard { .. } => ("OFF_BOARD", none()),
+            Refusal::NotAPlayer { .. } => ("NOT_A_PLAYER", none()),
+            Refusal::MoveNumberZero { expected } => {
+                ("MOVE_NUMBER_ZERO", vec![("expected", expected.to_string())])
+            }
+            Refusal::AlreadyPlayed { expected, .. } => (
+                "MOVE_ALREADY_PLAYED",
+                vec![("expected", expected.to_string())],
+            ),
+            Refusal::NotNext { expected, .. } => {
+                ("MOVE_NOT_NEXT", vec![("expected", expected.to_string())])
+            }
+            Refusal::GameOver { .. } | Refusal::UndoAfterTheEnd { .. } => ("GAME_OVER", none()),
+            Refusal::NotYourTurn { to_move } => {
+                ("NOT_YOUR_TURN", vec![("to_move", to_move.to_string())])
+            }
+            Refusal::Illegal(e) => match e {
+                IllegalMove::GameOver => ("GAME_OVER", none()),
+                IllegalMove::NotYourTurn { to_move } => {
+                    ("NOT_YOUR_TURN", vec![("to_move", to_move.to_string())])
+                }
+                IllegalMove::OffBoard { point, .. } => ("OFF_BOARD", at(point)),
+                IllegalMove::Occupied { point } => ("ILLEGAL_MOVE_OCCUPIED", at(point)),
+                IllegalMove::Suicide { point } => ("ILLEGAL_MOVE_SUICIDE", at(point)),
+                IllegalMove::Ko { point } => ("ILLEGAL_MOVE_KO", at(point)),
+                IllegalMove::Superko { point, .. } => ("ILLEGAL_MOVE_SUPERKO", at(point)),
+            },
+            Refusal::ComputerTakesNoDraws => ("COMPUTER_TAKES_NO_DRAWS", none()),
+            Refusal::NoDrawOffer => ("NO_DRAW_OFFER", none()),
+            Refusal::UndoOnlyAgainstComputer => ("UNDO_ONLY_AGAINST_COMPUTER", none()),
+            Refusal::UndoAtAnotherMove { .. } => ("UNDO_AT_ANOTHER_MOVE", none()),
+            Refusal::NothingToUndo | Refusal::Undo(UndoError::NothingToUndo) => {
+                ("NOTHING_TO_UNDO", none())
+            }
+            Refusal::Undo(UndoError::Ended(_)) => ("GAME_OVER", none()),
+            Refusal::Counting => ("COUNTING", none()),
+            Refusal::NotCounting => ("NOT_COUNTING", none()),
+            Refusal::NoStoneToMark { point } => ("NO_STONE_TO_MARK", at(point)),
+            Refusal::MarksChanged { .. } => ("MARKS_CHANGED", none()),
+            Refusal::CountAtAnotherMove { .. } => ("COUNT_AT_ANOTHER_MOVE", none()),
+            Refusal::Resume(ResumeError::NotEnded) => ("NOT_COUNTING", none()),
+            Refusal::Resume(ResumeError::Ended(_)) => ("GAME_OVER", none()),
+            Refusal::NoComputerSeat { .. } => ("NO_COMPUTER_SEAT", none()),
+            Refusal::ComputerThinksOnServer { .. } => ("COMPUTER_THINKS_ON_SERVER", none()),
+        }
+    }
+
     /// The `reason` label of `ttakji_moves_refused_total`.
     #[must_use]
     pub fn reason(&self) -> &'static str {
@@ -116,5 +170,97 @@ impl Refusal {
                 "not_the_computers"
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_refusal_names_a_reason_the_docs_list() {
+        let docs =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/errors.md"))
+                .expect("docs/errors.md is readable");
+        let point = Point::new(4, 4);
+        let id = || "g".to_owned();
+        let all = [
+            Refusal::OffBoard {
+                column: 9,
+                row: 0,
+                size: 9,
+            },
+            Refusal::NotAPlayer { game_id: id() },
+            Refusal::MoveNumberZero { expected: 3 },
+            Refusal::AlreadyPlayed {
+                number: 1,
+                expected: 3,
+            },
+            Refusal::NotNext {
+                number: 9,
+                expected: 3,
+            },
+            Refusal::GameOver {
+                game_id: id(),
+                reason: EndReason::DrawAgreed,
+            },
+            Refusal::NotYourTurn {
+                to_move: Color::White,
+            },
+            Refusal::Illegal(IllegalMove::Occupied { point }),
+            Refusal::Illegal(IllegalMove::Suicide { point }),
+            Refusal::Illegal(IllegalMove::Ko { point }),
+            Refusal::Illegal(IllegalMove::Superko {
+                point,
+                repeats_move: 4,
+            }),
+            Refusal::Illegal(IllegalMove::GameOver),
+            Refusal::Illegal(IllegalMove::OffBoard { point, size: 9 }),
+            Refusal::Illegal(IllegalMove::NotYourTurn {
+                to_move: Color::Black,
+            }),
+            Refusal::ComputerTakesNoDraws,
+            Refusal::NoDrawOffer,
+            Refusal::UndoOnlyAgainstComputer,
+            Refusal::UndoAfterTheEnd { game_id: id() },
+            Refusal::UndoAtAnotherMove {
+                played: 4,
+                asked: 3,
+            },
+            Refusal::NothingToUndo,
+            Refusal::Undo(UndoError::NothingToUndo),
+            Refusal::Undo(UndoError::Ended(EndReason::DrawAgreed)),
+            Refusal::Counting,
+            Refusal::NotCounting,
+            Refusal::NoStoneToMark { point },
+            Refusal::MarksChanged { asked: 1, now: 2 },
+            Refusal::CountAtAnotherMove {
+                played: 4,
+                asked: 3,
+            },
+            Refusal::Resume(ResumeError::NotEnded),
+            Refusal::Resume(ResumeError::Ended(EndReason::DrawAgreed)),
+            Refusal::NoComputerSeat { game_id: id() },
+            Refusal::ComputerThinksOnServer { game_id: id() },
+        ];
+        for refusal in &all {
+            let (reason, values) = refusal.public_reason();
+            assert!(
+                docs.contains(&format!("| `{reason}` |")),
+                "{refusal:?}: {reason} is not in docs/errors.md"
+            );
+            for (name, value) in values {
+                assert!(!value.is_empty(), "{refusal:?}: {name}");
+                assert!(
+                    refusal.to_string().contains(&value) || name == "expected",
+                    "{refusal:?}: the message names {name} {value}"
+                );
+            }
+        }
+        let occupied = Refusal::Illegal(IllegalMove::Occupied { point }).public_reason();
+        assert_eq!(
+            occupied,
+            ("ILLEGAL_MOVE_OCCUPIED", vec![("point", "E5".to_owned())])
+        );
     }
 }
