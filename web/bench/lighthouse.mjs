@@ -38,6 +38,11 @@ async function audit(name, url, keepStorage) {
   const scores = Object.values(lhr.categories).map((c) => `${c.title} ${Math.round(c.score * 100)}`);
   const wasm = lhr.audits["network-requests"].details.items.filter((r) => r.url.endsWith(".wasm")).length;
   const metric = (id) => lhr.audits[id].displayValue;
+  // What cost points outside performance, where a failure is a finding.
+  const failed = Object.values(lhr.categories)
+    .filter((c) => c.id !== "performance")
+    .flatMap((c) => c.auditRefs.filter((r) => r.weight > 0 && lhr.audits[r.id].score !== null && lhr.audits[r.id].score < 1).map((r) => r.id));
+  if (failed.length) console.log(`  failed: ${failed.join(", ")}`);
   console.log(`${name}: ${scores.join(", ")}; FCP ${metric("first-contentful-paint")}, LCP ${metric("largest-contentful-paint")}, TBT ${metric("total-blocking-time")}, CLS ${metric("cumulative-layout-shift")}; engine fetched ${wasm}×`);
 }
 
@@ -71,6 +76,13 @@ await page.goto("about:blank");
 await audit("/ (signed in)", `${server.url}/`, true);
 await audit("a game against Hard, the player to move", game, true);
 await audit("a game against Hard, the computer to move (engine loaded and thinking)", thinking, true);
+
+// The same pages in the dark theme, chosen with the page's switch.
+await page.goto(`${server.url}/`);
+await page.getByLabel("Theme").selectOption({ label: "Dark" });
+await page.goto("about:blank");
+await audit("/ (signed in, dark)", `${server.url}/`, true);
+await audit("a game against Hard, the player to move (dark)", game, true);
 
 await browser.close();
 await server.stop();

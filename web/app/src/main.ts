@@ -845,8 +845,8 @@ class GameView {
   private announce = h("p", { class: "sr-only", "aria-live": "polite" });
   /** A move shown and waiting for its second tap, with move confirmation on. */
   private pending?: Point;
-  /** Whether it was this player's turn when the page last drew. */
-  private wasMyTurn = false;
+  /** Whether it was this player's turn when the page last drew (unknown before the first). */
+  private wasMyTurn?: boolean;
   /** The position (move count and event) the page is playing the computer's move in. */
   private thinkingAt?: string;
   /** Whether the engine is thinking now (a stale search is stopped). */
@@ -1110,7 +1110,11 @@ class GameView {
     const g = this.game;
     const myTurn = this.playing && !g.counting && this.mine !== Color.UNSPECIFIED && g.toMove === this.mine;
     document.title = myTurn ? "Your turn · Ttakji" : g.counting ? "Counting · Ttakji" : "Game · Ttakji";
-    if (myTurn && !this.wasMyTurn && g.moveCount > 0) {
+    // Only a turn that came while the page was open is announced (not the
+    // one a reload finds), and only after the player has touched the page:
+    // browsers refuse sound and vibration before that.
+    const touched = navigator.userActivation?.hasBeenActive ?? true;
+    if (myTurn && this.wasMyTurn === false && touched) {
       if (localStorage.getItem(SOUND_KEY) === "1") stoneSound();
       navigator.vibrate?.(60);
     }
