@@ -476,12 +476,11 @@ impl Searcher {
                 handles.into_iter().filter_map(|h| h.join().ok()).collect()
             })
         };
-        let summaries: Vec<TreeSummary> = trees.iter().map(TreeOutcome::summary).collect();
-        self.keep(
-            game,
-            threads,
-            trees.into_iter().map(|t| Some(t.nodes)).collect(),
-        );
+        let (summaries, nodes): (Vec<TreeSummary>, Vec<_>) = trees
+            .into_iter()
+            .map(|t| (t.summary, Some(t.nodes)))
+            .unzip();
+        self.keep(game, threads, nodes);
         let mut result = self.merge_trees(game, &summaries, tuning);
         result.elapsed = clock.now().saturating_sub(start);
         result
@@ -517,11 +516,10 @@ impl Searcher {
             komi_half,
             nodes,
         );
-        let summary = tree.summary();
         let mut trees = vec![None; threads];
         trees[index] = Some(tree.nodes);
         self.keep(game, threads, trees);
-        summary
+        tree.summary
     }
 
     /// What the trees of one search found, merged, with the dynamic komi
@@ -640,20 +638,8 @@ fn next_komi_shift(shift: i32, winrate: f32, high: f32) -> i32 {
 
 /// What one tree's search gives back.
 struct TreeOutcome {
-    moves: Vec<RootMove>,
-    playouts: u32,
-    ownership: Vec<u32>,
+    summary: TreeSummary,
     nodes: Vec<Node>,
-}
-
-impl TreeOutcome {
-    fn summary(&self) -> TreeSummary {
-        TreeSummary {
-            moves: self.moves.clone(),
-            playouts: self.playouts,
-            ownership: self.ownership.clone(),
-        }
-    }
 }
 
 /// What one tree of a search found, all that merging the trees needs: its
@@ -904,9 +890,11 @@ fn run_tree(
         tree.simulate();
     }
     TreeOutcome {
-        moves: tree.root_moves(),
-        playouts: tree.playouts,
-        ownership: tree.ownership,
+        summary: TreeSummary {
+            moves: tree.root_moves(),
+            playouts: tree.playouts,
+            ownership: tree.ownership,
+        },
         nodes: tree.nodes,
     }
 }

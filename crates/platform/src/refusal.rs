@@ -71,29 +71,12 @@ pub fn with_code_reason(status: Status) -> Status {
     with_reason(status, reason)
 }
 
-/// The reason of a refusal that names none of its own: its code's name,
-/// which says at least what kind of mistake it was.
+/// The reason of a refusal that names none of its own: its code's name
+/// ([`crate::grpc::code_name`]), which says at least what kind of mistake
+/// it was.
 #[must_use]
 pub fn code_reason(code: Code) -> &'static str {
-    match code {
-        Code::Ok => "OK",
-        Code::Cancelled => "CANCELLED",
-        Code::Unknown => "UNKNOWN",
-        Code::InvalidArgument => "INVALID_ARGUMENT",
-        Code::DeadlineExceeded => "DEADLINE_EXCEEDED",
-        Code::NotFound => "NOT_FOUND",
-        Code::AlreadyExists => "ALREADY_EXISTS",
-        Code::PermissionDenied => "PERMISSION_DENIED",
-        Code::ResourceExhausted => "RESOURCE_EXHAUSTED",
-        Code::FailedPrecondition => "FAILED_PRECONDITION",
-        Code::Aborted => "ABORTED",
-        Code::OutOfRange => "OUT_OF_RANGE",
-        Code::Unimplemented => "UNIMPLEMENTED",
-        Code::Internal => "INTERNAL",
-        Code::Unavailable => "UNAVAILABLE",
-        Code::DataLoss => "DATA_LOSS",
-        Code::Unauthenticated => "UNAUTHENTICATED",
-    }
+    crate::grpc::code_name(code)
 }
 
 #[cfg(test)]
