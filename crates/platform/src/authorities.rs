@@ -155,6 +155,12 @@ impl AboutGame for ttakji_proto::v1::ListFinishedGamesRequest {
     }
 }
 
+impl AboutGame for ttakji_proto::v1::ListGameSummariesRequest {
+    fn game_id(&self) -> Option<&str> {
+        None
+    }
+}
+
 /// The authority instances a caller knows, and which one owns which shard.
 #[derive(Debug, Clone)]
 pub struct Authorities {

@@ -48,6 +48,12 @@ pub(crate) fn start(port: u16) -> Result<Server, String> {
         args.push("-c".into());
         args.push(format!("{name}={value}").into());
     }
+    // Counts every statement per database, for tests that bound the round
+    // trips a call makes (`CREATE EXTENSION pg_stat_statements` in theirs).
+    if bin.join("../lib/pg_stat_statements.so").exists() {
+        args.push("-c".into());
+        args.push("shared_preload_libraries=pg_stat_statements".into());
+    }
     let mut server = Supervised::start(
         &folder,
         Some(USER),

@@ -10,6 +10,7 @@ pub mod actor;
 pub mod codec;
 pub mod convert;
 pub mod game;
+pub mod listing;
 pub mod ownership;
 pub mod records;
 pub mod registry;

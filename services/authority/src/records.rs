@@ -42,6 +42,10 @@ pub struct GameMeta {
     pub stand_in: bool,
     /// Where the computer's seat, if any, thinks; a player may move it.
     pub ai_engine: AiEngine,
+    /// The ladder rating the game was paired at (the lower of its two
+    /// players'), which orders the live games list; 0 when not paired by
+    /// rating.
+    pub ladder_rating: u32,
 }
 
 impl GameMeta {
@@ -161,6 +165,17 @@ pub struct Write {
     /// Moves numbered above this are deleted (an undo).
     pub truncate_after: Option<usize>,
     pub finish: Option<Finish>,
+}
+
+impl Write {
+    /// How many moves the game has after this write, when it changes them.
+    #[must_use]
+    pub fn move_count(&self) -> Option<usize> {
+        self.insert_move
+            .as_ref()
+            .map(|m| m.number)
+            .or(self.truncate_after)
+    }
 }
 
 /// An event as stored: its sequence number and its encoded message.

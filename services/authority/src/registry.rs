@@ -316,18 +316,6 @@ impl Registry {
             .collect()
     }
 
-    /// Ids of games that finished at or after `since`, oldest first.
-    pub async fn finished_since(
-        &self,
-        since: i64,
-        ranked_only: bool,
-        limit: i64,
-    ) -> Result<Vec<String>, Status> {
-        store::finished_since(&self.inner.db, since, ranked_only, limit)
-            .await
-            .map_err(|e| ttakji_platform::store::status(&e, "cannot list finished games"))
-    }
-
     /// Sends a command and waits for its answer.
     pub async fn ask<T>(
         &self,

@@ -13,7 +13,7 @@ use crate::game::{CountAction, Requested};
 use crate::ownership::Placement;
 use crate::records::{AiEngine, GameMeta, Seat};
 use crate::registry::Registry;
-use crate::{codec, store};
+use crate::{codec, listing, store};
 use ttakji_platform::authorities::{
     Authorities, AuthorityClient, FORWARDED_HEADER, OWNER_HEADER, is_retryable, resource_exhausted,
     unavailable,
@@ -264,6 +264,7 @@ impl AuthorityService for Authority {
                     created_at: ttakji_platform::now_unix_ms(),
                     stand_in: false,
                     ai_engine,
+                    ladder_rating: req.ladder_rating,
                 };
                 // A stand-in only between two people in a casual game: in
                 // a ranked one the clock runs for a player who is away.
@@ -698,22 +699,42 @@ impl AuthorityService for Authority {
                     0 => 500,
                     n => i64::from(n.min(5000)),
                 };
-                let ids = self
-                    .registry
-                    .finished_since(req.finished_since_unix_ms, req.ranked_only, limit)
-                    .await?;
-                let mut games = Vec::with_capacity(ids.len());
-                for id in ids {
-                    games.push(
-                        self.registry
-                            .ask(&id, |reply| Command::Snapshot {
-                                preview: false,
-                                reply,
-                            })
-                            .await?,
-                    );
-                }
-                Ok(Response::new(pb::ListFinishedGamesResponse { games }))
+                let rows = store::finished_since(
+                    self.registry.db(),
+                    req.finished_since_unix_ms,
+                    req.ranked_only,
+                    limit,
+                )
+                .await
+                .map_err(|e| ttakji_platform::store::status(&e, "cannot list finished games"))?;
+                let summaries = rows
+                    .iter()
+                    .map(|row| {
+                        listing::summary(row, None)
+                            .map_err(|e| listing::unreadable_row(&row.id, &e))
+                    })
+                    .collect::<Result<_, Status>>()?;
+                Ok(Response::new(pb::ListFinishedGamesResponse {
+                    summaries,
+                    ..Default::default()
+                }))
+            }
+            .await,
+        )
+    }
+
+    #[tracing::instrument(skip_all)]
+    async fn list_game_summaries(
+        &self,
+        request: Request<pb::ListGameSummariesRequest>,
+    ) -> Result<Response<pb::ListGameSummariesResponse>, Status> {
+        observe(
+            "ListGameSummaries",
+            async {
+                let req = request.into_inner();
+                Ok(Response::new(
+                    listing::page(self.registry.db(), &req).await?,
+                ))
             }
             .await,
         )

@@ -43,8 +43,8 @@ pub async fn insert_game(
         sqlx::query(
             "INSERT INTO games (id, board_size, ruleset, komi_half, black_user_id, black_name, black_ai_level, \
              white_user_id, white_name, white_ai_level, seconds_per_move, status, created_at, deadline_at, ranked, \
-             keep_colors, stand_in, ai_engine) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'playing', $12, $13, \
-             $14, $15, $16, $17)",
+             keep_colors, stand_in, ai_engine, ladder_rating) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, \
+             'playing', $12, $13, $14, $15, $16, $17, $18)",
         )
         .bind(&meta.id)
         .bind(i64::from(meta.rules.board_size.get()))
@@ -63,6 +63,7 @@ pub async fn insert_game(
         .bind(meta.keep_colors)
         .bind(meta.stand_in)
         .bind(codec::ai_engine_text(meta.ai_engine))
+        .bind(i64::from(meta.ladder_rating))
         .execute(&mut *tx)
         .await?;
         sqlx::query(
@@ -161,7 +162,8 @@ macro_rules! write_statements {
         // game writes nothing.
         let held = sqlx::query(
             "UPDATE games SET deadline_at = $2, draw_offered_by = $3, counting = $5, resumed_after = $6, \
-             away = $7, stand_ins = $8, ai_engine = $9 WHERE id = $1 AND epoch = $4",
+             away = $7, stand_ins = $8, ai_engine = $9, move_count = COALESCE($10, move_count) \
+             WHERE id = $1 AND epoch = $4",
         )
         .bind(game_id)
         .bind(write.deadline_at)
@@ -172,6 +174,7 @@ macro_rules! write_statements {
         .bind(codec::away_text(&write.away))
         .bind(codec::seats_text(&write.stand_ins))
         .bind(codec::ai_engine_text(write.ai_engine))
+        .bind(write.move_count().map(number_column))
         .execute($conn)
         .await?
         .rows_affected()
@@ -261,8 +264,8 @@ pub async fn apply(
             };
             let held: i64 = sqlx::query_scalar(
                 "WITH held AS (UPDATE games SET deadline_at = $2, draw_offered_by = $3, \
-                 counting = $11, resumed_after = $12, away = $13, stand_ins = $14, ai_engine = $16 \
-                 WHERE id = $1 AND epoch = $4 RETURNING id), \
+                 counting = $11, resumed_after = $12, away = $13, stand_ins = $14, ai_engine = $16, \
+                 move_count = $5 WHERE id = $1 AND epoch = $4 RETURNING id), \
                  played AS (INSERT INTO moves (game_id, number, color, point, played_at, by_stand_in) \
                  SELECT id, $5, $6, $7, $10, $15 FROM held), \
                  told AS (INSERT INTO game_events (game_id, seq, payload, created_at) \
@@ -363,6 +366,7 @@ struct GameColumns {
     away: String,
     stand_ins: String,
     ai_engine: String,
+    ladder_rating: i64,
 }
 
 impl GameColumns {
@@ -399,6 +403,7 @@ impl GameColumns {
                 keep_colors: self.keep_colors,
                 stand_in: self.stand_in,
                 ai_engine: codec::ai_engine(&self.ai_engine).map_err(|e| e.to_string())?,
+                ladder_rating: u32::try_from(self.ladder_rating).unwrap_or(0),
             },
             end_reason: optional(self.end_reason.as_deref(), codec::end_reason)?,
             deadline_at: self.deadline_at,
@@ -436,7 +441,7 @@ pub async fn load_game(
             "SELECT id, board_size, ruleset, komi_half, black_user_id, black_name, black_ai_level, white_user_id, \
              white_name, white_ai_level, seconds_per_move, end_reason, created_at, deadline_at, \
              draw_offered_by, ranked, keep_colors, finished_at, counting, resumed_after, dead_stones, \
-             stand_in, away, stand_ins, ai_engine FROM games WHERE id = $1",
+             stand_in, away, stand_ins, ai_engine, ladder_rating FROM games WHERE id = $1",
         )
         .bind(game_id)
         .fetch_optional(pool)
@@ -476,6 +481,7 @@ pub async fn load_game(
             away: r.try_get("away")?,
             ai_engine: r.try_get("ai_engine")?,
             stand_ins: r.try_get("stand_ins")?,
+            ladder_rating: r.try_get("ladder_rating")?,
         };
         let moves = sqlx::query(
             "SELECT number, color, point, by_stand_in FROM moves WHERE game_id = $1 ORDER BY number",
@@ -586,26 +592,187 @@ pub async fn playing_games(db: &Database) -> sqlx::Result<Vec<String>> {
     })
 }
 
-/// Ids of games that finished at or after `since` (Unix ms), oldest first.
+/// A game's row as lists show it (`ListMyGames`, `ListLiveGames`, the
+/// ratings' reconciliation): read in one query for a whole page, without
+/// its moves or events.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SummaryRow {
+    pub id: String,
+    pub board_size: i64,
+    pub ruleset: String,
+    pub komi_half: i64,
+    /// User id, name and computer level of Black, then White.
+    pub seats: [(Option<String>, String, Option<String>); 2],
+    pub seconds_per_move: i64,
+    pub status: String,
+    pub end_reason: Option<String>,
+    pub result: Option<String>,
+    pub ranked: bool,
+    pub created_at: i64,
+    pub finished_at: Option<i64>,
+    pub move_count: i64,
+    pub ladder_rating: i64,
+    pub ai_engine: String,
+}
+
+/// The columns a [`SummaryRow`] is read from.
+macro_rules! summary_columns {
+    () => {
+        "id, board_size, ruleset, komi_half, black_user_id, black_name, black_ai_level, \
+         white_user_id, white_name, white_ai_level, seconds_per_move, status, end_reason, result, \
+         ranked, created_at, finished_at, move_count, ladder_rating, ai_engine"
+    };
+}
+
+/// A player's games, newest first, after ($2 created at, $3 id): each
+/// seat's index gives its newest games after the cursor, and the page is
+/// the newest of the two lists.
+const PLAYER_PAGE: &str = concat!(
+    "SELECT ",
+    summary_columns!(),
+    " FROM (SELECT ",
+    summary_columns!(),
+    " FROM games WHERE black_user_id = $1 AND (created_at < $2 OR (created_at = $2 AND id < $3)) \
+     ORDER BY created_at DESC, id DESC LIMIT $4) AS as_black UNION ALL SELECT ",
+    summary_columns!(),
+    " FROM (SELECT ",
+    summary_columns!(),
+    " FROM games WHERE white_user_id = $1 AND (created_at < $2 OR (created_at = $2 AND id < $3)) \
+     ORDER BY created_at DESC, id DESC LIMIT $4) AS as_white ORDER BY created_at DESC, id DESC LIMIT $4"
+);
+
+/// Live games between people after ($1 ladder rating, $2 created at, $3
+/// id), the strongest first, then the newest.
+macro_rules! live_page {
+    ($size:literal) => {
+        concat!(
+            "SELECT ", summary_columns!(),
+            " FROM games WHERE status = 'playing' AND black_ai_level IS NULL AND white_ai_level IS NULL ",
+            $size,
+            " AND (ladder_rating < $1 OR (ladder_rating = $1 AND (created_at < $2 \
+             OR (created_at = $2 AND id < $3)))) ORDER BY ladder_rating DESC, created_at DESC, id DESC LIMIT $4"
+        )
+    };
+}
+
+/// A [`SummaryRow`] from a row of [`SUMMARY_COLUMNS`] (of either store).
+macro_rules! summary_row {
+    ($r:expr) => {{
+        let r = $r;
+        Ok::<_, sqlx::Error>(SummaryRow {
+            id: r.try_get("id")?,
+            board_size: r.try_get("board_size")?,
+            ruleset: r.try_get("ruleset")?,
+            komi_half: r.try_get("komi_half")?,
+            seats: [
+                (
+                    r.try_get("black_user_id")?,
+                    r.try_get("black_name")?,
+                    r.try_get("black_ai_level")?,
+                ),
+                (
+                    r.try_get("white_user_id")?,
+                    r.try_get("white_name")?,
+                    r.try_get("white_ai_level")?,
+                ),
+            ],
+            seconds_per_move: r.try_get("seconds_per_move")?,
+            status: r.try_get("status")?,
+            end_reason: r.try_get("end_reason")?,
+            result: r.try_get("result")?,
+            ranked: r.try_get("ranked")?,
+            created_at: r.try_get("created_at")?,
+            finished_at: r.try_get("finished_at")?,
+            move_count: r.try_get("move_count")?,
+            ladder_rating: r.try_get("ladder_rating")?,
+            ai_engine: r.try_get("ai_engine")?,
+        })
+    }};
+}
+
+/// Which games a page lists, and where it starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Listing {
+    /// A player's games from either seat, newest first, after the game
+    /// created at `before.0` with id `before.1` (the first page: `None`).
+    Player {
+        user_id: String,
+        before: Option<(i64, String)>,
+    },
+    /// Games between people being played now (on `board_size`, or every
+    /// size for `None`), the highest ladder rating first, then the newest,
+    /// after the game at `before` = (ladder rating, created at, id).
+    Live {
+        board_size: Option<i64>,
+        before: Option<(i64, i64, String)>,
+    },
+}
+
+/// A page of games: one query, however long the page.
+#[tracing::instrument(skip(db))]
+pub async fn list_games(
+    db: &Database,
+    listing: &Listing,
+    limit: i64,
+) -> sqlx::Result<Vec<SummaryRow>> {
+    on_reader!(db, |pool| {
+        let rows = match listing {
+            Listing::Player { user_id, before } => {
+                let (created, id) = before.clone().unwrap_or((i64::MAX, String::new()));
+                sqlx::query(PLAYER_PAGE)
+                    .bind(user_id)
+                    .bind(created)
+                    .bind(id)
+                    .bind(limit)
+                    .fetch_all(pool)
+                    .await?
+            }
+            Listing::Live { board_size, before } => {
+                let (rating, created, id) =
+                    before
+                        .clone()
+                        .unwrap_or((i64::MAX, i64::MAX, String::new()));
+                let query = match board_size {
+                    Some(_) => sqlx::query(live_page!("AND board_size = $5")),
+                    None => sqlx::query(live_page!("AND $5 = 0")),
+                };
+                query
+                    .bind(rating)
+                    .bind(created)
+                    .bind(id)
+                    .bind(limit)
+                    .bind(board_size.unwrap_or(0))
+                    .fetch_all(pool)
+                    .await?
+            }
+        };
+        rows.iter().map(|r| summary_row!(r)).collect()
+    })
+}
+
+/// Games that finished at or after `since` (Unix ms), in the order they
+/// ended, read from their rows in one query.
 #[tracing::instrument(skip(db))]
 pub async fn finished_since(
     db: &Database,
     since: i64,
     ranked_only: bool,
     limit: i64,
-) -> sqlx::Result<Vec<String>> {
+) -> sqlx::Result<Vec<SummaryRow>> {
     on_reader!(db, |pool| {
-        sqlx::query(
-            "SELECT id FROM games WHERE status = 'finished' AND finished_at >= $1 AND (ranked OR NOT $2) \
-             ORDER BY finished_at, id LIMIT $3",
-        )
+        sqlx::query(concat!(
+            "SELECT ",
+            summary_columns!(),
+            " FROM games WHERE status = 'finished' AND finished_at >= $1 \
+             AND (ranked OR NOT $2) ORDER BY finished_at, id LIMIT $3"
+        ))
         .bind(since)
         .bind(ranked_only)
         .bind(limit)
         .fetch_all(pool)
         .await?
-        .into_iter()
-        .map(|r| r.try_get::<String, _>("id"))
+        .iter()
+        .map(|r| summary_row!(r))
         .collect()
     })
 }
@@ -664,6 +831,7 @@ mod tests {
             keep_colors: false,
             stand_in: true,
             ai_engine: crate::records::AiEngine::Server,
+            ladder_rating: 0,
         };
         super::insert_game(&db, &meta, Some(30_001), &event(1))
             .await

@@ -401,6 +401,78 @@ impl GameService for Gateway {
         let stream = crate::watch::watch(self, game_id, req.after_seq, me.user_id).await?;
         Ok(Response::new(stream))
     }
+
+    #[tracing::instrument(skip_all)]
+    async fn list_my_games(
+        &self,
+        request: Request<pb::ListMyGamesRequest>,
+    ) -> Result<Response<pb::ListMyGamesResponse>, Status> {
+        let me = Caller::of(&request)?;
+        let req = request.into_inner();
+        let page = self
+            .list_games(pb::ListGameSummariesRequest {
+                list: Some(pb::list_game_summaries_request::List::UserId(me.user_id)),
+                board_size: 0,
+                limit: page_size(req.page_size)?,
+                page_token: req.page_token,
+            })
+            .await?;
+        Ok(Response::new(pb::ListMyGamesResponse {
+            games: page.games,
+            next_page_token: page.next_page_token,
+        }))
+    }
+
+    #[tracing::instrument(skip_all, fields(board_size = request.get_ref().board_size))]
+    async fn list_live_games(
+        &self,
+        request: Request<pb::ListLiveGamesRequest>,
+    ) -> Result<Response<pb::ListLiveGamesResponse>, Status> {
+        Caller::of(&request)?;
+        let req = request.into_inner();
+        let page = self
+            .list_games(pb::ListGameSummariesRequest {
+                list: Some(pb::list_game_summaries_request::List::Live(true)),
+                board_size: req.board_size,
+                limit: page_size(req.page_size)?,
+                page_token: req.page_token,
+            })
+            .await?;
+        Ok(Response::new(pb::ListLiveGamesResponse {
+            games: page.games,
+            next_page_token: page.next_page_token,
+        }))
+    }
+}
+
+/// The games a page holds (AIP-158): 0 means 20, above 100 means 100.
+fn page_size(asked: i32) -> Result<u32, Status> {
+    match asked {
+        0 => Ok(20),
+        n if n < 0 => Err(ttakji_platform::refusal::refused(
+            tonic::Code::InvalidArgument,
+            "PAGE_SIZE_INVALID",
+            format!("page_size {n} is negative: ask for 1 to 100 games, or 0 for 20"),
+        )),
+        n => Ok(u32::try_from(n).unwrap_or(100).min(100)),
+    }
+}
+
+impl Gateway {
+    /// A page of games from the stored rows, by any authority instance.
+    async fn list_games(
+        &self,
+        request: pb::ListGameSummariesRequest,
+    ) -> Result<pb::ListGameSummariesResponse, Status> {
+        Ok(self
+            .authority
+            .ask(
+                request,
+                |mut c, r| async move { c.list_game_summaries(r).await },
+            )
+            .await?
+            .into_inner())
+    }
 }
 
 /// `game` as sent to `viewer`: with their colour in it and the server's

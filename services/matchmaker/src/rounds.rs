@@ -187,6 +187,8 @@ impl Matchmaker {
             },
             game_id: game_id.clone(),
             ranked: a.pool.ranked && b.is_some(),
+            // Orders the live games list: the weaker player's rating.
+            ladder_rating: b.as_ref().map_or(0, |b| a.rating.min(b.rating)),
             ..Default::default()
         };
         let game = match self.create_game(request).await {

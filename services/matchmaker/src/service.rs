@@ -403,6 +403,8 @@ impl MatchmakerService for Matchmaker {
                         computer_stands_in: old.computer_stands_in,
                         // A rematch takes the place of a finished game.
                         server_ai_limit: 0,
+                        // Paired by the players, not by rating.
+                        ladder_rating: 0,
                     })
                     .await?;
                     rematch_id = id;

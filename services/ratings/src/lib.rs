@@ -130,11 +130,41 @@ fn ladder_key(prefix: &str, board_size: i64) -> String {
 /// The ranked game a finished snapshot describes, if it is one.
 #[must_use]
 pub fn ranked_game(snapshot: &pb::GameSnapshot) -> Option<RankedGame> {
-    if !snapshot.ranked || snapshot.status != pb::GameStatus::Finished as i32 {
+    finished_ranked(
+        &snapshot.game_id,
+        snapshot.board_size,
+        snapshot.finished_at_unix_ms,
+        snapshot.ranked && snapshot.status == pb::GameStatus::Finished as i32,
+        snapshot.result.as_ref(),
+        [snapshot.black.as_ref(), snapshot.white.as_ref()],
+    )
+}
+
+/// The ranked game a finished game's stored summary describes, if it is one.
+#[must_use]
+pub fn ranked_summary(summary: &pb::GameSummary) -> Option<RankedGame> {
+    finished_ranked(
+        &summary.game_id,
+        summary.board_size,
+        summary.finished_at_unix_ms,
+        summary.ranked && summary.status == pb::GameStatus::Finished as i32,
+        summary.result.as_ref(),
+        [summary.black.as_ref(), summary.white.as_ref()],
+    )
+}
+
+fn finished_ranked(
+    game_id: &str,
+    board_size: u32,
+    finished_at: i64,
+    ranked_and_finished: bool,
+    result: Option<&pb::GameResult>,
+    [black, white]: [Option<&pb::Player>; 2],
+) -> Option<RankedGame> {
+    if !ranked_and_finished {
         return None;
     }
-    let result = snapshot.result.as_ref()?;
-    let (black, white) = (snapshot.black.as_ref()?, snapshot.white.as_ref()?);
+    let (result, black, white) = (result?, black?, white?);
     if black.user_id.is_empty() || white.user_id.is_empty() {
         return None;
     }
@@ -144,9 +174,9 @@ pub fn ranked_game(snapshot: &pb::GameSnapshot) -> Option<RankedGame> {
         _ => Outcome::Draw,
     };
     Some(RankedGame {
-        game_id: snapshot.game_id.clone(),
-        board_size: i64::from(snapshot.board_size),
-        finished_at: snapshot.finished_at_unix_ms,
+        game_id: game_id.to_owned(),
+        board_size: i64::from(board_size),
+        finished_at,
         sides: [
             Side {
                 user_id: black.user_id.clone(),
@@ -214,16 +244,16 @@ impl Ratings {
                 )
                 .await?
                 .into_inner()
-                .games;
+                .summaries;
             let full = games.len() == 500;
-            for snapshot in &games {
-                if let Some(game) = ranked_game(snapshot) {
+            for summary in &games {
+                if let Some(game) = ranked_summary(summary) {
                     if self.apply(&game).await? {
                         applied += 1;
                     }
                     *cursor = (*cursor).max(game.finished_at);
                 }
-                since = since.max(snapshot.finished_at_unix_ms);
+                since = since.max(summary.finished_at_unix_ms);
             }
             if !full {
                 break;

@@ -36,6 +36,7 @@ fn meta(black: Seat, white: Seat, seconds_per_move: u32, rules: Rules) -> GameMe
         keep_colors: false,
         stand_in: false,
         ai_engine: AiEngine::Server,
+        ladder_rating: 0,
     }
 }
 

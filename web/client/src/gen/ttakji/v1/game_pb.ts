@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file ttakji/v1/game.proto.
  */
 export const file_ttakji_v1_game: GenFile = /*@__PURE__*/
-  fileDesc("ChR0dGFramkvdjEvZ2FtZS5wcm90bxIJdHRha2ppLnYxIpUCCgpIb3VzZVJ1bGVzEiYKBnByZXNldBgBIAEoDjIWLnR0YWtqaS52MS5UYWJsZVByZXNldBISCgpib2FyZF9zaXplGAIgASgNEhEKBGtvbWkYAyABKAFIAIgBARIjCgdzY29yaW5nGAQgASgOMhIudHRha2ppLnYxLlNjb3JpbmcSHQoQc2Vjb25kc19wZXJfbW92ZRgFIAEoDUgBiAEBEh4KFmtlZXBfY29sb3JzX29uX3JlbWF0Y2gYBiABKAgSHwoSY29tcHV0ZXJfc3RhbmRzX2luGAcgASgISAKIAQFCBwoFX2tvbWlCEwoRX3NlY29uZHNfcGVyX21vdmVCFQoTX2NvbXB1dGVyX3N0YW5kc19pbiIkCgVQb2ludBIOCgZjb2x1bW4YASABKA0SCwoDcm93GAIgASgNIpcBCgZQbGF5ZXISDwoHdXNlcl9pZBgBIAEoCRIQCghuaWNrbmFtZRgCIAEoCRIkCghhaV9sZXZlbBgDIAEoDjISLnR0YWtqaS52MS5BaUxldmVsEhwKFGNvbXB1dGVyX3N0YW5kaW5nX2luGAQgASgIEiYKCWFpX2VuZ2luZRgFIAEoDjITLnR0YWtqaS52MS5BaUVuZ2luZSKRAQoETW92ZRIOCgZudW1iZXIYASABKA0SHwoFY29sb3IYAiABKA4yEC50dGFramkudjEuQ29sb3ISHwoFcG9pbnQYAyABKAsyEC50dGFramkudjEuUG9pbnQSIgoIY2FwdHVyZWQYBCADKAsyEC50dGFramkudjEuUG9pbnQSEwoLYnlfc3RhbmRfaW4YBSABKAgi2QEKBUNvdW50EhQKDGJsYWNrX3BvaW50cxgBIAEoDRIUCgx3aGl0ZV9wb2ludHMYAiABKA0SDAoEa29taRgDIAEoARIlCgtkZWFkX3N0b25lcxgEIAMoCzIQLnR0YWtqaS52MS5Qb2ludBIgCgZ3aW5uZXIYBSABKA4yEC50dGFramkudjEuQ29sb3ISDgoGbWFyZ2luGAYgASgBEg8KB3N1bW1hcnkYByABKAkSLAoJdW5jZXJ0YWluGAggAygLMhkudHRha2ppLnYxLlVuY2VydGFpbkdyb3VwIl4KDlVuY2VydGFpbkdyb3VwEiAKBnN0b25lcxgBIAMoCzIQLnR0YWtqaS52MS5Qb2ludBIqCgZyZWFzb24YAiABKA4yGi50dGFramkudjEuVW5jZXJ0YWluUmVhc29uIoMBCgpHYW1lUmVzdWx0EiAKBndpbm5lchgBIAEoDjIQLnR0YWtqaS52MS5Db2xvchIkCgZyZWFzb24YAiABKA4yFC50dGFramkudjEuRW5kUmVhc29uEgwKBHRleHQYAyABKAkSHwoFY291bnQYBCABKAsyEC50dGFramkudjEuQ291bnQiOwoFQ2xvY2sSGAoQc2Vjb25kc19wZXJfbW92ZRgBIAEoDRIYChBkZWFkbGluZV91bml4X21zGAIgASgDIqYHCgxHYW1lU25hcHNob3QSDwoHZ2FtZV9pZBgBIAEoCRISCgpib2FyZF9zaXplGAIgASgNEg8KB3J1bGVzZXQYAyABKAkSDAoEa29taRgEIAEoARIgCgVibGFjaxgFIAEoCzIRLnR0YWtqaS52MS5QbGF5ZXISIAoFd2hpdGUYBiABKAsyES50dGFramkudjEuUGxheWVyEiUKBnN0YXR1cxgHIAEoDjIVLnR0YWtqaS52MS5HYW1lU3RhdHVzEiAKBnN0b25lcxgIIAMoDjIQLnR0YWtqaS52MS5Db2xvchIhCgd0b19tb3ZlGAkgASgOMhAudHRha2ppLnYxLkNvbG9yEhIKCm1vdmVfY291bnQYCiABKA0SFgoOYmxhY2tfY2FwdHVyZXMYCyABKA0SFgoOd2hpdGVfY2FwdHVyZXMYDCABKA0SIgoJbGFzdF9tb3ZlGA0gASgLMg8udHRha2ppLnYxLk1vdmUSJgoMa29fZm9yYmlkZGVuGA4gAygLMhAudHRha2ppLnYxLlBvaW50EhcKD3Bhc3Nlc19pbl9hX3JvdxgPIAEoDRIlCgZyZXN1bHQYECABKAsyFS50dGFramkudjEuR2FtZVJlc3VsdBIfCgVjbG9jaxgRIAEoCzIQLnR0YWtqaS52MS5DbG9jaxInCg1zY29yZV9wcmV2aWV3GBIgASgLMhAudHRha2ppLnYxLkNvdW50EhEKCWV2ZW50X3NlcRgTIAEoBBIUCgx1bmRvX2FsbG93ZWQYFCABKAgSKQoPZHJhd19vZmZlcmVkX2J5GBUgASgOMhAudHRha2ppLnYxLkNvbG9yEg4KBnJhbmtlZBgWIAEoCBIbChNmaW5pc2hlZF9hdF91bml4X21zGBcgASgDEiQKCnlvdXJfY29sb3IYGCABKA4yEC50dGFramkudjEuQ29sb3ISGwoTc2VydmVyX3RpbWVfdW5peF9tcxgZIAEoAxIiCghpbl9hdGFyaRgaIAMoCzIQLnR0YWtqaS52MS5Qb2ludBIjCgdzY29yaW5nGBsgASgOMhIudHRha2ppLnYxLlNjb3JpbmcSHgoWa2VlcF9jb2xvcnNfb25fcmVtYXRjaBgcIAEoCBIYChBzZWNvbmRzX3Blcl9tb3ZlGB0gASgNEiUKCGNvdW50aW5nGB4gASgLMhMudHRha2ppLnYxLkNvdW50aW5nEhoKEmNvbXB1dGVyX3N0YW5kc19pbhgfIAEoCCLtAQoIQ291bnRpbmcSJQoLZGVhZF9zdG9uZXMYASADKAsyEC50dGFramkudjEuUG9pbnQSIgoIcHJvcG9zZWQYAiADKAsyEC50dGFramkudjEuUG9pbnQSFQoNbWFya3NfdmVyc2lvbhgDIAEoDRIXCg9ibGFja19jb25maXJtZWQYBCABKAgSFwoPd2hpdGVfY29uZmlybWVkGAUgASgIEhgKEGRlYWRsaW5lX3VuaXhfbXMYBiABKAMSHwoFY291bnQYByABKAsyEC50dGFramkudjEuQ291bnQSEgoKYWZ0ZXJfbW92ZRgIIAEoDSKABgoJR2FtZUV2ZW50Eg8KB2dhbWVfaWQYASABKAkSCwoDc2VxGAIgASgEEhIKCmF0X3VuaXhfbXMYAyABKAMSKQoIc25hcHNob3QYBCABKAsyFy50dGFramkudjEuR2FtZVNuYXBzaG90EikKB3N0YXJ0ZWQYCiABKAsyFi50dGFramkudjEuR2FtZVN0YXJ0ZWRIABIsCgttb3ZlX3BsYXllZBgLIAEoCzIVLnR0YWtqaS52MS5Nb3ZlUGxheWVkSAASLgoMbW92ZXNfdW5kb25lGAwgASgLMhYudHRha2ppLnYxLk1vdmVzVW5kb25lSAASKwoIZmluaXNoZWQYDSABKAsyFy50dGFramkudjEuR2FtZUZpbmlzaGVkSAASLgoMZHJhd19vZmZlcmVkGA4gASgLMhYudHRha2ppLnYxLkRyYXdPZmZlcmVkSAASMAoNZHJhd19kZWNsaW5lZBgPIAEoCzIXLnR0YWtqaS52MS5EcmF3RGVjbGluZWRIABI2ChBjb3VudGluZ19zdGFydGVkGBAgASgLMhoudHRha2ppLnYxLkNvdW50aW5nU3RhcnRlZEgAEjkKEmRlYWRfc3RvbmVzX21hcmtlZBgRIAEoCzIbLnR0YWtqaS52MS5EZWFkU3RvbmVzTWFya2VkSAASNAoPY291bnRfY29uZmlybWVkGBIgASgLMhkudHRha2ppLnYxLkNvdW50Q29uZmlybWVkSAASLgoMcGxheV9yZXN1bWVkGBMgASgLMhYudHRha2ppLnYxLlBsYXlSZXN1bWVkSAASMwoPc3RhbmRfaW5fc2VhdGVkGBQgASgLMhgudHRha2ppLnYxLlN0YW5kSW5TZWF0ZWRIABIvCg1zdGFuZF9pbl9sZWZ0GBUgASgLMhYudHRha2ppLnYxLlN0YW5kSW5MZWZ0SAASNwoRYWlfZW5naW5lX2NoYW5nZWQYFiABKAsyGi50dGFramkudjEuQWlFbmdpbmVDaGFuZ2VkSABCBgoEa2luZCIwCg1TdGFuZEluU2VhdGVkEh8KBWNvbG9yGAEgASgOMhAudHRha2ppLnYxLkNvbG9yIjYKD0FpRW5naW5lQ2hhbmdlZBIjCgZlbmdpbmUYASABKA4yEy50dGFramkudjEuQWlFbmdpbmUiLgoLU3RhbmRJbkxlZnQSHwoFY29sb3IYASABKA4yEC50dGFramkudjEuQ29sb3IiEQoPQ291bnRpbmdTdGFydGVkImAKEERlYWRTdG9uZXNNYXJrZWQSHAoCYnkYASABKA4yEC50dGFramkudjEuQ29sb3ISIAoGc3RvbmVzGAIgAygLMhAudHRha2ppLnYxLlBvaW50EgwKBGRlYWQYAyABKAgiLgoOQ291bnRDb25maXJtZWQSHAoCYnkYASABKA4yEC50dGFramkudjEuQ29sb3IiKwoLUGxheVJlc3VtZWQSHAoCYnkYASABKA4yEC50dGFramkudjEuQ29sb3IiKwoLRHJhd09mZmVyZWQSHAoCYnkYASABKA4yEC50dGFramkudjEuQ29sb3IiLAoMRHJhd0RlY2xpbmVkEhwKAmJ5GAEgASgOMhAudHRha2ppLnYxLkNvbG9yIg0KC0dhbWVTdGFydGVkIisKCk1vdmVQbGF5ZWQSHQoEbW92ZRgBIAEoCzIPLnR0YWtqaS52MS5Nb3ZlIi0KC01vdmVzVW5kb25lEh4KBW1vdmVzGAEgAygLMg8udHRha2ppLnYxLk1vdmUiNQoMR2FtZUZpbmlzaGVkEiUKBnJlc3VsdBgBIAEoCzIVLnR0YWtqaS52MS5HYW1lUmVzdWx0KkAKBUNvbG9yEhUKEUNPTE9SX1VOU1BFQ0lGSUVEEAASDwoLQ09MT1JfQkxBQ0sQARIPCgtDT0xPUl9XSElURRACKnQKC0NvbG9yQ2hvaWNlEhwKGENPTE9SX0NIT0lDRV9VTlNQRUNJRklFRBAAEhYKEkNPTE9SX0NIT0lDRV9CTEFDSxABEhYKEkNPTE9SX0NIT0lDRV9XSElURRACEhcKE0NPTE9SX0NIT0lDRV9SQU5ET00QAypeCgdBaUxldmVsEhgKFEFJX0xFVkVMX1VOU1BFQ0lGSUVEEAASEQoNQUlfTEVWRUxfRUFTWRABEhMKD0FJX0xFVkVMX05PUk1BTBACEhEKDUFJX0xFVkVMX0hBUkQQAypRCghBaUVuZ2luZRIZChVBSV9FTkdJTkVfVU5TUEVDSUZJRUQQABIUChBBSV9FTkdJTkVfU0VSVkVSEAESFAoQQUlfRU5HSU5FX0NMSUVOVBACKlwKCkdhbWVTdGF0dXMSGwoXR0FNRV9TVEFUVVNfVU5TUEVDSUZJRUQQABIXChNHQU1FX1NUQVRVU19QTEFZSU5HEAESGAoUR0FNRV9TVEFUVVNfRklOSVNIRUQQAipLCgdTY29yaW5nEhcKE1NDT1JJTkdfVU5TUEVDSUZJRUQQABIQCgxTQ09SSU5HX0FSRUEQARIVChFTQ09SSU5HX1RFUlJJVE9SWRACKl4KC1RhYmxlUHJlc2V0EhwKGFRBQkxFX1BSRVNFVF9VTlNQRUNJRklFRBAAEhcKE1RBQkxFX1BSRVNFVF9UVEFLSkkQARIYChRUQUJMRV9QUkVTRVRfQ0xBU1NJQxACKqsBCglFbmRSZWFzb24SGgoWRU5EX1JFQVNPTl9VTlNQRUNJRklFRBAAEhkKFUVORF9SRUFTT05fVFdPX1BBU1NFUxABEhcKE0VORF9SRUFTT05fTU9WRV9DQVAQAhIaChZFTkRfUkVBU09OX1JFU0lHTkFUSU9OEAMSFgoSRU5EX1JFQVNPTl9USU1FT1VUEAQSGgoWRU5EX1JFQVNPTl9EUkFXX0FHUkVFRBAFKsUBCg9VbmNlcnRhaW5SZWFzb24SIAocVU5DRVJUQUlOX1JFQVNPTl9VTlNQRUNJRklFRBAAEhkKFVVOQ0VSVEFJTl9SRUFTT05fU0VLSRABEhkKFVVOQ0VSVEFJTl9SRUFTT05fRVlFUxACEhsKF1VOQ0VSVEFJTl9SRUFTT05fRVNDQVBFEAMSGQoVVU5DRVJUQUlOX1JFQVNPTl9SQUNFEAQSIgoeVU5DRVJUQUlOX1JFQVNPTl9VTkNMRUFSX0ZJR0hUEAViBnByb3RvMw");
+  fileDesc("ChR0dGFramkvdjEvZ2FtZS5wcm90bxIJdHRha2ppLnYxIpUCCgpIb3VzZVJ1bGVzEiYKBnByZXNldBgBIAEoDjIWLnR0YWtqaS52MS5UYWJsZVByZXNldBISCgpib2FyZF9zaXplGAIgASgNEhEKBGtvbWkYAyABKAFIAIgBARIjCgdzY29yaW5nGAQgASgOMhIudHRha2ppLnYxLlNjb3JpbmcSHQoQc2Vjb25kc19wZXJfbW92ZRgFIAEoDUgBiAEBEh4KFmtlZXBfY29sb3JzX29uX3JlbWF0Y2gYBiABKAgSHwoSY29tcHV0ZXJfc3RhbmRzX2luGAcgASgISAKIAQFCBwoFX2tvbWlCEwoRX3NlY29uZHNfcGVyX21vdmVCFQoTX2NvbXB1dGVyX3N0YW5kc19pbiIkCgVQb2ludBIOCgZjb2x1bW4YASABKA0SCwoDcm93GAIgASgNIpcBCgZQbGF5ZXISDwoHdXNlcl9pZBgBIAEoCRIQCghuaWNrbmFtZRgCIAEoCRIkCghhaV9sZXZlbBgDIAEoDjISLnR0YWtqaS52MS5BaUxldmVsEhwKFGNvbXB1dGVyX3N0YW5kaW5nX2luGAQgASgIEiYKCWFpX2VuZ2luZRgFIAEoDjITLnR0YWtqaS52MS5BaUVuZ2luZSKRAQoETW92ZRIOCgZudW1iZXIYASABKA0SHwoFY29sb3IYAiABKA4yEC50dGFramkudjEuQ29sb3ISHwoFcG9pbnQYAyABKAsyEC50dGFramkudjEuUG9pbnQSIgoIY2FwdHVyZWQYBCADKAsyEC50dGFramkudjEuUG9pbnQSEwoLYnlfc3RhbmRfaW4YBSABKAgi2QEKBUNvdW50EhQKDGJsYWNrX3BvaW50cxgBIAEoDRIUCgx3aGl0ZV9wb2ludHMYAiABKA0SDAoEa29taRgDIAEoARIlCgtkZWFkX3N0b25lcxgEIAMoCzIQLnR0YWtqaS52MS5Qb2ludBIgCgZ3aW5uZXIYBSABKA4yEC50dGFramkudjEuQ29sb3ISDgoGbWFyZ2luGAYgASgBEg8KB3N1bW1hcnkYByABKAkSLAoJdW5jZXJ0YWluGAggAygLMhkudHRha2ppLnYxLlVuY2VydGFpbkdyb3VwIl4KDlVuY2VydGFpbkdyb3VwEiAKBnN0b25lcxgBIAMoCzIQLnR0YWtqaS52MS5Qb2ludBIqCgZyZWFzb24YAiABKA4yGi50dGFramkudjEuVW5jZXJ0YWluUmVhc29uIoMBCgpHYW1lUmVzdWx0EiAKBndpbm5lchgBIAEoDjIQLnR0YWtqaS52MS5Db2xvchIkCgZyZWFzb24YAiABKA4yFC50dGFramkudjEuRW5kUmVhc29uEgwKBHRleHQYAyABKAkSHwoFY291bnQYBCABKAsyEC50dGFramkudjEuQ291bnQiOwoFQ2xvY2sSGAoQc2Vjb25kc19wZXJfbW92ZRgBIAEoDRIYChBkZWFkbGluZV91bml4X21zGAIgASgDItYDCgtHYW1lU3VtbWFyeRIPCgdnYW1lX2lkGAEgASgJEhIKCmJvYXJkX3NpemUYAiABKA0SDwoHcnVsZXNldBgDIAEoCRIMCgRrb21pGAQgASgBEiMKB3Njb3JpbmcYBSABKA4yEi50dGFramkudjEuU2NvcmluZxIgCgVibGFjaxgGIAEoCzIRLnR0YWtqaS52MS5QbGF5ZXISIAoFd2hpdGUYByABKAsyES50dGFramkudjEuUGxheWVyEiUKBnN0YXR1cxgIIAEoDjIVLnR0YWtqaS52MS5HYW1lU3RhdHVzEhIKCm1vdmVfY291bnQYCSABKA0SJQoGcmVzdWx0GAogASgLMhUudHRha2ppLnYxLkdhbWVSZXN1bHQSDgoGcmFua2VkGAsgASgIEhgKEGFnYWluc3RfY29tcHV0ZXIYDCABKAgSGAoQc2Vjb25kc19wZXJfbW92ZRgNIAEoDRIaChJjcmVhdGVkX2F0X3VuaXhfbXMYDiABKAMSGwoTZmluaXNoZWRfYXRfdW5peF9tcxgPIAEoAxIkCgp5b3VyX2NvbG9yGBAgASgOMhAudHRha2ppLnYxLkNvbG9yEhUKDWxhZGRlcl9yYXRpbmcYESABKA0ipgcKDEdhbWVTbmFwc2hvdBIPCgdnYW1lX2lkGAEgASgJEhIKCmJvYXJkX3NpemUYAiABKA0SDwoHcnVsZXNldBgDIAEoCRIMCgRrb21pGAQgASgBEiAKBWJsYWNrGAUgASgLMhEudHRha2ppLnYxLlBsYXllchIgCgV3aGl0ZRgGIAEoCzIRLnR0YWtqaS52MS5QbGF5ZXISJQoGc3RhdHVzGAcgASgOMhUudHRha2ppLnYxLkdhbWVTdGF0dXMSIAoGc3RvbmVzGAggAygOMhAudHRha2ppLnYxLkNvbG9yEiEKB3RvX21vdmUYCSABKA4yEC50dGFramkudjEuQ29sb3ISEgoKbW92ZV9jb3VudBgKIAEoDRIWCg5ibGFja19jYXB0dXJlcxgLIAEoDRIWCg53aGl0ZV9jYXB0dXJlcxgMIAEoDRIiCglsYXN0X21vdmUYDSABKAsyDy50dGFramkudjEuTW92ZRImCgxrb19mb3JiaWRkZW4YDiADKAsyEC50dGFramkudjEuUG9pbnQSFwoPcGFzc2VzX2luX2Ffcm93GA8gASgNEiUKBnJlc3VsdBgQIAEoCzIVLnR0YWtqaS52MS5HYW1lUmVzdWx0Eh8KBWNsb2NrGBEgASgLMhAudHRha2ppLnYxLkNsb2NrEicKDXNjb3JlX3ByZXZpZXcYEiABKAsyEC50dGFramkudjEuQ291bnQSEQoJZXZlbnRfc2VxGBMgASgEEhQKDHVuZG9fYWxsb3dlZBgUIAEoCBIpCg9kcmF3X29mZmVyZWRfYnkYFSABKA4yEC50dGFramkudjEuQ29sb3ISDgoGcmFua2VkGBYgASgIEhsKE2ZpbmlzaGVkX2F0X3VuaXhfbXMYFyABKAMSJAoKeW91cl9jb2xvchgYIAEoDjIQLnR0YWtqaS52MS5Db2xvchIbChNzZXJ2ZXJfdGltZV91bml4X21zGBkgASgDEiIKCGluX2F0YXJpGBogAygLMhAudHRha2ppLnYxLlBvaW50EiMKB3Njb3JpbmcYGyABKA4yEi50dGFramkudjEuU2NvcmluZxIeChZrZWVwX2NvbG9yc19vbl9yZW1hdGNoGBwgASgIEhgKEHNlY29uZHNfcGVyX21vdmUYHSABKA0SJQoIY291bnRpbmcYHiABKAsyEy50dGFramkudjEuQ291bnRpbmcSGgoSY29tcHV0ZXJfc3RhbmRzX2luGB8gASgIIu0BCghDb3VudGluZxIlCgtkZWFkX3N0b25lcxgBIAMoCzIQLnR0YWtqaS52MS5Qb2ludBIiCghwcm9wb3NlZBgCIAMoCzIQLnR0YWtqaS52MS5Qb2ludBIVCg1tYXJrc192ZXJzaW9uGAMgASgNEhcKD2JsYWNrX2NvbmZpcm1lZBgEIAEoCBIXCg93aGl0ZV9jb25maXJtZWQYBSABKAgSGAoQZGVhZGxpbmVfdW5peF9tcxgGIAEoAxIfCgVjb3VudBgHIAEoCzIQLnR0YWtqaS52MS5Db3VudBISCgphZnRlcl9tb3ZlGAggASgNIoAGCglHYW1lRXZlbnQSDwoHZ2FtZV9pZBgBIAEoCRILCgNzZXEYAiABKAQSEgoKYXRfdW5peF9tcxgDIAEoAxIpCghzbmFwc2hvdBgEIAEoCzIXLnR0YWtqaS52MS5HYW1lU25hcHNob3QSKQoHc3RhcnRlZBgKIAEoCzIWLnR0YWtqaS52MS5HYW1lU3RhcnRlZEgAEiwKC21vdmVfcGxheWVkGAsgASgLMhUudHRha2ppLnYxLk1vdmVQbGF5ZWRIABIuCgxtb3Zlc191bmRvbmUYDCABKAsyFi50dGFramkudjEuTW92ZXNVbmRvbmVIABIrCghmaW5pc2hlZBgNIAEoCzIXLnR0YWtqaS52MS5HYW1lRmluaXNoZWRIABIuCgxkcmF3X29mZmVyZWQYDiABKAsyFi50dGFramkudjEuRHJhd09mZmVyZWRIABIwCg1kcmF3X2RlY2xpbmVkGA8gASgLMhcudHRha2ppLnYxLkRyYXdEZWNsaW5lZEgAEjYKEGNvdW50aW5nX3N0YXJ0ZWQYECABKAsyGi50dGFramkudjEuQ291bnRpbmdTdGFydGVkSAASOQoSZGVhZF9zdG9uZXNfbWFya2VkGBEgASgLMhsudHRha2ppLnYxLkRlYWRTdG9uZXNNYXJrZWRIABI0Cg9jb3VudF9jb25maXJtZWQYEiABKAsyGS50dGFramkudjEuQ291bnRDb25maXJtZWRIABIuCgxwbGF5X3Jlc3VtZWQYEyABKAsyFi50dGFramkudjEuUGxheVJlc3VtZWRIABIzCg9zdGFuZF9pbl9zZWF0ZWQYFCABKAsyGC50dGFramkudjEuU3RhbmRJblNlYXRlZEgAEi8KDXN0YW5kX2luX2xlZnQYFSABKAsyFi50dGFramkudjEuU3RhbmRJbkxlZnRIABI3ChFhaV9lbmdpbmVfY2hhbmdlZBgWIAEoCzIaLnR0YWtqaS52MS5BaUVuZ2luZUNoYW5nZWRIAEIGCgRraW5kIjAKDVN0YW5kSW5TZWF0ZWQSHwoFY29sb3IYASABKA4yEC50dGFramkudjEuQ29sb3IiNgoPQWlFbmdpbmVDaGFuZ2VkEiMKBmVuZ2luZRgBIAEoDjITLnR0YWtqaS52MS5BaUVuZ2luZSIuCgtTdGFuZEluTGVmdBIfCgVjb2xvchgBIAEoDjIQLnR0YWtqaS52MS5Db2xvciIRCg9Db3VudGluZ1N0YXJ0ZWQiYAoQRGVhZFN0b25lc01hcmtlZBIcCgJieRgBIAEoDjIQLnR0YWtqaS52MS5Db2xvchIgCgZzdG9uZXMYAiADKAsyEC50dGFramkudjEuUG9pbnQSDAoEZGVhZBgDIAEoCCIuCg5Db3VudENvbmZpcm1lZBIcCgJieRgBIAEoDjIQLnR0YWtqaS52MS5Db2xvciIrCgtQbGF5UmVzdW1lZBIcCgJieRgBIAEoDjIQLnR0YWtqaS52MS5Db2xvciIrCgtEcmF3T2ZmZXJlZBIcCgJieRgBIAEoDjIQLnR0YWtqaS52MS5Db2xvciIsCgxEcmF3RGVjbGluZWQSHAoCYnkYASABKA4yEC50dGFramkudjEuQ29sb3IiDQoLR2FtZVN0YXJ0ZWQiKwoKTW92ZVBsYXllZBIdCgRtb3ZlGAEgASgLMg8udHRha2ppLnYxLk1vdmUiLQoLTW92ZXNVbmRvbmUSHgoFbW92ZXMYASADKAsyDy50dGFramkudjEuTW92ZSI1CgxHYW1lRmluaXNoZWQSJQoGcmVzdWx0GAEgASgLMhUudHRha2ppLnYxLkdhbWVSZXN1bHQqQAoFQ29sb3ISFQoRQ09MT1JfVU5TUEVDSUZJRUQQABIPCgtDT0xPUl9CTEFDSxABEg8KC0NPTE9SX1dISVRFEAIqdAoLQ29sb3JDaG9pY2USHAoYQ09MT1JfQ0hPSUNFX1VOU1BFQ0lGSUVEEAASFgoSQ09MT1JfQ0hPSUNFX0JMQUNLEAESFgoSQ09MT1JfQ0hPSUNFX1dISVRFEAISFwoTQ09MT1JfQ0hPSUNFX1JBTkRPTRADKl4KB0FpTGV2ZWwSGAoUQUlfTEVWRUxfVU5TUEVDSUZJRUQQABIRCg1BSV9MRVZFTF9FQVNZEAESEwoPQUlfTEVWRUxfTk9STUFMEAISEQoNQUlfTEVWRUxfSEFSRBADKlEKCEFpRW5naW5lEhkKFUFJX0VOR0lORV9VTlNQRUNJRklFRBAAEhQKEEFJX0VOR0lORV9TRVJWRVIQARIUChBBSV9FTkdJTkVfQ0xJRU5UEAIqXAoKR2FtZVN0YXR1cxIbChdHQU1FX1NUQVRVU19VTlNQRUNJRklFRBAAEhcKE0dBTUVfU1RBVFVTX1BMQVlJTkcQARIYChRHQU1FX1NUQVRVU19GSU5JU0hFRBACKksKB1Njb3JpbmcSFwoTU0NPUklOR19VTlNQRUNJRklFRBAAEhAKDFNDT1JJTkdfQVJFQRABEhUKEVNDT1JJTkdfVEVSUklUT1JZEAIqXgoLVGFibGVQcmVzZXQSHAoYVEFCTEVfUFJFU0VUX1VOU1BFQ0lGSUVEEAASFwoTVEFCTEVfUFJFU0VUX1RUQUtKSRABEhgKFFRBQkxFX1BSRVNFVF9DTEFTU0lDEAIqqwEKCUVuZFJlYXNvbhIaChZFTkRfUkVBU09OX1VOU1BFQ0lGSUVEEAASGQoVRU5EX1JFQVNPTl9UV09fUEFTU0VTEAESFwoTRU5EX1JFQVNPTl9NT1ZFX0NBUBACEhoKFkVORF9SRUFTT05fUkVTSUdOQVRJT04QAxIWChJFTkRfUkVBU09OX1RJTUVPVVQQBBIaChZFTkRfUkVBU09OX0RSQVdfQUdSRUVEEAUqxQEKD1VuY2VydGFpblJlYXNvbhIgChxVTkNFUlRBSU5fUkVBU09OX1VOU1BFQ0lGSUVEEAASGQoVVU5DRVJUQUlOX1JFQVNPTl9TRUtJEAESGQoVVU5DRVJUQUlOX1JFQVNPTl9FWUVTEAISGwoXVU5DRVJUQUlOX1JFQVNPTl9FU0NBUEUQAxIZChVVTkNFUlRBSU5fUkVBU09OX1JBQ0UQBBIiCh5VTkNFUlRBSU5fUkVBU09OX1VOQ0xFQVJfRklHSFQQBWIGcHJvdG8z");
 
 /**
  * The rules a host chooses for a table (a friend challenge): a preset, and
@@ -376,6 +376,130 @@ export const ClockSchema: GenMessage<Clock> = /*@__PURE__*/
   messageDesc(file_ttakji_v1_game, 7);
 
 /**
+ * One game in a list of games: who played, on what board and how it
+ * ended, as its stored row says (no position: GetGame or GetSgf give that).
+ *
+ * @generated from message ttakji.v1.GameSummary
+ */
+export type GameSummary = Message<"ttakji.v1.GameSummary"> & {
+  /**
+   * @generated from field: string game_id = 1;
+   */
+  gameId: string;
+
+  /**
+   * 9, 13 or 19.
+   *
+   * @generated from field: uint32 board_size = 2;
+   */
+  boardSize: number;
+
+  /**
+   * The ruleset's name ("ttakji").
+   *
+   * @generated from field: string ruleset = 3;
+   */
+  ruleset: string;
+
+  /**
+   * @generated from field: double komi = 4;
+   */
+  komi: number;
+
+  /**
+   * @generated from field: ttakji.v1.Scoring scoring = 5;
+   */
+  scoring: Scoring;
+
+  /**
+   * @generated from field: ttakji.v1.Player black = 6;
+   */
+  black?: Player | undefined;
+
+  /**
+   * @generated from field: ttakji.v1.Player white = 7;
+   */
+  white?: Player | undefined;
+
+  /**
+   * @generated from field: ttakji.v1.GameStatus status = 8;
+   */
+  status: GameStatus;
+
+  /**
+   * Moves played, passes included.
+   *
+   * @generated from field: uint32 move_count = 9;
+   */
+  moveCount: number;
+
+  /**
+   * Set once the game is over (without the count: GetGame has it).
+   *
+   * @generated from field: ttakji.v1.GameResult result = 10;
+   */
+  result?: GameResult | undefined;
+
+  /**
+   * Ranked games change ratings.
+   *
+   * @generated from field: bool ranked = 11;
+   */
+  ranked: boolean;
+
+  /**
+   * A seat is the computer's (not counting the computer standing in for a
+   * player who is away).
+   *
+   * @generated from field: bool against_computer = 12;
+   */
+  againstComputer: boolean;
+
+  /**
+   * Seconds for every move, 0 for none.
+   *
+   * @generated from field: uint32 seconds_per_move = 13;
+   */
+  secondsPerMove: number;
+
+  /**
+   * When the game began and ended, in milliseconds since the Unix epoch; 0
+   * while it goes on.
+   *
+   * @generated from field: int64 created_at_unix_ms = 14;
+   */
+  createdAtUnixMs: bigint;
+
+  /**
+   * @generated from field: int64 finished_at_unix_ms = 15;
+   */
+  finishedAtUnixMs: bigint;
+
+  /**
+   * The colour of the player who asked (ListMyGames); COLOR_UNSPECIFIED in
+   * other lists.
+   *
+   * @generated from field: ttakji.v1.Color your_color = 16;
+   */
+  yourColor: Color;
+
+  /**
+   * The ladder rating the game was paired at (the lower of its two
+   * players'), for ranked games from the queue; 0 for others.
+   *
+   * @generated from field: uint32 ladder_rating = 17;
+   */
+  ladderRating: number;
+};
+
+/**
+ * Describes the message ttakji.v1.GameSummary.
+ * Use `create(GameSummarySchema)` to create a new message.
+ */
+export const GameSummarySchema: GenMessage<GameSummary> = /*@__PURE__*/
+  messageDesc(file_ttakji_v1_game, 8);
+
+/**
  * Everything a client needs to draw a game, in one message.
  *
  * @generated from message ttakji.v1.GameSnapshot
@@ -603,7 +727,7 @@ export type GameSnapshot = Message<"ttakji.v1.GameSnapshot"> & {
  * Use `create(GameSnapshotSchema)` to create a new message.
  */
 export const GameSnapshotSchema: GenMessage<GameSnapshot> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 8);
+  messageDesc(file_ttakji_v1_game, 9);
 
 /**
  * A territory game's count while its players agree on the dead stones (seed
@@ -675,7 +799,7 @@ export type Counting = Message<"ttakji.v1.Counting"> & {
  * Use `create(CountingSchema)` to create a new message.
  */
 export const CountingSchema: GenMessage<Counting> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 9);
+  messageDesc(file_ttakji_v1_game, 10);
 
 /**
  * Something that happened in a game. Events of one game are numbered 1, 2, 3, …
@@ -797,7 +921,7 @@ export type GameEvent = Message<"ttakji.v1.GameEvent"> & {
  * Use `create(GameEventSchema)` to create a new message.
  */
 export const GameEventSchema: GenMessage<GameEvent> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 10);
+  messageDesc(file_ttakji_v1_game, 11);
 
 /**
  * A player was away for longer than the grace period: the computer plays
@@ -817,7 +941,7 @@ export type StandInSeated = Message<"ttakji.v1.StandInSeated"> & {
  * Use `create(StandInSeatedSchema)` to create a new message.
  */
 export const StandInSeatedSchema: GenMessage<StandInSeated> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 11);
+  messageDesc(file_ttakji_v1_game, 12);
 
 /**
  * The player came back and plays their seat again.
@@ -838,7 +962,7 @@ export type AiEngineChanged = Message<"ttakji.v1.AiEngineChanged"> & {
  * Use `create(AiEngineChangedSchema)` to create a new message.
  */
 export const AiEngineChangedSchema: GenMessage<AiEngineChanged> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 12);
+  messageDesc(file_ttakji_v1_game, 13);
 
 /**
  * @generated from message ttakji.v1.StandInLeft
@@ -855,7 +979,7 @@ export type StandInLeft = Message<"ttakji.v1.StandInLeft"> & {
  * Use `create(StandInLeftSchema)` to create a new message.
  */
 export const StandInLeftSchema: GenMessage<StandInLeft> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 13);
+  messageDesc(file_ttakji_v1_game, 14);
 
 /**
  * Two passes opened the count of a territory game; the snapshot's counting
@@ -871,7 +995,7 @@ export type CountingStarted = Message<"ttakji.v1.CountingStarted"> & {
  * Use `create(CountingStartedSchema)` to create a new message.
  */
 export const CountingStartedSchema: GenMessage<CountingStarted> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 14);
+  messageDesc(file_ttakji_v1_game, 15);
 
 /**
  * A player marked a chain dead or alive.
@@ -904,7 +1028,7 @@ export type DeadStonesMarked = Message<"ttakji.v1.DeadStonesMarked"> & {
  * Use `create(DeadStonesMarkedSchema)` to create a new message.
  */
 export const DeadStonesMarkedSchema: GenMessage<DeadStonesMarked> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 15);
+  messageDesc(file_ttakji_v1_game, 16);
 
 /**
  * A player confirmed the marks as they are.
@@ -923,7 +1047,7 @@ export type CountConfirmed = Message<"ttakji.v1.CountConfirmed"> & {
  * Use `create(CountConfirmedSchema)` to create a new message.
  */
 export const CountConfirmedSchema: GenMessage<CountConfirmed> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 16);
+  messageDesc(file_ttakji_v1_game, 17);
 
 /**
  * A player left the count to settle the position on the board; play goes
@@ -943,7 +1067,7 @@ export type PlayResumed = Message<"ttakji.v1.PlayResumed"> & {
  * Use `create(PlayResumedSchema)` to create a new message.
  */
 export const PlayResumedSchema: GenMessage<PlayResumed> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 17);
+  messageDesc(file_ttakji_v1_game, 18);
 
 /**
  * A player offered a draw; it stands until the opponent answers or a move is played.
@@ -962,7 +1086,7 @@ export type DrawOffered = Message<"ttakji.v1.DrawOffered"> & {
  * Use `create(DrawOfferedSchema)` to create a new message.
  */
 export const DrawOfferedSchema: GenMessage<DrawOffered> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 18);
+  messageDesc(file_ttakji_v1_game, 19);
 
 /**
  * The opponent declined the draw offer.
@@ -981,7 +1105,7 @@ export type DrawDeclined = Message<"ttakji.v1.DrawDeclined"> & {
  * Use `create(DrawDeclinedSchema)` to create a new message.
  */
 export const DrawDeclinedSchema: GenMessage<DrawDeclined> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 19);
+  messageDesc(file_ttakji_v1_game, 20);
 
 /**
  * The game was created.
@@ -996,7 +1120,7 @@ export type GameStarted = Message<"ttakji.v1.GameStarted"> & {
  * Use `create(GameStartedSchema)` to create a new message.
  */
 export const GameStartedSchema: GenMessage<GameStarted> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 20);
+  messageDesc(file_ttakji_v1_game, 21);
 
 /**
  * A stone was played or a player passed.
@@ -1015,7 +1139,7 @@ export type MovePlayed = Message<"ttakji.v1.MovePlayed"> & {
  * Use `create(MovePlayedSchema)` to create a new message.
  */
 export const MovePlayedSchema: GenMessage<MovePlayed> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 21);
+  messageDesc(file_ttakji_v1_game, 22);
 
 /**
  * Moves were taken back.
@@ -1036,7 +1160,7 @@ export type MovesUndone = Message<"ttakji.v1.MovesUndone"> & {
  * Use `create(MovesUndoneSchema)` to create a new message.
  */
 export const MovesUndoneSchema: GenMessage<MovesUndone> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 22);
+  messageDesc(file_ttakji_v1_game, 23);
 
 /**
  * The game ended.
@@ -1055,7 +1179,7 @@ export type GameFinished = Message<"ttakji.v1.GameFinished"> & {
  * Use `create(GameFinishedSchema)` to create a new message.
  */
 export const GameFinishedSchema: GenMessage<GameFinished> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 23);
+  messageDesc(file_ttakji_v1_game, 24);
 
 /**
  * A stone colour or the side to move.
