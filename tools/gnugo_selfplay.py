@@ -364,8 +364,9 @@ def play_game(args: argparse.Namespace, plan: GamePlan) -> FinishedGame:
         passes = 0
         while passes < 2:
             if plan.stop is not None and len(moves) >= plan.stop:
-                # Stopped early: both sides pass, the one to move first.
-                for _ in range(2):
+                # Stopped early: both sides pass, the one to move first
+                # (only one more pass if the last move was a pass).
+                for _ in range(2 - passes):
                     moves.append(("BW"[len(moves) % 2], "PASS"))
                 break
             if len(moves) >= args.max_moves:

@@ -234,7 +234,7 @@ pub fn analyse(board: &Board) -> LifeAndDeath {
     let threshold = PLAYOUTS_PER_SIDE * DEAD_SHARE_PERCENT / 100;
     let is_lost = |v: Vertex| lost.black_first[v] >= threshold && lost.white_first[v] >= threshold;
     let mut grouped = vec![false; MAX_VERTICES];
-    let mut doubtful = Vec::new();
+    let mut verdicts: Vec<(Vec<Vertex>, Verdict)> = Vec::new();
     for v in board.vertices() {
         if board.color_at(v).is_none() || grouped[v] || dead[v] {
             continue;
@@ -250,19 +250,45 @@ pub fn analyse(board: &Board) -> LifeAndDeath {
             seki: &seki,
             is_lost: &is_lost,
         };
-        match judge.judge(&stones) {
-            Verdict::Dead => {
-                for &s in &stones {
-                    dead[s] = true;
-                }
+        let verdict = judge.judge(&stones);
+        if matches!(verdict, Verdict::Dead) {
+            for &s in &stones {
+                dead[s] = true;
             }
-            Verdict::Doubtful(reason) => doubtful.push(DoubtfulGroup {
+        }
+        verdicts.push((stones, verdict));
+    }
+
+    // 4. Open areas: a group is shut in only if the empty area it can
+    //    reach holds no friendly stone that stays on the board. If it does,
+    //    the two can still join and the group can still live, however far
+    //    apart they are: it stays, and so may another group that was to be
+    //    removed and reaches it, until nothing changes.
+    loop {
+        let mut changed = false;
+        for (stones, verdict) in &mut verdicts {
+            if matches!(verdict, Verdict::Dead) && open_to_a_friend(board, stones, &dead) {
+                for &s in stones.iter() {
+                    dead[s] = false;
+                }
+                *verdict = Verdict::Doubtful(Doubt::Escape);
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    let doubtful = verdicts
+        .into_iter()
+        .filter_map(|(stones, verdict)| match verdict {
+            Verdict::Doubtful(reason) => Some(DoubtfulGroup {
                 stones: stones.iter().map(|&s| board.point(s)).collect(),
                 reason,
             }),
-            Verdict::Alive => {}
-        }
-    }
+            Verdict::Alive | Verdict::Dead => None,
+        })
+        .collect();
 
     let to_points = |mask: &dyn Fn(Vertex) -> bool| -> Vec<Point> {
         board
@@ -276,6 +302,37 @@ pub fn analyse(board: &Board) -> LifeAndDeath {
         pass_alive: to_points(&|v| alive_mask[0][v] || alive_mask[1][v]),
         doubtful,
     }
+}
+
+/// Whether the empty area reached from the group's liberties, through empty
+/// points however far, borders a stone of its colour outside it that is
+/// not `dead`.
+fn open_to_a_friend(board: &Board, stones: &[Vertex], dead: &[bool]) -> bool {
+    let Some(color) = stones.first().and_then(|&s| board.color_at(s)) else {
+        return false;
+    };
+    let libs = group_liberties(board, stones);
+    let mut seen = vec![false; MAX_VERTICES];
+    let mut stack = libs.clone();
+    for &l in &libs {
+        seen[l] = true;
+    }
+    while let Some(x) = stack.pop() {
+        for n in board.neighbours(x) {
+            if board.is_border(n) || seen[n] {
+                continue;
+            }
+            match board.color_at(n) {
+                None => {
+                    seen[n] = true;
+                    stack.push(n);
+                }
+                Some(c) if c == color && !dead[n] && !stones.contains(&n) => return true,
+                Some(_) => {}
+            }
+        }
+    }
+    false
 }
 
 /// For each vertex, in how many playouts (with Black first, with White first)
