@@ -31,7 +31,8 @@
 //! 150 games each that were stopped early by two passes, at a move drawn
 //! between 20 and 60, with fights open and areas unclaimed: GNU Go against
 //! itself, and this project's engine (Easy and Normal) against itself,
-//! GNU Go judging. `gnugo-early-8001/` and `ttakji-early-9001/` were made
+//! GNU Go judging. `gnugo-early-8001/` (52 games) and `ttakji-early-9001/`
+//! (80) were made
 //! the same way after the method was settled and kept as a check. A count
 //! must never take off a group that could still live, so no stone GNU Go
 //! calls alive may be removed there beyond the games in
@@ -91,6 +92,18 @@ const KNOWN_DISAGREEMENTS: &[(&str, &str, &str)] = &[
     ("ttakji-early-7001", "118.sgf", "B2 B3 C2 D1 D2 D3"),
     ("ttakji-early-7001", "120.sgf", "B3 C4"),
     ("ttakji-early-7001", "144.sgf", "A5 A6 B2 B3 B4 B5 C4"),
+    // The held-out engine set, run once after the method was settled:
+    // the same kind, groups shut in with wide room GNU Go reads as life.
+    ("ttakji-early-9001", "005.sgf", "D2 D3 E4 F2 F4"),
+    ("ttakji-early-9001", "016.sgf", "B5 B7 C3"),
+    ("ttakji-early-9001", "021.sgf", "C6 C7 C8 D4 D5 D8"),
+    (
+        "ttakji-early-9001",
+        "026.sgf",
+        "C5 C6 D1 D2 D5 E2 F1 F4 G2 G3",
+    ),
+    ("ttakji-early-9001", "034.sgf", "B8 C8"),
+    ("ttakji-early-9001", "062.sgf", "B4 C5 E3"),
 ];
 
 struct Case {
@@ -256,4 +269,14 @@ fn no_group_that_could_live_is_removed_in_games_gnu_go_stopped_early() {
 #[test]
 fn no_group_that_could_live_is_removed_in_games_the_engine_stopped_early() {
     check("ttakji-early-7001", 150, EARLY_RECALL_FLOOR);
+}
+
+#[test]
+fn no_group_that_could_live_is_removed_in_held_out_games_gnu_go_stopped_early() {
+    check("gnugo-early-8001", 52, EARLY_RECALL_FLOOR);
+}
+
+#[test]
+fn no_group_that_could_live_is_removed_in_held_out_games_the_engine_stopped_early() {
+    check("ttakji-early-9001", 80, EARLY_RECALL_FLOOR);
 }
