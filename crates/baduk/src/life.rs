@@ -7,7 +7,9 @@
 //! (a coarse filter of candidates, [`DEAD_SHARE_PERCENT`]% of the lines for
 //! each side), and tactical vetoes (seki, eye room, friends nearby,
 //! capturing races whose win would save it, unclear fights) that keep a
-//! candidate as a [`DoubtfulGroup`].
+//! candidate as a [`DoubtfulGroup`]. Last, a group is removed only if it
+//! is shut in: the empty area it can reach holds no friendly stone that
+//! stays on the board, as in a game ended with a side still open.
 //!
 //! Everything is deterministic: SplitMix64 with the fixed seed
 //! [`DEAD_STONE_SEED`], one thread, a fixed number of playouts, so the same
@@ -172,7 +174,9 @@ pub enum Doubt {
     /// would have once it took an enemy chain short of liberties inside
     /// them that the playouts take in a fifth of the lines.
     Eyes,
-    /// A living friendly stone is two steps away.
+    /// A living friendly stone is two steps away, or the empty area it
+    /// can reach, however far, holds a friendly stone that stays on the
+    /// board: it is not shut in.
     Escape,
     /// A touching enemy group has no more liberties, is captured in a
     /// fifth of the lines where this group moves first, and taking it off
