@@ -21,6 +21,15 @@ How a game is made, for each game seed in turn:
   legality, is discarded and the next seed is tried. So is a game in which an
   engine fails or does not answer within ``--timeout``; three such failures in
   a row stop the run.
+* With ``--stop-after MIN-MAX`` a game is stopped early: once it has
+  reached a number of moves drawn from the game seed between MIN and MAX,
+  both sides pass, so the game ends with fights still open and areas still
+  unclaimed, as when players stop too soon. A game whose players pass twice
+  on their own before that is discarded (it is a finished game).
+* With ``--player ttakji`` the players are this project's own engine
+  (``--ttakji``, the search player on GTP, at level easy or normal for each
+  side, drawn from the game seed) instead of GNU Go; GNU Go is still the
+  judge.
 * A third process at level 10 (the judge) replays the game and answers
   ``final_status_list dead``, ``final_status_list seki``, ``final_score`` and
   ``printsgf``.
@@ -35,10 +44,17 @@ Output in ``--out``:
   seki is on the board.
 * ``status.tsv``: one line per kept game, see ``STATUS_HEADER``.
 
-Example::
+Examples::
 
     python3 tools/gnugo_selfplay.py --games 100 --start-seed 1 \\
         --out crates/baduk/tests/data/gnugo-finished
+    python3 tools/gnugo_selfplay.py --games 150 --start-seed 6001 \\
+        --stop-after 20-60 --out crates/baduk/tests/data/gnugo-early-6001
+    cargo build --release -p baduk-ai --example gtp
+    python3 tools/gnugo_selfplay.py --games 150 --start-seed 7001 \\
+        --stop-after 20-60 --player ttakji \\
+        --ttakji target/release/examples/gtp \\
+        --out crates/baduk/tests/data/ttakji-early-7001
 """
 
 from __future__ import annotations
@@ -48,6 +64,7 @@ import os
 import queue
 import random
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -63,6 +80,8 @@ RULE_FLAGS = ["--chinese-rules", "--positional-superko"]
 JUDGE_LEVEL = 10
 DEFAULT_GNUGO = "/usr/games/gnugo"
 DEFAULT_TIMEOUT = 120.0
+DEFAULT_TTAKJI = "target/release/examples/gtp"
+TTAKJI_LEVELS = ["easy", "normal"]
 
 STATUS_HEADER = (
     "# file<TAB>dead<TAB>seki<TAB>info. dead and seki: the stones GNU Go "
@@ -70,7 +89,9 @@ STATUS_HEADER = (
     "final_status_list dead / seki once both players passed, as uppercase GTP "
     "vertices separated by spaces, or - if none. info: game seed, the level and "
     "engine seed of each colour, the number of random opening moves per colour, "
-    "the number of moves (passes included) and the judge's final_score.\n"
+    "the number of moves (passes included), the move after which both sides "
+    "were made to pass (stop=, only in games stopped early) and the judge's "
+    "final_score.\n"
 )
 
 
@@ -182,16 +203,18 @@ class GamePlan:
     """Everything about a game that is drawn from its seed."""
 
     seed: int
-    black_level: int
-    white_level: int
+    black_level: int | str
+    white_level: int | str
     black_seed: int
     white_seed: int
     black_openings: int
     white_openings: int
     opening_rng: random.Random = field(repr=False)
+    stop: int | None = None
 
 
-def plan_game(seed: int) -> GamePlan:
+def plan_game(seed: int, player: str = "gnugo",
+              stop_after: tuple[int, int] | None = None) -> GamePlan:
     """Draw levels, engine seeds and opening lengths from the game seed.
 
     Every other game on average is lopsided: one side plays at level 1-4 and
@@ -208,7 +231,7 @@ def plan_game(seed: int) -> GamePlan:
     white_seed = rng.randrange(1, 2**31)
     while white_seed == black_seed:
         white_seed = rng.randrange(1, 2**31)
-    return GamePlan(
+    plan = GamePlan(
         seed=seed,
         black_level=black_level,
         white_level=white_level,
@@ -218,6 +241,25 @@ def plan_game(seed: int) -> GamePlan:
         white_openings=rng.randint(0, 3),
         opening_rng=random.Random(rng.randrange(2**63)),
     )
+    # Drawn from generators of their own, so that the games of the plain
+    # GNU Go runs stay what they were.
+    if player == "ttakji":
+        levels = random.Random(f"ttakji-selfplay-{seed}")
+        plan.black_level = levels.choice(TTAKJI_LEVELS)
+        plan.white_level = levels.choice(TTAKJI_LEVELS)
+    if stop_after is not None:
+        plan.stop = random.Random(f"gnugo-selfplay-stop-{seed}").randint(*stop_after)
+    return plan
+
+
+def level_tag(level: int | str) -> str:
+    """The level as status.tsv's info column writes it: level7, or easy."""
+    return f"level{level}" if isinstance(level, int) else level
+
+
+def player_name(level: int | str) -> str:
+    """How a player of this level is named in PB/PW and the log."""
+    return f"GNU Go 3.8 level {level}" if isinstance(level, int) else f"ttakji {level}"
 
 
 class GameDiscarded(Exception):
@@ -251,8 +293,12 @@ def vertices(answer: str) -> list[str]:
     return sorted(found, key=lambda v: (GTP_COLUMNS.index(v[0]), int(v[1:])))
 
 
-def start_engine(args: argparse.Namespace, name: str, level: int, seed: int) -> GtpEngine:
-    argv = [args.gnugo, "--mode", "gtp", *RULE_FLAGS, "--level", str(level), "--seed", str(seed)]
+def start_engine(args: argparse.Namespace, name: str, level: int | str, seed: int) -> GtpEngine:
+    if isinstance(level, int):
+        argv = [args.gnugo, "--mode", "gtp", *RULE_FLAGS, "--level", str(level),
+                "--seed", str(seed)]
+    else:
+        argv = [*shlex.split(args.ttakji), "--level", level, "--seed", str(seed)]
     engine = GtpEngine(argv, name, args.timeout)
     try:
         engine.send(f"boardsize {args.board_size}")
@@ -317,6 +363,12 @@ def play_game(args: argparse.Namespace, plan: GamePlan) -> FinishedGame:
         play_openings(plan, players, args.board_size, moves)
         passes = 0
         while passes < 2:
+            if plan.stop is not None and len(moves) >= plan.stop:
+                # Stopped early: both sides pass, the one to move first
+                # (only one more pass if the last move was a pass).
+                for _ in range(2 - passes):
+                    moves.append(("BW"[len(moves) % 2], "PASS"))
+                break
             if len(moves) >= args.max_moves:
                 raise GameDiscarded(f"no two passes within {args.max_moves} moves")
             turn = len(moves) % 2
@@ -327,6 +379,8 @@ def play_game(args: argparse.Namespace, plan: GamePlan) -> FinishedGame:
             play_everywhere([players[1 - turn]], colour, vertex)
             moves.append((colour, vertex))
             passes = passes + 1 if vertex == "PASS" else 0
+        if plan.stop is not None and len(moves) < plan.stop:
+            raise GameDiscarded(f"finished by two passes before the stop at {plan.stop}")
     finally:
         black.close()
         white.close()
@@ -364,7 +418,7 @@ def sgf_text(args: argparse.Namespace, game: FinishedGame) -> str:
     header = (
         f"(;GM[1]FF[4]CA[UTF-8]AP[gnugo_selfplay.py]SZ[{args.board_size}]"
         f"KM[{args.komi:g}]RU[Chinese]"
-        f"PB[GNU Go 3.8 level {plan.black_level}]PW[GNU Go 3.8 level {plan.white_level}]"
+        f"PB[{player_name(plan.black_level)}]PW[{player_name(plan.white_level)}]"
         f"RE[{game.score}]GC[game seed {plan.seed}]\n"
     )
     nodes = []
@@ -378,10 +432,12 @@ def sgf_text(args: argparse.Namespace, game: FinishedGame) -> str:
 def status_line(file_name: str, game: FinishedGame) -> str:
     plan = game.plan
     info = (
-        f"seed={plan.seed} B=level{plan.black_level}/seed{plan.black_seed} "
-        f"W=level{plan.white_level}/seed{plan.white_seed} "
+        f"seed={plan.seed} B={level_tag(plan.black_level)}/seed{plan.black_seed} "
+        f"W={level_tag(plan.white_level)}/seed{plan.white_seed} "
         f"random_openings={plan.black_openings}+{plan.white_openings} "
-        f"moves={len(game.moves)} score={game.score}"
+        f"moves={len(game.moves)} "
+        + (f"stop={plan.stop} " if plan.stop is not None else "")
+        + f"score={game.score}"
     )
     dead = " ".join(game.dead) or "-"
     seki = " ".join(game.seki) or "-"
@@ -406,6 +462,16 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                         help="discard a game with no two passes after this many moves (default 300)")
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT,
                         help=f"seconds to wait for any one GTP answer (default {DEFAULT_TIMEOUT:g})")
+    parser.add_argument("--stop-after", metavar="MIN-MAX",
+                        help="stop each game early: once it has a number of moves drawn "
+                             "between MIN and MAX, both sides pass")
+    parser.add_argument("--player", choices=["gnugo", "ttakji"], default="gnugo",
+                        help="who plays the games: GNU Go (default) or this project's "
+                             "engine (--ttakji); GNU Go judges either way")
+    parser.add_argument("--ttakji", default=DEFAULT_TTAKJI,
+                        help="command line of this project's GTP engine, to which "
+                             f"--level and --seed are added (default {DEFAULT_TTAKJI}; "
+                             "'ttakji gtp' works too)")
     parser.add_argument("--append", action="store_true",
                         help="add to an existing status.tsv, numbering on from its last game")
     args = parser.parse_args(argv)
@@ -418,6 +484,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         parser.error(f"gnugo not found or not executable: {args.gnugo} "
                      "(install the Debian package 'gnugo' or pass --gnugo PATH)")
     args.gnugo = resolved
+    if args.stop_after is not None:
+        match = re.fullmatch(r"(\d+)-(\d+)", args.stop_after)
+        if match is None or int(match[1]) > int(match[2]):
+            parser.error(f"--stop-after must be MIN-MAX with MIN <= MAX, not {args.stop_after}")
+        args.stop_after = (int(match[1]), int(match[2]))
     return args
 
 
@@ -440,9 +511,10 @@ def main(argv: list[str]) -> int:
     seed = args.start_seed
     kept = discarded = engine_failures = 0
     while kept < args.games:
-        plan = plan_game(seed)
+        plan = plan_game(seed, args.player, args.stop_after)
         started = time.monotonic()
-        label = (f"seed {seed}: B level {plan.black_level} vs W level {plan.white_level}")
+        label = (f"seed {seed}: B {player_name(plan.black_level)} "
+                 f"vs W {player_name(plan.white_level)}")
         try:
             game = play_game(args, plan)
             engine_failures = 0

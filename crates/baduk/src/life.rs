@@ -7,7 +7,9 @@
 //! (a coarse filter of candidates, [`DEAD_SHARE_PERCENT`]% of the lines for
 //! each side), and tactical vetoes (seki, eye room, friends nearby,
 //! capturing races whose win would save it, unclear fights) that keep a
-//! candidate as a [`DoubtfulGroup`].
+//! candidate as a [`DoubtfulGroup`]. Last, a group is removed only if it
+//! is shut in: the empty area it can reach holds no friendly stone that
+//! stays on the board, as in a game ended with a side still open.
 //!
 //! Everything is deterministic: SplitMix64 with the fixed seed
 //! [`DEAD_STONE_SEED`], one thread, a fixed number of playouts, so the same
@@ -172,7 +174,9 @@ pub enum Doubt {
     /// would have once it took an enemy chain short of liberties inside
     /// them that the playouts take in a fifth of the lines.
     Eyes,
-    /// A living friendly stone is two steps away.
+    /// A living friendly stone is two steps away, or the empty area it
+    /// can reach, however far, holds a friendly stone that stays on the
+    /// board: it is not shut in.
     Escape,
     /// A touching enemy group has no more liberties, is captured in a
     /// fifth of the lines where this group moves first, and taking it off
@@ -234,7 +238,7 @@ pub fn analyse(board: &Board) -> LifeAndDeath {
     let threshold = PLAYOUTS_PER_SIDE * DEAD_SHARE_PERCENT / 100;
     let is_lost = |v: Vertex| lost.black_first[v] >= threshold && lost.white_first[v] >= threshold;
     let mut grouped = vec![false; MAX_VERTICES];
-    let mut doubtful = Vec::new();
+    let mut verdicts: Vec<(Vec<Vertex>, Verdict)> = Vec::new();
     for v in board.vertices() {
         if board.color_at(v).is_none() || grouped[v] || dead[v] {
             continue;
@@ -250,19 +254,45 @@ pub fn analyse(board: &Board) -> LifeAndDeath {
             seki: &seki,
             is_lost: &is_lost,
         };
-        match judge.judge(&stones) {
-            Verdict::Dead => {
-                for &s in &stones {
-                    dead[s] = true;
-                }
+        let verdict = judge.judge(&stones);
+        if matches!(verdict, Verdict::Dead) {
+            for &s in &stones {
+                dead[s] = true;
             }
-            Verdict::Doubtful(reason) => doubtful.push(DoubtfulGroup {
+        }
+        verdicts.push((stones, verdict));
+    }
+
+    // 4. Open areas: a group is shut in only if the empty area it can
+    //    reach holds no friendly stone that stays on the board. If it does,
+    //    the two can still join and the group can still live, however far
+    //    apart they are: it stays, and so may another group that was to be
+    //    removed and reaches it, until nothing changes.
+    loop {
+        let mut changed = false;
+        for (stones, verdict) in &mut verdicts {
+            if matches!(verdict, Verdict::Dead) && open_to_a_friend(board, stones, &dead) {
+                for &s in stones.iter() {
+                    dead[s] = false;
+                }
+                *verdict = Verdict::Doubtful(Doubt::Escape);
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    let doubtful = verdicts
+        .into_iter()
+        .filter_map(|(stones, verdict)| match verdict {
+            Verdict::Doubtful(reason) => Some(DoubtfulGroup {
                 stones: stones.iter().map(|&s| board.point(s)).collect(),
                 reason,
             }),
-            Verdict::Alive => {}
-        }
-    }
+            Verdict::Alive | Verdict::Dead => None,
+        })
+        .collect();
 
     let to_points = |mask: &dyn Fn(Vertex) -> bool| -> Vec<Point> {
         board
@@ -276,6 +306,37 @@ pub fn analyse(board: &Board) -> LifeAndDeath {
         pass_alive: to_points(&|v| alive_mask[0][v] || alive_mask[1][v]),
         doubtful,
     }
+}
+
+/// Whether the empty area reached from the group's liberties, through empty
+/// points however far, borders a stone of its colour outside it that is
+/// not `dead`.
+fn open_to_a_friend(board: &Board, stones: &[Vertex], dead: &[bool]) -> bool {
+    let Some(color) = stones.first().and_then(|&s| board.color_at(s)) else {
+        return false;
+    };
+    let libs = group_liberties(board, stones);
+    let mut seen = vec![false; MAX_VERTICES];
+    let mut stack = libs.clone();
+    for &l in &libs {
+        seen[l] = true;
+    }
+    while let Some(x) = stack.pop() {
+        for n in board.neighbours(x) {
+            if board.is_border(n) || seen[n] {
+                continue;
+            }
+            match board.color_at(n) {
+                None => {
+                    seen[n] = true;
+                    stack.push(n);
+                }
+                Some(c) if c == color && !dead[n] && !stones.contains(&n) => return true,
+                Some(_) => {}
+            }
+        }
+    }
+    false
 }
 
 /// For each vertex, in how many playouts (with Black first, with White first)

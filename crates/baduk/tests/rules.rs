@@ -834,6 +834,48 @@ fn a_living_group_inside_the_opponents_area_is_kept() {
     assert_eq!((score.black, score.white, score.neutral), (15, 66, 0));
 }
 
+/// A game GNU Go 3.8 played against itself and stopped early by two passes
+/// after 22 moves (game seed 6060, Black level 3, White level 7), the top
+/// side still open. Black's C7 and F7-F8 stand in the open area above
+/// White's stones, and White's F3 and G5-G6 in Black's: GNU Go calls
+/// Black's groups alive and White's F3, G5 and G6 dead. The playouts lose
+/// F7-F8 in two lines of five, and neither had a friend two steps away,
+/// so both were once removed. But the open area around them runs down the
+/// left side to Black's D3-F4, which stay on the board, so neither is
+/// shut in: the count keeps them, as it keeps White's stones in the open
+/// area below, and says why.
+#[test]
+fn groups_with_an_open_side_in_a_game_ended_early_are_kept() {
+    let board = Board::from_ascii(
+        "
+        . . . . . . . . .
+        . . . . . X . . .
+        . . X . . X O O .
+        . . . . . O X . .
+        . . . O O O X O .
+        . . . O X X O O .
+        . . . X X O X X .
+        . . . . . . . . .
+        . . . . . . . . .
+        ",
+    )
+    .expect("drawing");
+    let verdict = baduk::analyse(&board);
+    assert_eq!(names(&verdict.dead), Vec::<String>::new());
+    let kept: Vec<_> = verdict
+        .doubtful
+        .iter()
+        .map(|g| (names(&g.stones), g.reason))
+        .collect();
+    for group in [&["C7"][..], &["F7", "F8"]] {
+        let group: Vec<String> = group.iter().map(|s| (*s).to_owned()).collect();
+        assert!(
+            kept.contains(&(group.clone(), baduk::life::Doubt::Escape)),
+            "{group:?} is kept, open to a friend: {kept:?}"
+        );
+    }
+}
+
 // ----- the end of the game, undo -----
 
 /// Two passes in a row end the game; then nothing more may be played, and
