@@ -5,7 +5,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { startServer, launch, point, stones, DESKTOP } from "./harness.mjs";
+import { startServer, launch, point, DESKTOP } from "./harness.mjs";
 import { catalogLanguages, checkCatalogs } from "../app/scripts/messages.mjs";
 
 let server;
@@ -153,7 +153,7 @@ test("a page in Korean shows no English, against the computer and online, to the
   // its reason (ILLEGAL_MOVE_OCCUPIED, point E5): said in Korean.
   await point(page, "E5").click();
   await page.getByRole("alert").filter({ hasText: "E5에는 이미 돌이 있습니다." }).waitFor();
-  assert.equal(await stones(page, "black"), 1);
+  assert.equal(await page.getByRole("group", { name: "바둑판" }).getByRole("button", { name: /, 흑돌/ }).count(), 1);
   await page.getByRole("button", { name: "지금 계가" }).click();
   await page.getByText(/^지금 끝나면: 흑 \d+ – 백 [\d.]+ \(덤 7\)$/).waitFor();
   await assertNoEnglish(page, "in a game against the computer");
@@ -201,6 +201,62 @@ test("a page in Korean shows no English, against the computer and online, to the
   await late.getByRole("button", { name: "손님으로 두기" }).click();
   await late.getByRole("alert").filter({ hasText: "“바둑이”은(는) 이미 쓰이고 있습니다. 다른 닉네임을 고르세요." }).waitFor();
   for (const p of [page, other, late]) await p.context().close();
+});
+
+test("pages in Japanese and Simplified Chinese show no English in a game against the computer", async () => {
+  const words = {
+    "ja-JP": {
+      nickname: "ニックネーム",
+      guest: "ゲストで打つ",
+      computer: "コンピューターと打つ",
+      board: "碁盤",
+      black: "黒石",
+      turn: "あなたの番",
+      occupied: "E5にはすでに石があります。",
+      count: /^いま終局すると：黒 \d+ – 白 [\d.]+（コミ7目）$/,
+      resign: "投了",
+      really: "本当に投了しますか？",
+      result: "白の中押し勝ち",
+      name: "碁打ち",
+    },
+    "zh-CN": {
+      nickname: "昵称",
+      guest: "以游客身份下棋",
+      computer: "和电脑下",
+      board: "棋盘",
+      black: "黑子",
+      turn: "轮到你了",
+      occupied: "E5已经有棋子了。",
+      count: /^如果现在终局：黑 \d+ – 白 [\d.]+（贴7目）$/,
+      resign: "认输",
+      really: "确定认输？",
+      result: "白中盘胜",
+      name: "棋手甲",
+    },
+  };
+  // Points are named as in Korean and English, then the language's own comma.
+  const at = (page, name) => page.getByRole("button", { name: new RegExp(`^${name}[、，]`) });
+  for (const [locale, w] of Object.entries(words)) {
+    const page = await browserIn(locale);
+    await page.getByLabel(w.nickname).fill(w.name);
+    await page.getByRole("button", { name: w.guest }).click();
+    await page.getByRole("button", { name: w.computer }).click();
+    await page.getByRole("group", { name: w.board }).waitFor();
+    await page.getByText(w.turn, { exact: true }).waitFor();
+    await at(page, "E5").click();
+    await page.getByRole("button", { name: new RegExp(`^E5.${w.black}`) }).waitFor();
+    await page.getByText(w.turn, { exact: true }).waitFor({ timeout: 30_000 });
+    await at(page, "E5").click();
+    await page.getByRole("alert").filter({ hasText: w.occupied }).waitFor();
+    await page.locator(".controls button").nth(2).click();
+    await page.getByText(w.count).waitFor();
+    await assertNoEnglish(page, `in a game in ${locale}`);
+    await page.getByRole("button", { name: w.resign }).click();
+    await page.getByRole("button", { name: w.really }).click();
+    await page.getByRole("heading", { name: w.result }).waitFor();
+    await assertNoEnglish(page, `after a game in ${locale}`);
+    await page.context().close();
+  }
 });
 
 test("every catalog has exactly the keys of English, and every message parses", () => {

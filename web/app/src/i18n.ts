@@ -95,6 +95,6 @@ export function t(key: MessageKey, values?: Values): string {
 }
 
 /** A number as the page's language writes it (1,200; 6.5). */
-export function formatNumber(n: number): string {
-  return new Intl.NumberFormat(language).format(n);
+export function formatNumber(n: number, options?: Intl.NumberFormatOptions): string {
+  return new Intl.NumberFormat(language, options).format(n);
 }

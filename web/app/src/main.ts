@@ -689,7 +689,8 @@ async function fillLadder(el: HTMLElement): Promise<void> {
               { class: e.userId === session?.userId ? "me" : "" },
               h("td", {}, formatNumber(e.rank)),
               h("td", {}, e.userId === session?.userId ? t("ladder.you", { nickname: e.nickname }) : e.nickname),
-              h("td", {}, formatNumber(e.rating)),
+              // Ratings are written as players know them: 1240, not 1,240.
+              h("td", {}, formatNumber(e.rating, { useGrouping: false })),
               h("td", {}, formatNumber(e.games)),
             ),
           ),
@@ -836,6 +837,14 @@ const LEVEL_NAMES: Partial<Record<AiLevel, "easy" | "normal" | "hard">> = {
   [AiLevel.NORMAL]: "normal",
   [AiLevel.HARD]: "hard",
 };
+
+/** A player's name: the computer's by its level in the page's language ("Easy AI"), a person's nickname. */
+function playerName(p: Player | undefined): string {
+  if (!p) return "?";
+  if (!isAi(p)) return p.nickname;
+  const level = p.aiLevel === AiLevel.HARD ? "level.hard" : p.aiLevel === AiLevel.EASY ? "level.easy" : "level.normal";
+  return t("player.computer", { level: t(level) });
+}
 
 /** The page's engine (./computer), once a game has needed it. */
 let computerModule: typeof import("./computer") | undefined;
@@ -1305,7 +1314,7 @@ class GameView {
         h(
           "span",
           { class: "name" },
-          t(c === this.mine ? "player.seatYou" : "player.seat", { color: colorName(c), nickname: p?.nickname ?? "?" }),
+          t(c === this.mine ? "player.seatYou" : "player.seat", { color: colorName(c), nickname: playerName(p) }),
           p?.computerStandingIn ? t("player.standIn") : "",
           c !== this.mine && this.mine !== Color.UNSPECIFIED && !isAi(p) && !this.opponentHere ? t("player.away") : "",
         ),
