@@ -154,7 +154,13 @@ function describe(e: unknown, extra: Record<string, string> = {}): string {
     if (e.code === Code.Unavailable) return t("error.unavailable");
     const refusal = refusalOf(e);
     const key = `refusal.${refusal?.reason}`;
-    if (refusal && hasMessage(key)) return t(key, { ...refusal.metadata, ...extra });
+    if (refusal && hasMessage(key)) {
+      try {
+        return t(key, { ...refusal.metadata, ...extra });
+      } catch {
+        // A value the words need is missing: the server's English says it.
+      }
+    }
     return e.rawMessage || e.message;
   }
   return e instanceof Error ? e.message : String(e);
