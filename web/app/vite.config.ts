@@ -1,9 +1,21 @@
 import { defineConfig } from "vite";
+import { messagesPlugin } from "./scripts/messages.mjs";
 
 // The built page is embedded in the gateway's binary (services/gateway),
 // which serves it at `/`; `npm run build` writes it to dist/.
 export default defineConfig({
   base: "/",
+  // The messages are parsed at build time (scripts/messages.mjs), so the
+  // page takes intl-messageformat without its parser.
+  plugins: [messagesPlugin()],
+  resolve: {
+    alias: [
+      {
+        find: /^@formatjs\/icu-messageformat-parser$/,
+        replacement: "@formatjs/icu-messageformat-parser/no-parser.js",
+      },
+    ],
+  },
   build: {
     outDir: "dist",
     emptyOutDir: true,

@@ -112,7 +112,8 @@ export async function startServer(extra = []) {
 export async function launch() {
   return chromium.launch({
     executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
-    args: ["--no-sandbox", "--disable-dev-shm-usage"],
+    // English unless a test gives its context another locale.
+    args: ["--no-sandbox", "--disable-dev-shm-usage", "--lang=en-US"],
   });
 }
 

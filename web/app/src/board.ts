@@ -2,11 +2,12 @@
 //
 // Each point is a real <button> in the page's tab order (one at a time:
 // arrow keys move between points, Enter or Space plays), and its
-// accessible name says the coordinate and what is there ("D5, empty",
-// "E4, white stone, last move"), so the board can be played by keyboard
-// and with a screen reader as well as by touch and mouse.
+// accessible name says the coordinate and what is there in the page's
+// language ("D5, empty", "E4, white stone, last move"), so the board can be
+// played by keyboard and with a screen reader as well as by touch and mouse.
 
 import { Color, pointName, type Point } from "@ttakji/client";
+import { t } from "./i18n";
 
 export interface BoardView {
   size: number;
@@ -46,7 +47,7 @@ export class Board {
     this.grid = document.createElement("div");
     this.grid.className = "board";
     this.grid.setAttribute("role", "group");
-    this.grid.setAttribute("aria-label", "Go board");
+    this.grid.setAttribute("aria-label", t("board.label"));
     this.grid.addEventListener("keydown", (e) => this.key(e));
   }
 
@@ -63,15 +64,13 @@ export class Board {
     for (let i = 0; i < n * n; i++) {
       const b = this.points[i];
       const c = view.stones[i] ?? Color.UNSPECIFIED;
-      const what: string[] = [
-        c === Color.BLACK ? "black stone" : c === Color.WHITE ? "white stone" : "empty",
-      ];
-      if (i === last) what.push("last move");
-      if (ko.has(i)) what.push("ko, no play here now");
-      if (dead.has(i)) what.push("dead");
-      if (atari.has(i)) what.push("in atari");
-      if (i === pending) what.push("your move, tap again to play");
-      b.setAttribute("aria-label", `${pointName(pointAt(i, n))}, ${what.join(", ")}`);
+      const what: string[] = [t(c === Color.BLACK ? "board.black" : c === Color.WHITE ? "board.white" : "board.empty")];
+      if (i === last) what.push(t("board.last"));
+      if (ko.has(i)) what.push(t("board.ko"));
+      if (dead.has(i)) what.push(t("board.dead"));
+      if (atari.has(i)) what.push(t("board.atari"));
+      if (i === pending) what.push(t("board.pending"));
+      b.setAttribute("aria-label", t("board.point", { point: pointName(pointAt(i, n)), what: what.join(t("list.separator")) }));
       b.classList.toggle("b", c === Color.BLACK);
       b.classList.toggle("w", c === Color.WHITE);
       b.classList.toggle("last", i === last);

@@ -16,11 +16,10 @@ import {
   TablePreset,
   TicketState,
   clockOffsetMs,
-  colorName,
   connect,
   parsePoint,
   pointName,
-  resultInWords,
+  refusalOf,
   retryAfterMs,
   type Count,
   type GameEvent,
@@ -30,6 +29,7 @@ import {
   type Point,
 } from "@ttakji/client";
 import { Board } from "./board";
+import { LANGUAGES, chooseLanguage, currentLanguage, formatNumber, hasMessage, preferredLanguage, t, useLanguage, type Language } from "./i18n";
 import "./style.css";
 
 // ---------------------------------------------------------------- session
@@ -139,13 +139,42 @@ function fill(el: Element, ...children: Child[]): void {
   el.replaceChildren(...children.filter((c): c is Node | string => !!c));
 }
 
-/** What went wrong, in the server's words. */
-function describe(e: unknown): string {
+/** "Black" or "White", in the page's language. */
+function colorName(c: Color): string {
+  return t(c === Color.BLACK ? "color.black" : "color.white");
+}
+
+/**
+ * What went wrong, in the player's language: a refusal by its reason
+ * (docs/errors.md), with the values it names and `extra` put in; a reason
+ * this page does not know in the server's English.
+ */
+function describe(e: unknown, extra: Record<string, string> = {}): string {
   if (e instanceof ConnectError) {
-    if (e.code === Code.Unavailable) return "The server can't be reached right now. Trying again…";
+    if (e.code === Code.Unavailable) return t("error.unavailable");
+    const refusal = refusalOf(e);
+    const key = `refusal.${refusal?.reason}`;
+    if (refusal && hasMessage(key)) {
+      try {
+        return t(key, { ...refusal.metadata, ...extra });
+      } catch {
+        // A value the words need is missing: the server's English says it.
+      }
+    }
     return e.rawMessage || e.message;
   }
   return e instanceof Error ? e.message : String(e);
+}
+
+/** `text` with `node` where the message put its "\u0000" value (a code shown in bold). */
+function withNode(text: string, node: Node): Child[] {
+  const [before, after] = text.split("\u0000");
+  return [before, node, after];
+}
+
+/** The words of a list, as the page's language separates them. */
+function listed(items: string[]): string {
+  return items.join(t("list.separator"));
 }
 
 const sleep = (ms: number, signal?: AbortSignal) =>
@@ -192,7 +221,7 @@ let leave: () => void = () => {};
 function show(title: string, ...children: Child[]): void {
   leave();
   leave = () => {};
-  document.title = `${title} · Ttakji`;
+  document.title = t("title", { screen: title });
   root.replaceChildren(...children.filter((c): c is Node | string => !!c));
   const heading = root.querySelector<HTMLElement>("h1, h2");
   if (heading) {
@@ -222,7 +251,7 @@ async function route(): Promise<void> {
   const game = /^\/g\/([^/]+)$/.exec(path);
   const challenge = /^\/c\/([A-Za-z0-9]+)$/.exec(path);
   if (!session) {
-    signInScreen(challenge ? "A friend invited you to a game of Go. Choose a nickname to join." : undefined);
+    signInScreen(challenge ? t("signin.invited") : undefined);
     return;
   }
   if (game) return gameScreen(decodeURIComponent(game[1]));
@@ -241,7 +270,7 @@ function signInScreen(why?: string): void {
     minlength: "2",
     maxlength: "20",
     pattern: "[\\p{L}\\p{N}_\\-]{2,20}",
-    title: "2 to 20 letters, digits, - or _",
+    title: t("signin.nicknameRule"),
   });
   const form = h(
     "form",
@@ -261,27 +290,24 @@ function signInScreen(why?: string): void {
           });
           void route();
         } catch (e) {
-          status.textContent =
-            e instanceof ConnectError && e.code === Code.AlreadyExists
-              ? `“${input.value.trim()}” is taken: choose another nickname.`
-              : describe(e);
+          status.textContent = describe(e, { nickname: input.value.trim() });
         }
       },
     },
-    h("label", { for: "nickname" }, "Nickname"),
+    h("label", { for: "nickname" }, t("signin.nickname")),
     input,
-    h("p", { class: "hint" }, "2 to 20 letters, digits, - or _."),
-    h("button", { type: "submit", class: "primary" }, "Play as a guest"),
+    h("p", { class: "hint" }, t("signin.hint")),
+    h("button", { type: "submit", class: "primary" }, t("signin.guest")),
   );
   const ranked = h("div", {});
   show(
-    "Play Go",
+    t("signin.title"),
     h("h1", {}, "Ttakji"),
-    h("p", { class: "lead" }, why ?? "Play Go (baduk) against the computer, a random opponent or a friend."),
+    h("p", { class: "lead" }, why ?? t("signin.lead")),
     form,
     ranked,
     status,
-    h("footer", { class: "site" }, themeChoice()),
+    h("footer", { class: "site" }, languageChoice(), themeChoice()),
   );
   void pageConfig.then(({ googleClientId }) => {
     if (!googleClientId || !ranked.isConnected) return;
@@ -290,8 +316,8 @@ function signInScreen(why?: string): void {
       h(
         "section",
         { class: "card" },
-        h("h2", {}, "Ranked games"),
-        h("p", {}, "Sign in with Google to play ranked games and join the 9×9 leaderboard."),
+        h("h2", {}, t("signin.rankedTitle")),
+        h("p", {}, t("signin.rankedText")),
         google,
       ),
     );
@@ -328,14 +354,14 @@ function googleButton(el: HTMLElement, clientId: string, nickname: HTMLInputElem
           });
           void route();
         } catch (e) {
-          status.textContent = describe(e);
+          status.textContent = describe(e, { nickname: nickname.value.trim() });
         }
       },
     });
-    g.accounts.id.renderButton(el, { theme: "outline", size: "large", text: "signin_with" });
+    g.accounts.id.renderButton(el, { theme: "outline", size: "large", text: "signin_with", locale: currentLanguage() });
   };
   if ((window as unknown as { google?: GoogleId }).google) return ready();
-  const script = h("script", { src: "https://accounts.google.com/gsi/client", async: true });
+  const script = h("script", { src: `https://accounts.google.com/gsi/client?hl=${currentLanguage()}`, async: true });
   script.addEventListener("load", ready);
   document.head.append(script);
 }
@@ -356,11 +382,7 @@ function lobby(message?: string): void {
       h("label", { for: id }, label),
       h("select", { id, name: id }, ...options.map(([v, t]) => h("option", { value: v, selected: v === value }, t))),
     );
-  const sizes: [string, string][] = [
-    ["9", "9×9"],
-    ["13", "13×13"],
-    ["19", "19×19"],
-  ];
+  const sizes: [string, string][] = ["9", "13", "19"].map((n) => [n, t("size", { size: n })]);
   const aiForm = h(
     "form",
     {
@@ -382,35 +404,35 @@ function lobby(message?: string): void {
           );
           if (r.game) navigate(`/g/${r.game.gameId}`);
         } catch (e) {
-          if (unauthenticated(e)) return signedOut("Your sign-in has expired: choose a nickname again.");
+          if (unauthenticated(e)) return signedOut(t("session.expired"));
           status.textContent = describe(e);
         }
       },
     },
-    h("h2", {}, "Play the computer"),
-    h("p", { class: "hint" }, "No clock, and you may undo."),
-    select("ai-size", "Board size", sizes, "9"),
+    h("h2", {}, t("ai.title")),
+    h("p", { class: "hint" }, t("ai.hint")),
+    select("ai-size", t("field.boardSize"), sizes, "9"),
     select(
       "ai-level",
-      "Level",
+      t("ai.level"),
       [
-        [String(AiLevel.EASY), "Easy"],
-        [String(AiLevel.NORMAL), "Normal"],
-        [String(AiLevel.HARD), "Hard"],
+        [String(AiLevel.EASY), t("level.easy")],
+        [String(AiLevel.NORMAL), t("level.normal")],
+        [String(AiLevel.HARD), t("level.hard")],
       ],
       String(AiLevel.EASY),
     ),
     select(
       "ai-color",
-      "Your colour",
+      t("ai.colour"),
       [
-        [String(ColorChoice.BLACK), "Black (you start)"],
-        [String(ColorChoice.WHITE), "White"],
-        [String(ColorChoice.RANDOM), "Random"],
+        [String(ColorChoice.BLACK), t("ai.black")],
+        [String(ColorChoice.WHITE), t("ai.white")],
+        [String(ColorChoice.RANDOM), t("ai.random")],
       ],
       String(ColorChoice.BLACK),
     ),
-    h("button", { type: "submit", class: "primary" }, "Play the computer"),
+    h("button", { type: "submit", class: "primary" }, t("ai.title")),
   );
   const ranked = h("input", { type: "checkbox", id: "ranked", disabled: !s.google });
   const rankedNote = h("p", { class: "hint" });
@@ -424,17 +446,17 @@ function lobby(message?: string): void {
         queueScreen(Number(f.get("queue-size")), ranked.checked);
       },
     },
-    h("h2", {}, "Play a random opponent"),
-    h("p", { class: "hint" }, "30 seconds a move. If nobody is free after a short wait, you play the computer."),
-    select("queue-size", "Board size", sizes, "9"),
+    h("h2", {}, t("queue.title")),
+    h("p", { class: "hint" }, t("queue.hint")),
+    select("queue-size", t("field.boardSize"), sizes, "9"),
     h(
       "div",
       { class: "check" },
       ranked,
-      h("label", { for: "ranked" }, "Ranked game"),
+      h("label", { for: "ranked" }, t("queue.ranked")),
     ),
     rankedNote,
-    h("button", { type: "submit", class: "primary" }, "Find an opponent"),
+    h("button", { type: "submit", class: "primary" }, t("queue.find")),
   );
   const code = h("input", {
     id: "code",
@@ -443,7 +465,7 @@ function lobby(message?: string): void {
     required: true,
     pattern: "[A-Za-z0-9]{6}",
     maxlength: "6",
-    title: "the six letters and digits your friend sent",
+    title: t("friend.codeRule"),
   });
   // A table's house rules (seed 001): a preset, and any choice changed.
   const tableForm = h(
@@ -470,56 +492,56 @@ function lobby(message?: string): void {
     h(
       "details",
       {},
-      h("summary", {}, "House rules"),
+      h("summary", {}, t("table.houseRules")),
       select(
         "table-preset",
-        "Start from",
+        t("table.startFrom"),
         [
-          [String(TablePreset.TTAKJI), "Ttakji: 9×9, area, komi 7, 30 s a move"],
-          [String(TablePreset.CLASSIC), "Classic: 19×19, territory, komi 6.5, no time limit"],
+          [String(TablePreset.TTAKJI), t("table.presetTtakji")],
+          [String(TablePreset.CLASSIC), t("table.presetClassic")],
         ],
         String(TablePreset.TTAKJI),
       ),
-      select("table-size", "Board size", [["0", "As the preset"], ...sizes], "0"),
+      select("table-size", t("field.boardSize"), [["0", t("table.asPreset")], ...sizes], "0"),
       select(
         "table-scoring",
-        "Scoring",
+        t("table.scoring"),
         [
-          [String(Scoring.UNSPECIFIED), "As the preset"],
-          [String(Scoring.AREA), "Area (stones and surrounded points)"],
-          [String(Scoring.TERRITORY), "Territory (Japanese: territory and prisoners)"],
+          [String(Scoring.UNSPECIFIED), t("table.asPreset")],
+          [String(Scoring.AREA), t("table.area")],
+          [String(Scoring.TERRITORY), t("table.territory")],
         ],
         String(Scoring.UNSPECIFIED),
       ),
       select(
         "table-komi",
-        "Komi for White",
+        t("table.komi"),
         [
-          ["", "Usual for the scoring (area 7, territory 6.5)"],
-          ["7", "7"],
-          ["6.5", "6.5"],
-          ["0", "None (an equal count is a draw)"],
+          ["", t("table.komiUsual")],
+          ["7", formatNumber(7)],
+          ["6.5", formatNumber(6.5)],
+          ["0", t("table.komiNone")],
         ],
         "",
       ),
       select(
         "table-time",
-        "Time for each move",
+        t("table.time"),
         [
-          ["", "As the preset"],
-          ["0", "No limit"],
-          ["30", "30 seconds"],
-          ["60", "60 seconds"],
+          ["", t("table.asPreset")],
+          ["0", t("table.noLimit")],
+          ["30", t("table.seconds", { seconds: 30 })],
+          ["60", t("table.seconds", { seconds: 60 })],
         ],
         "",
       ),
       select(
         "table-stand-in",
-        "If a player drops",
+        t("table.standIn"),
         [
-          ["", "As the preset"],
-          ["on", "The computer plays for them until they return"],
-          ["off", "Nobody plays for them (their clock runs)"],
+          ["", t("table.asPreset")],
+          ["on", t("table.standInOn")],
+          ["off", t("table.standInOff")],
         ],
         "",
       ),
@@ -527,15 +549,15 @@ function lobby(message?: string): void {
         "div",
         { class: "check" },
         h("input", { type: "checkbox", id: "table-swap", name: "table-swap", checked: true }),
-        h("label", { for: "table-swap" }, "Swap who plays Black on every rematch"),
+        h("label", { for: "table-swap" }, t("table.swap")),
       ),
     ),
-    h("button", { type: "submit", class: "primary" }, "Invite a friend by link"),
+    h("button", { type: "submit", class: "primary" }, t("table.invite")),
   );
   const friendCard = h(
     "section",
     { class: "card" },
-    h("h2", {}, "Play a friend"),
+    h("h2", {}, t("friend.title")),
     tableForm,
     h(
       "form",
@@ -546,9 +568,9 @@ function lobby(message?: string): void {
           navigate(`/c/${code.value.trim().toUpperCase()}`);
         },
       },
-      h("label", { for: "code" }, "Friend's code"),
+      h("label", { for: "code" }, t("friend.code")),
       code,
-      h("button", { type: "submit" }, "Join"),
+      h("button", { type: "submit" }, t("friend.join")),
     ),
   );
   const atari = h("input", {
@@ -557,9 +579,9 @@ function lobby(message?: string): void {
     checked: localStorage.getItem(ATARI_KEY) === "1",
     onchange: (e: Event) => localStorage.setItem(ATARI_KEY, (e.target as HTMLInputElement).checked ? "1" : "0"),
   });
-  const ladder = h("section", { class: "card ladder" }, h("h2", {}, "9×9 leaderboard"), h("p", {}, "Loading…"));
+  const ladder = h("section", { class: "card ladder" }, h("h2", {}, t("ladder.title")), h("p", {}, t("loading")));
   show(
-    "Lobby",
+    t("lobby.title"),
     h(
       "header",
       { class: "top" },
@@ -567,8 +589,8 @@ function lobby(message?: string): void {
       h(
         "p",
         {},
-        `Playing as ${s.nickname}${s.google ? " (signed in)" : " (guest)"} `,
-        h("button", { type: "button", class: "link", onclick: () => signedOut("Signed out.") }, "Sign out"),
+        `${t("lobby.playingAs", { nickname: s.nickname, google: s.google ? "yes" : "no" })} `,
+        h("button", { type: "button", class: "link", onclick: () => signedOut(t("session.signedOut")) }, t("lobby.signOut")),
       ),
     ),
     status,
@@ -576,8 +598,9 @@ function lobby(message?: string): void {
     h(
       "section",
       { class: "card" },
-      h("h2", {}, "Options"),
-      h("div", { class: "check" }, atari, h("label", { for: "show-atari" }, "Mark stones in atari")),
+      h("h2", {}, t("options.title")),
+      h("div", { class: "check" }, atari, h("label", { for: "show-atari" }, t("options.atari"))),
+      languageChoice(),
       themeChoice(),
     ),
   );
@@ -592,10 +615,10 @@ function lobby(message?: string): void {
         googleClientId
           ? h(
               "button",
-              { type: "button", class: "link", onclick: () => signedOut("Sign in with Google to play ranked games.") },
-              "Sign in with Google to play ranked",
+              { type: "button", class: "link", onclick: () => signedOut(t("session.googleForRanked")) },
+              t("ranked.signIn"),
             )
-          : "Ranked games need a Google sign-in, which this server does not offer.",
+          : t("ranked.unavailable"),
       );
     });
   }
@@ -615,12 +638,32 @@ function themeChoice(): HTMLElement {
       },
     },
     ...[
-      ["", "As the system"],
-      ["light", "Light"],
-      ["dark", "Dark"],
-    ].map(([v, t]) => h("option", { value: v, selected: v === current }, t)),
+      ["", t("theme.system")],
+      ["light", t("theme.light")],
+      ["dark", t("theme.dark")],
+    ].map(([v, name]) => h("option", { value: v, selected: v === current }, name)),
   );
-  return h("div", { class: "field" }, h("label", { for: "theme" }, "Theme"), select);
+  return h("div", { class: "field" }, h("label", { for: "theme" }, t("theme.label")), select);
+}
+
+/**
+ * The page's language, each offered in its own name; a choice is
+ * remembered and the screen drawn again in it.
+ */
+function languageChoice(): HTMLElement {
+  const current = currentLanguage();
+  const select = h(
+    "select",
+    {
+      id: "language",
+      onchange: async (e: Event) => {
+        await chooseLanguage((e.target as HTMLSelectElement).value as Language);
+        void route();
+      },
+    },
+    ...LANGUAGES.map(({ code, name }) => h("option", { value: code, lang: code, selected: code === current }, name)),
+  );
+  return h("div", { class: "field" }, h("label", { for: "language" }, t("language.label")), select);
 }
 
 async function fillLadder(el: HTMLElement): Promise<void> {
@@ -631,7 +674,18 @@ async function fillLadder(el: HTMLElement): Promise<void> {
         "table",
         {},
         h("caption", {}, caption),
-        h("thead", {}, h("tr", {}, h("th", {}, "Rank"), h("th", {}, "Player"), h("th", {}, "Rating"), h("th", {}, "Games"))),
+        h(
+          "thead",
+          {},
+          h(
+            "tr",
+            {},
+            h("th", {}, t("ladder.rank")),
+            h("th", {}, t("ladder.player")),
+            h("th", {}, t("ladder.rating")),
+            h("th", {}, t("ladder.games")),
+          ),
+        ),
         h(
           "tbody",
           {},
@@ -639,23 +693,24 @@ async function fillLadder(el: HTMLElement): Promise<void> {
             h(
               "tr",
               { class: e.userId === session?.userId ? "me" : "" },
-              h("td", {}, String(e.rank)),
-              h("td", {}, e.nickname + (e.userId === session?.userId ? " (you)" : "")),
-              h("td", {}, String(e.rating)),
-              h("td", {}, String(e.games)),
+              h("td", {}, formatNumber(e.rank)),
+              h("td", {}, e.userId === session?.userId ? t("ladder.you", { nickname: e.nickname }) : e.nickname),
+              // Ratings are written as players know them: 1240, not 1,240.
+              h("td", {}, formatNumber(e.rating, { useGrouping: false })),
+              h("td", {}, formatNumber(e.games)),
             ),
           ),
         ),
       );
     fill(el,
-      h("h2", {}, "9×9 leaderboard"),
-      r.top.length ? table(r.top, "Top players") : h("p", {}, "No ranked games yet."),
+      h("h2", {}, t("ladder.title")),
+      r.top.length ? table(r.top, t("ladder.top")) : h("p", {}, t("ladder.none")),
       r.aroundMe.length
-        ? table(r.aroundMe, "Your place")
-        : h("p", { class: "hint" }, "Play a ranked game to get a place on the ladder."),
+        ? table(r.aroundMe, t("ladder.yourPlace"))
+        : h("p", { class: "hint" }, t("ladder.noPlace")),
     );
   } catch (e) {
-    el.replaceChildren(h("h2", {}, "9×9 leaderboard"), h("p", {}, describe(e)));
+    el.replaceChildren(h("h2", {}, t("ladder.title")), h("p", {}, describe(e)));
   }
 }
 
@@ -663,37 +718,37 @@ async function fillLadder(el: HTMLElement): Promise<void> {
 function queueScreen(boardSize: number, ranked: boolean): void {
   const abort = new AbortController();
   let ticketId = "";
-  const wait = h("p", { class: "wait", "aria-live": "polite" }, "Joining the queue…");
+  const wait = h("p", { class: "wait", "aria-live": "polite" }, t("queue.joining"));
   const cancel = async () => {
     abort.abort();
     if (ticketId) await api.match.cancelMatch({ ticketId }).catch(() => {});
     lobby();
   };
   show(
-    "Finding an opponent",
+    t("queue.screenTitle"),
     h(
       "section",
       { class: "card center" },
-      h("h2", {}, `Looking for an opponent (${boardSize}×${boardSize})`),
+      h("h2", {}, t("queue.looking", { size: boardSize })),
       wait,
-      h("button", { type: "button", onclick: cancel }, "Cancel"),
+      h("button", { type: "button", onclick: cancel }, t("cancel")),
     ),
   );
   onLeave(() => abort.abort());
   void (async () => {
     try {
       for await (const r of api.match.findMatch({ boardSize, ranked }, { signal: abort.signal })) {
-        const t = r.ticket;
-        if (!t) continue;
-        ticketId = t.ticketId;
-        if (t.state === TicketState.MATCHED && t.gameId) return navigate(`/g/${t.gameId}`);
-        if (t.state === TicketState.CANCELLED) return lobby("You left the queue.");
-        const seconds = Math.floor(Number(t.waitedMs) / 1000);
-        wait.textContent = `Waiting ${seconds} s · ${t.waiting} ${t.waiting === 1 ? "player" : "players"} in the queue`;
+        const ticket = r.ticket;
+        if (!ticket) continue;
+        ticketId = ticket.ticketId;
+        if (ticket.state === TicketState.MATCHED && ticket.gameId) return navigate(`/g/${ticket.gameId}`);
+        if (ticket.state === TicketState.CANCELLED) return lobby(t("queue.left"));
+        const seconds = Math.floor(Number(ticket.waitedMs) / 1000);
+        wait.textContent = t("queue.waiting", { seconds, players: ticket.waiting });
       }
     } catch (e) {
       if (abort.signal.aborted) return;
-      if (unauthenticated(e)) return signedOut("Your sign-in has expired: choose a nickname again.");
+      if (unauthenticated(e)) return signedOut(t("session.expired"));
       lobby(describe(e));
     }
   })();
@@ -705,13 +760,13 @@ type TableRules = Parameters<typeof api.match.createChallenge>[0]["rules"];
 
 function challengeScreen(rules: TableRules): void {
   const abort = new AbortController();
-  const body = h("div", {}, h("p", {}, "Making a link…"));
+  const body = h("div", {}, h("p", {}, t("invite.making")));
   show(
-    "Invite a friend",
+    t("invite.title"),
     h(
       "section",
       { class: "card center" },
-      h("h2", {}, "Invite a friend"),
+      h("h2", {}, t("invite.title")),
       body,
       h(
         "button",
@@ -722,7 +777,7 @@ function challengeScreen(rules: TableRules): void {
             lobby();
           },
         },
-        "Cancel",
+        t("cancel"),
       ),
     ),
   );
@@ -738,7 +793,7 @@ function challengeScreen(rules: TableRules): void {
         const link = `${location.origin}/c/${c.code}`;
         const field = h("input", { id: "link", readonly: true, value: link });
         fill(body,
-          h("label", { for: "link" }, "Send this link to your friend"),
+          h("label", { for: "link" }, t("invite.send")),
           field,
           h(
             "button",
@@ -747,32 +802,32 @@ function challengeScreen(rules: TableRules): void {
               class: "primary",
               onclick: async (e: Event) => {
                 await navigator.clipboard?.writeText(link).catch(() => {});
-                (e.target as HTMLButtonElement).textContent = "Link copied";
+                (e.target as HTMLButtonElement).textContent = t("invite.copied");
               },
             },
-            "Copy the link",
+            t("invite.copy"),
           ),
-          h("p", {}, "Or tell them the code ", h("strong", { class: "code" }, c.code), "."),
-          h("p", { class: "wait", "aria-live": "polite" }, "Waiting for your friend to join…"),
+          h("p", {}, ...withNode(t("invite.code", { code: "\u0000" }), h("strong", { class: "code" }, c.code))),
+          h("p", { class: "wait", "aria-live": "polite" }, t("invite.waiting")),
         );
       }
     } catch (e) {
       if (abort.signal.aborted) return;
-      if (unauthenticated(e)) return signedOut("Your sign-in has expired: choose a nickname again.");
+      if (unauthenticated(e)) return signedOut(t("session.expired"));
       lobby(describe(e));
     }
   })();
 }
 
 async function joinChallenge(code: string): Promise<void> {
-  show("Joining", h("section", { class: "card center" }, h("h2", {}, "Joining your friend's game…")));
+  show(t("join.title"), h("section", { class: "card center" }, h("h2", {}, t("join.heading"))));
   try {
     const r = await retrying(() => api.match.acceptChallenge({ code }));
     if (r.game) navigate(`/g/${r.game.gameId}`, true);
   } catch (e) {
-    if (unauthenticated(e)) return signedOut("Your sign-in has expired: choose a nickname again.");
+    if (unauthenticated(e)) return signedOut(t("session.expired"));
     history.replaceState(null, "", "/");
-    lobby(`That link did not work: ${describe(e)}`);
+    lobby(t("join.failed", { why: describe(e) }));
   }
 }
 
@@ -789,6 +844,14 @@ const LEVEL_NAMES: Partial<Record<AiLevel, "easy" | "normal" | "hard">> = {
   [AiLevel.HARD]: "hard",
 };
 
+/** A player's name: the computer's by its level in the page's language ("Easy AI"), a person's nickname. */
+function playerName(p: Player | undefined): string {
+  if (!p) return "?";
+  if (!isAi(p)) return p.nickname;
+  const level = p.aiLevel === AiLevel.HARD ? "level.hard" : p.aiLevel === AiLevel.EASY ? "level.easy" : "level.normal";
+  return t("player.computer", { level: t(level) });
+}
+
 /** The page's engine (./computer), once a game has needed it. */
 let computerModule: typeof import("./computer") | undefined;
 
@@ -800,22 +863,51 @@ function randomSeed(): string {
 
 /** "19×19 · territory scoring · komi 6.5 · no time limit". */
 function rulesInWords(g: GameSnapshot): string {
-  const n = g.boardSize;
-  const scoring = g.scoring === Scoring.TERRITORY ? "territory scoring" : "area scoring";
-  const komi = g.komi === 0 ? "no komi" : `komi ${g.komi}`;
-  const time = g.secondsPerMove > 0 ? `${g.secondsPerMove} s a move` : "no time limit";
-  const standIn = g.computerStandsIn ? " · the computer plays for a player who drops" : "";
-  return `${n}×${n} · ${scoring} · ${komi} · ${time}${standIn}`;
+  return [
+    t("size", { size: g.boardSize }),
+    t(g.scoring === Scoring.TERRITORY ? "rules.territory" : "rules.area"),
+    g.komi === 0 ? t("rules.noKomi") : t("rules.komi", { komi: g.komi }),
+    g.secondsPerMove > 0 ? t("rules.time", { seconds: g.secondsPerMove }) : t("rules.noTime"),
+    g.computerStandsIn && t("rules.standIn"),
+  ]
+    .filter(Boolean)
+    .join(" · ");
+}
+
+/** A count in words: "Black 41 – White 47 (komi 7)", White's points with komi. */
+function countInWords(c: Count): string {
+  return t("count.summary", { black: c.blackPoints, white: c.whitePoints + c.komi, komi: c.komi });
+}
+
+/**
+ * The result in words: "White wins by 2.5", "Black wins by resignation",
+ * "White wins on time", "Jigo (a draw on the board)", "A draw by agreement".
+ */
+function resultInWords(game: GameSnapshot): string {
+  const r = game.result;
+  if (!r) return "";
+  const color = colorName(r.winner);
+  switch (r.reason) {
+    case EndReason.RESIGNATION:
+      return t("result.resignation", { color });
+    case EndReason.TIMEOUT:
+      return t("result.time", { color });
+    case EndReason.DRAW_AGREED:
+      return t("result.agreed");
+    default:
+      if (r.winner === Color.UNSPECIFIED) return t("result.jigo");
+      return t("result.points", { color, margin: r.count?.margin ?? 0 });
+  }
 }
 
 async function gameScreen(gameId: string): Promise<void> {
-  show("Game", h("p", { class: "card center" }, "Loading the game…"));
+  show(t("game.title"), h("p", { class: "card center" }, t("game.loading")));
   let first: GameSnapshot | undefined;
   try {
     first = (await retrying(() => api.games.getGame({ gameId }))).game;
   } catch (e) {
-    if (unauthenticated(e)) return signedOut("Your sign-in has expired: choose a nickname again.");
-    return lobby(`That game could not be opened: ${describe(e)}`);
+    if (unauthenticated(e)) return signedOut(t("session.expired"));
+    return lobby(t("game.openFailed", { why: describe(e) }));
   }
   if (first) new GameView(first).mount();
 }
@@ -860,8 +952,8 @@ class GameView {
 
   mount(): void {
     show(
-      "Game",
-      h("h2", { class: "sr-only" }, "Game"),
+      t("game.title"),
+      h("h2", { class: "sr-only" }, t("game.title")),
       h(
         "div",
         { class: "game" },
@@ -920,28 +1012,30 @@ class GameView {
       this.announce.textContent = this.moveInWords(kind.value.move.color, kind.value.move.point, kind.value.move.captured.length);
     }
     if (kind?.case === "movePlayed" && !kind.value.move?.point && kind.value.move?.color !== this.mine && g.scorePreview) {
-      this.status.textContent = `${colorName(kind.value.move?.color ?? Color.UNSPECIFIED)} passed. Passing too ends the game with this count.`;
+      this.status.textContent = t("status.passed", { color: colorName(kind.value.move?.color ?? Color.UNSPECIFIED) });
     }
-    if (kind?.case === "drawDeclined" && kind.value.by !== this.mine) this.status.textContent = "Your draw offer was declined.";
-    if (kind?.case === "countingStarted") {
-      this.status.textContent = "Both passed. Agree on the dead stones: press a group to mark it dead or alive, then confirm.";
-    }
+    if (kind?.case === "drawDeclined" && kind.value.by !== this.mine) this.status.textContent = t("status.drawDeclined");
+    if (kind?.case === "countingStarted") this.status.textContent = t("status.countingStarted");
     if (kind?.case === "deadStonesMarked" && kind.value.by !== this.mine) {
-      const n = kind.value.stones.length;
-      this.status.textContent = `${colorName(kind.value.by)} marked ${n} ${n === 1 ? "stone" : "stones"} ${kind.value.dead ? "dead" : "alive"}.`;
+      this.status.textContent = t("status.marked", {
+        color: colorName(kind.value.by),
+        stones: kind.value.stones.length,
+        dead: kind.value.dead ? "yes" : "no",
+      });
     }
     if (kind?.case === "countConfirmed" && kind.value.by !== this.mine) {
-      this.status.textContent = `${colorName(kind.value.by)} confirmed these dead stones.`;
+      this.status.textContent = t("status.confirmed", { color: colorName(kind.value.by) });
     }
     if (kind?.case === "standInSeated") {
-      const who = kind.value.color === this.mine ? "You were" : `${colorName(kind.value.color)} is`;
-      this.status.textContent = `${who} away: the computer plays the seat until ${kind.value.color === this.mine ? "you return" : "they return"}.`;
+      this.status.textContent =
+        kind.value.color === this.mine ? t("status.standInYou") : t("status.standIn", { color: colorName(kind.value.color) });
     }
     if (kind?.case === "standInLeft" && kind.value.color !== this.mine) {
-      this.status.textContent = `${colorName(kind.value.color)} is back and plays again.`;
+      this.status.textContent = t("status.standInLeft", { color: colorName(kind.value.color) });
     }
     if (kind?.case === "playResumed") {
-      this.status.textContent = `${kind.value.by === this.mine ? "You" : colorName(kind.value.by)} went back to play: settle it on the board, then pass again.`;
+      this.status.textContent =
+        kind.value.by === this.mine ? t("status.resumedYou") : t("status.resumed", { color: colorName(kind.value.by) });
     }
     return true;
   }
@@ -979,13 +1073,13 @@ class GameView {
       } catch (e) {
         if (this.abort.signal.aborted) return;
         restarted = stream.signal.aborted;
-        if (!restarted && unauthenticated(e)) return signedOut("Your sign-in has expired: choose a nickname again.");
+        if (!restarted && unauthenticated(e)) return signedOut(t("session.expired"));
       } finally {
         this.abort.signal.removeEventListener("abort", stop);
       }
       if (restarted) continue;
       // What happened while the stream was down comes first on the next one.
-      this.turn.textContent = "Reconnecting…";
+      this.turn.textContent = t("turn.reconnecting");
       await sleep(backoff, this.abort.signal);
       backoff = Math.min(backoff * 2, 5_000);
     }
@@ -999,7 +1093,7 @@ class GameView {
       const r = await retrying(f);
       if (r.game) this.took(r.game);
     } catch (e) {
-      if (unauthenticated(e)) return signedOut("Your sign-in has expired: choose a nickname again.");
+      if (unauthenticated(e)) return signedOut(t("session.expired"));
       this.status.textContent = describe(e);
     } finally {
       this.busy = false;
@@ -1014,7 +1108,7 @@ class GameView {
       if (this.mine === Color.UNSPECIFIED) return;
       const stone = this.game.stones[point.row * this.game.boardSize + point.column];
       if (stone === Color.UNSPECIFIED) {
-        this.status.textContent = "Press a stone to mark its group dead or alive.";
+        this.status.textContent = t("status.pressStone");
         return;
       }
       const marked = counting.deadStones.some((p) => p.column === point.column && p.row === point.row);
@@ -1023,7 +1117,7 @@ class GameView {
       return;
     }
     if (this.game.toMove !== this.mine) {
-      this.status.textContent = `It is ${colorName(this.game.toMove)}'s turn.`;
+      this.status.textContent = t("status.notYourTurn", { color: colorName(this.game.toMove) });
       return;
     }
     if (confirmsMoves(this.game.boardSize)) {
@@ -1032,7 +1126,7 @@ class GameView {
         // The first tap shows the stone; a second on it plays it.
         this.pending = point;
         this.status.textContent = "";
-        this.announce.textContent = `${pointName(point)}: tap again to play there.`;
+        this.announce.textContent = t("announce.tapAgain", { point: pointName(point) });
         this.draw();
         return;
       }
@@ -1044,13 +1138,16 @@ class GameView {
 
   /** "White played D5, capturing 2 stones. 28 seconds left." */
   private moveInWords(color: Color, point: Point | undefined, captured: number): string {
-    const what = point ? `${colorName(color)} played ${pointName(point)}` : `${colorName(color)} passed`;
-    const took = captured > 0 ? `, capturing ${captured} ${captured === 1 ? "stone" : "stones"}` : "";
+    const who = colorName(color);
+    const what = !point
+      ? t("announce.passed", { color: who })
+      : captured > 0
+        ? t("announce.capturing", { color: who, point: pointName(point), stones: captured })
+        : t("announce.played", { color: who, point: pointName(point) });
     const clock = this.game.clock;
-    const left = clock && this.playing && this.game.toMove === this.mine
-      ? ` ${Math.max(0, Math.ceil((Number(clock.deadlineUnixMs) - (Date.now() + this.offsetMs)) / 1000))} seconds left.`
-      : "";
-    return `${what}${took}.${left}`;
+    if (!clock || !this.playing || this.game.toMove !== this.mine) return what;
+    const seconds = Math.max(0, Math.ceil((Number(clock.deadlineUnixMs) - (Date.now() + this.offsetMs)) / 1000));
+    return `${what} ${t("clock.left", { seconds })}.`;
   }
 
   /** The player's choices for this page: move confirmation and the stone sound. */
@@ -1077,9 +1174,10 @@ class GameView {
     });
     return h(
       "div",
-      { class: "prefs", role: "group", "aria-label": "Settings" },
-      h("div", { class: "check" }, confirm, h("label", { for: "confirm-moves" }, "Confirm moves (tap twice)")),
-      h("div", { class: "check" }, sound, h("label", { for: "stone-sound" }, "Sound on my turn")),
+      { class: "prefs", role: "group", "aria-label": t("prefs.label") },
+      h("div", { class: "check" }, confirm, h("label", { for: "confirm-moves" }, t("prefs.confirm"))),
+      h("div", { class: "check" }, sound, h("label", { for: "stone-sound" }, t("prefs.sound"))),
+      languageChoice(),
     );
   }
 
@@ -1109,7 +1207,9 @@ class GameView {
   private noticeTurn(): void {
     const g = this.game;
     const myTurn = this.playing && !g.counting && this.mine !== Color.UNSPECIFIED && g.toMove === this.mine;
-    document.title = myTurn ? "Your turn · Ttakji" : g.counting ? "Counting · Ttakji" : "Game · Ttakji";
+    document.title = t("title", {
+      screen: t(myTurn ? "game.yourTurnTitle" : g.counting ? "game.counting" : "game.title"),
+    });
     // Only a turn that came while the page was open is announced (not the
     // one a reload finds), and only after the player has touched the page:
     // browsers refuse sound and vibration before that.
@@ -1187,7 +1287,7 @@ class GameView {
               );
       if (r.game) this.took(r.game);
     } catch (e) {
-      if (unauthenticated(e)) return signedOut("Your sign-in has expired: choose a nickname again.");
+      if (unauthenticated(e)) return signedOut(t("session.expired"));
       // The game moved on meanwhile (an undo): its next snapshot decides.
       if (current()) this.status.textContent = describe(e);
     } finally {
@@ -1199,13 +1299,13 @@ class GameView {
   /** The page's engine cannot run: the server thinks for the computer, with a notice. */
   private async thinkOnTheServer(why: string): Promise<void> {
     const { gameId } = this.game;
-    this.notice.textContent = `The computer could not start in this browser (${why}): it thinks on the server instead.`;
+    this.notice.textContent = t("notice.serverThinks", { why });
     try {
       const r = await retrying(() => api.games.setAiEngine({ gameId, engine: AiEngine.SERVER }));
       if (r.game) this.took(r.game);
     } catch (e) {
-      if (unauthenticated(e)) return signedOut("Your sign-in has expired: choose a nickname again.");
-      this.notice.textContent = `The computer could not start in this browser (${why}), and the server cannot think for it now: ${describe(e)}`;
+      if (unauthenticated(e)) return signedOut(t("session.expired"));
+      this.notice.textContent = t("notice.serverCannot", { why, error: describe(e) });
     }
     this.draw();
   }
@@ -1220,11 +1320,11 @@ class GameView {
         h(
           "span",
           { class: "name" },
-          `${colorName(c)}: ${p?.nickname ?? "?"}${c === this.mine ? " (you)" : ""}`,
-          p?.computerStandingIn ? " · the computer plays for them" : "",
-          c !== this.mine && this.mine !== Color.UNSPECIFIED && !isAi(p) && !this.opponentHere ? " · away" : "",
+          t(c === this.mine ? "player.seatYou" : "player.seat", { color: colorName(c), nickname: playerName(p) }),
+          p?.computerStandingIn ? t("player.standIn") : "",
+          c !== this.mine && this.mine !== Color.UNSPECIFIED && !isAi(p) && !this.opponentHere ? t("player.away") : "",
         ),
-        h("span", { class: "captures" }, `${captures} captured`),
+        h("span", { class: "captures" }, t("player.captures", { captures })),
         // Both seats keep a clock's room, the one not running empty, so
         // the lines never re-wrap as the turn passes.
         g.clock && this.playing
@@ -1238,12 +1338,14 @@ class GameView {
       seat(Color.WHITE, g.white, g.whiteCaptures),
     );
     if (g.counting) {
-      this.turn.textContent = "Counting: agree on the dead stones";
+      this.turn.textContent = t("turn.counting");
     } else if (this.playing) {
       this.turn.textContent =
-        g.toMove === this.mine ? "Your turn" : `${colorName(g.toMove)} to move${isAi(this.opponent) ? " (thinking…)" : ""}`;
+        g.toMove === this.mine
+          ? t("turn.yours")
+          : t(isAi(this.opponent) ? "turn.thinking" : "turn.toMove", { color: colorName(g.toMove) });
     } else {
-      this.turn.textContent = "The game is over";
+      this.turn.textContent = t("turn.over");
     }
     this.drawClock();
   }
@@ -1254,7 +1356,7 @@ class GameView {
     if (counting && countTime) {
       const ms = Math.max(0, Number(counting.deadlineUnixMs) - (Date.now() + this.offsetMs));
       const s = Math.ceil(ms / 1000);
-      countTime.textContent = `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")} left; then the server's own count decides.`;
+      countTime.textContent = t("clock.countLeft", { time: `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}` });
     }
     const el = this.players.querySelector<HTMLElement>(".clock[role=timer]");
     const clock = this.game.clock;
@@ -1262,7 +1364,7 @@ class GameView {
     const left = Math.max(0, Number(clock.deadlineUnixMs) - (Date.now() + this.offsetMs));
     const seconds = Math.ceil(left / 1000);
     el.textContent = `0:${String(seconds).padStart(2, "0")}`;
-    el.setAttribute("aria-label", `${seconds} seconds left`);
+    el.setAttribute("aria-label", t("clock.left", { seconds }));
     el.classList.toggle("low", seconds <= 10);
   }
 
@@ -1278,7 +1380,7 @@ class GameView {
     const button = (label: string, onclick: () => void, enabled = true, extra = "") =>
       h("button", { type: "button", class: extra, disabled: !enabled || this.busy, onclick }, label);
     const resign = button(
-      this.resignArmed ? "Really resign?" : "Resign",
+      t(this.resignArmed ? "controls.reallyResign" : "controls.resign"),
       () => {
         if (!this.resignArmed) {
           this.resignArmed = true;
@@ -1303,17 +1405,17 @@ class GameView {
       fill(this.controls,
         h(
           "div",
-          { class: "counting", role: "group", "aria-label": "Dead stones" },
-          h("p", {}, "Press a group to mark it dead (crossed) or alive. The game is counted when you both confirm the same marks."),
-          h("p", { class: "hint" }, `You: ${mineDone ? "confirmed" : "not yet"} · Opponent: ${theirsDone ? "confirmed" : "not yet"}`),
+          { class: "counting", role: "group", "aria-label": t("counting.label") },
+          h("p", {}, t("counting.help")),
+          h("p", { class: "hint" }, t("counting.state", { mine: mineDone ? "yes" : "no", theirs: theirsDone ? "yes" : "no" })),
           h("p", { class: "hint count-time" }),
           button(
-            mineDone ? "Confirmed" : "Confirm dead stones",
+            t(mineDone ? "counting.confirmed" : "counting.confirm"),
             () => void this.act(() => api.games.confirmCount({ gameId: g.gameId, marksVersion })),
             !mineDone,
             "primary",
           ),
-          button("Back to play", () => void this.act(() => api.games.resumePlay({ gameId: g.gameId, afterMove }))),
+          button(t("counting.back"), () => void this.act(() => api.games.resumePlay({ gameId: g.gameId, afterMove }))),
         ),
         resign,
       );
@@ -1323,30 +1425,30 @@ class GameView {
     const offeredBy = g.drawOfferedBy;
     fill(this.controls,
       button(
-        "Pass",
+        t("controls.pass"),
         () => void this.act(() => api.games.pass({ gameId: g.gameId, moveNumber: g.moveCount + 1 })),
         myTurn,
       ),
       againstAi &&
         button(
-          "Undo",
+          t("controls.undo"),
           () => void this.act(() => api.games.undoMove({ gameId: g.gameId, moveCount: g.moveCount })),
           g.undoAllowed,
         ),
-      button("Count now", () => void this.askCount()),
+      button(t("controls.countNow"), () => void this.askCount()),
       !againstAi &&
         offeredBy === Color.UNSPECIFIED &&
-        button("Offer a draw", () => void this.act(() => api.games.offerDraw({ gameId: g.gameId }))),
-      !againstAi && offeredBy === mine && h("span", { class: "note" }, "You offered a draw."),
+        button(t("draw.offer"), () => void this.act(() => api.games.offerDraw({ gameId: g.gameId }))),
+      !againstAi && offeredBy === mine && h("span", { class: "note" }, t("draw.offered")),
       !againstAi &&
         offeredBy !== Color.UNSPECIFIED &&
         offeredBy !== mine &&
         h(
           "div",
-          { class: "offer", role: "group", "aria-label": "Draw offer" },
-          h("span", {}, "Your opponent offers a draw."),
-          button("Accept the draw", () => void this.act(() => api.games.answerDraw({ gameId: g.gameId, accept: true }))),
-          button("Decline", () => void this.act(() => api.games.answerDraw({ gameId: g.gameId, accept: false }))),
+          { class: "offer", role: "group", "aria-label": t("draw.label") },
+          h("span", {}, t("draw.theyOffer")),
+          button(t("draw.accept"), () => void this.act(() => api.games.answerDraw({ gameId: g.gameId, accept: true }))),
+          button(t("draw.decline"), () => void this.act(() => api.games.answerDraw({ gameId: g.gameId, accept: false }))),
         ),
       resign,
     );
@@ -1369,16 +1471,28 @@ class GameView {
     }
     const dead = count.deadStones.length;
     fill(this.count,
-      h("p", {}, `${this.game.counting ? "With these marks: " : this.playing ? "If the game ended now: " : "Final count: "}${count.summary}`),
-      dead > 0 &&
-        h("p", { class: "hint" }, `${dead} dead ${dead === 1 ? "stone is" : "stones are"} taken off (crossed on the board).`),
+      h(
+        "p",
+        {},
+        t(this.game.counting ? "count.withMarks" : this.playing ? "count.ifEnded" : "count.final", {
+          summary: countInWords(count),
+        }),
+      ),
+      dead > 0 && h("p", { class: "hint" }, t("count.dead", { stones: dead })),
       count.uncertain.length > 0 &&
         h(
           "p",
           { class: "hint uncertain" },
-          `Counted alive only because the count is not sure: ${count.uncertain
-            .map((g) => `${pointName(g.stones[0])}${g.stones.length > 1 ? ` (${g.stones.length} stones)` : ""}`)
-            .join(", ")}. Capture ${count.uncertain.length === 1 ? "it" : "them"} before passing to have ${count.uncertain.length === 1 ? "it" : "them"} taken off.`,
+          t("count.uncertain", {
+            count: count.uncertain.length,
+            groups: listed(
+              count.uncertain.map((g) =>
+                g.stones.length > 1
+                  ? t("count.group", { point: pointName(g.stones[0]), stones: g.stones.length })
+                  : pointName(g.stones[0]),
+              ),
+            ),
+          }),
         ),
     );
   }
@@ -1393,30 +1507,24 @@ class GameView {
     const won = g.result.winner !== Color.UNSPECIFIED && g.result.winner === this.mine;
     const lost = g.result.winner !== Color.UNSPECIFIED && this.mine !== Color.UNSPECIFIED && !won;
     const human = !isAi(g.black) && !isAi(g.white);
-    const reason =
-      g.result.reason === EndReason.MOVE_CAP ? " (the move limit was reached)" : "";
     fill(this.after,
       h(
         "section",
-        { class: "result", "aria-label": "Result" },
-        h("h3", {}, words + reason),
-        h("p", { class: "sgf-result" }, g.result.text === "0" ? "Jigo" : g.result.text),
-        won && h("p", {}, "You won."),
-        lost && h("p", {}, "You lost."),
-        g.ranked && h("p", { class: "hint" }, "Ranked: your rating has been updated."),
+        { class: "result", "aria-label": t("result.label") },
+        h("h3", {}, g.result.reason === EndReason.MOVE_CAP ? t("result.moveCap", { result: words }) : words),
+        h("p", { class: "sgf-result" }, g.result.text === "0" ? t("result.sgfJigo") : g.result.text),
+        won && h("p", {}, t("result.won")),
+        lost && h("p", {}, t("result.lost")),
+        g.ranked && h("p", { class: "hint" }, t("result.ranked")),
       ),
       human &&
         this.mine !== Color.UNSPECIFIED &&
         h(
           "button",
           { type: "button", class: "primary", disabled: this.rematching, onclick: () => void this.rematch() },
-          this.rematching
-            ? "Waiting for your opponent to agree…"
-            : g.keepColorsOnRematch
-              ? "Rematch (same colours)"
-              : "Rematch (colours swapped)",
+          t(this.rematching ? "rematch.waiting" : g.keepColorsOnRematch ? "rematch.same" : "rematch.swapped"),
         ),
-      h("button", { type: "button", onclick: () => navigate("/") }, "Back to the lobby"),
+      h("button", { type: "button", onclick: () => navigate("/") }, t("game.backToLobby")),
     );
   }
 
@@ -1438,4 +1546,7 @@ class GameView {
 
 // ---------------------------------------------------------------- start
 
-void route();
+// English is in this script; another language's words come first.
+void useLanguage(preferredLanguage())
+  .catch(() => useLanguage("en"))
+  .then(route);

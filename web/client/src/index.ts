@@ -9,11 +9,13 @@ import { Code, ConnectError, createClient, type Client, type Interceptor } from 
 import { createGrpcWebTransport } from "@connectrpc/connect-web";
 import { AuthService, GameService, LadderService, MatchService } from "./gen/ttakji/v1/api_pb.js";
 import { Color, EndReason, type GameSnapshot, type Point } from "./gen/ttakji/v1/game_pb.js";
+import { ErrorInfoSchema } from "./gen/google/rpc/error_details_pb.js";
 
 export * from "./gen/ttakji/v1/api_pb.js";
 export * from "./gen/ttakji/v1/game_pb.js";
 export * from "./gen/ttakji/v1/matchmaker_pb.js";
 export * from "./gen/ttakji/v1/ratings_pb.js";
+export * from "./gen/google/rpc/error_details_pb.js";
 export { Code, ConnectError };
 
 /** The public services of one Ttakji server. */
@@ -46,6 +48,18 @@ export function connect(baseUrl: string, token: () => string | undefined): Ttakj
     match: createClient(MatchService, transport),
     ladder: createClient(LadderService, transport),
   };
+}
+
+/**
+ * Why the server refused a call, as a program reads it: the ErrorInfo in the
+ * status details, with a stable `reason` (docs/errors.md) and the values its
+ * message names (`point`: "E5"). Undefined for an error that carries none
+ * (a network failure, a stream cut off).
+ */
+export function refusalOf(e: unknown): { reason: string; metadata: Record<string, string> } | undefined {
+  if (!(e instanceof ConnectError)) return undefined;
+  const info = e.findDetails(ErrorInfoSchema)[0];
+  return info && info.reason ? { reason: info.reason, metadata: { ...info.metadata } } : undefined;
 }
 
 /** Milliseconds to wait before retrying, when the server said (`ttakji-retry-after-ms`). */
