@@ -1,5 +1,6 @@
 // The web client in a real browser against a real server: every way to
 // play, to the end. `npm test` in web/ (after `cargo build`), as CI does.
+import { readFileSync } from "node:fs";
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { startServer, launch, player, point, stones, myColor, screenshot, PHONE } from "./harness.mjs";
@@ -56,6 +57,20 @@ test("two players meet in the queue, play to the end and see the same count", as
   await white.getByText("You won.").waitFor();
   await black.getByText("You lost.").waitFor();
   await screenshot(a, "result");
+
+  // The record downloads as an SGF file named after the players and the
+  // day, and replays to the end: C3, G7, two passes, White by 7.
+  const [download] = await Promise.all([
+    white.waitForEvent("download"),
+    white.getByRole("button", { name: "Download the record (SGF)" }).click(),
+  ]);
+  const blackName = await black.evaluate(() => JSON.parse(localStorage.getItem("ttakji.session") ?? "{}").nickname);
+  const whiteName = blackName === "queue-ann" ? "queue-bo" : "queue-ann";
+  assert.match(download.suggestedFilename(), new RegExp(`^${blackName}-vs-${whiteName}-\\d{4}-\\d{2}-\\d{2}\\.sgf$`));
+  const record = readFileSync(await download.path(), "utf8");
+  const moves = [...record.matchAll(/;([BW])\[([a-z]*)\]/g)].map((m) => `${m[1]}${m[2]}`);
+  assert.deepEqual(moves, ["Bcg", "Wgc", "B", "W"], record);
+  assert.match(record, /RE\[W\+7\]/);
 
   // A rematch once both ask: colours swapped.
   const finished = new URL(black.url()).pathname;

@@ -1524,8 +1524,28 @@ class GameView {
           { type: "button", class: "primary", disabled: this.rematching, onclick: () => void this.rematch() },
           t(this.rematching ? "rematch.waiting" : g.keepColorsOnRematch ? "rematch.same" : "rematch.swapped"),
         ),
+      h("button", { type: "button", onclick: () => void this.downloadSgf() }, t("result.downloadSgf")),
       h("button", { type: "button", onclick: () => navigate("/") }, t("game.backToLobby")),
     );
+  }
+
+  /** The game's record as a file named after who played and when. */
+  private async downloadSgf(): Promise<void> {
+    const g = this.game;
+    try {
+      const { sgf } = await retrying(() => api.games.getSgf({ gameId: g.gameId }));
+      const when = new Date(Number(g.finishedAtUnixMs) || Date.now()).toISOString().slice(0, 10);
+      const name = (p?: { nickname: string }) =>
+        (p?.nickname ?? "").replace(/[^\p{L}\p{N}_-]+/gu, "_").replace(/^_+|_+$/g, "") || "player";
+      const link = h("a", {
+        href: URL.createObjectURL(new Blob([sgf], { type: "application/x-go-sgf" })),
+        download: `${name(g.black)}-vs-${name(g.white)}-${when}.sgf`,
+      }) as HTMLAnchorElement;
+      link.click();
+      setTimeout(() => URL.revokeObjectURL(link.href), 10_000);
+    } catch (e) {
+      this.status.textContent = describe(e);
+    }
   }
 
   private async rematch(): Promise<void> {
