@@ -7,8 +7,10 @@ UPDATE games SET move_count = (SELECT COUNT(*) FROM moves WHERE moves.game_id = 
 -- A player's games, newest first, from either seat.
 CREATE INDEX games_by_black ON games (black_user_id, created_at DESC, id DESC);
 CREATE INDEX games_by_white ON games (white_user_id, created_at DESC, id DESC);
--- Live games between people, the strongest first, then the newest.
-CREATE INDEX games_live ON games (ladder_rating DESC, created_at DESC, id DESC)
+-- Live games between people, the strongest first, then the newest. The
+-- status leads, so SQLite's planner takes this index, in its order, over
+-- games_playing and a sort.
+CREATE INDEX games_live ON games (status, ladder_rating DESC, created_at DESC, id DESC)
     WHERE status = 'playing' AND black_ai_level IS NULL AND white_ai_level IS NULL;
 CREATE INDEX games_live_by_size ON games (board_size, ladder_rating DESC, created_at DESC, id DESC)
     WHERE status = 'playing' AND black_ai_level IS NULL AND white_ai_level IS NULL;
