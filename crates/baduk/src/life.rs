@@ -316,9 +316,21 @@ fn open_to_a_friend(board: &Board, stones: &[Vertex], dead: &[bool]) -> bool {
         return false;
     };
     let libs = group_liberties(board, stones);
+    area_reaches_friend(board, color, stones, &libs, |v| dead[v])
+}
+
+/// Whether the empty area reached from `libs` through empty points borders
+/// a stone of `color` outside `stones` that is not `gone`.
+fn area_reaches_friend(
+    board: &Board,
+    color: Color,
+    stones: &[Vertex],
+    libs: &[Vertex],
+    gone: impl Fn(Vertex) -> bool,
+) -> bool {
     let mut seen = vec![false; MAX_VERTICES];
-    let mut stack = libs.clone();
-    for &l in &libs {
+    let mut stack = libs.to_vec();
+    for &l in libs {
         seen[l] = true;
     }
     while let Some(x) = stack.pop() {
@@ -331,7 +343,7 @@ fn open_to_a_friend(board: &Board, stones: &[Vertex], dead: &[bool]) -> bool {
                     seen[n] = true;
                     stack.push(n);
                 }
-                Some(c) if c == color && !dead[n] && !stones.contains(&n) => return true,
+                Some(c) if c == color && !stones.contains(&n) && !gone(n) => return true,
                 Some(_) => {}
             }
         }
@@ -607,30 +619,7 @@ impl Judge<'_> {
     /// Whether the empty area reached from `libs` through empty points
     /// borders a stone of `color` outside the group that is not lost.
     fn area_reaches_friend(&self, color: Color, stones: &[Vertex], libs: &[Vertex]) -> bool {
-        let board = self.board;
-        let mut seen = vec![false; MAX_VERTICES];
-        let mut stack = libs.to_vec();
-        for &l in libs {
-            seen[l] = true;
-        }
-        while let Some(x) = stack.pop() {
-            for n in board.neighbours(x) {
-                if board.is_border(n) || seen[n] {
-                    continue;
-                }
-                match board.color_at(n) {
-                    None => {
-                        seen[n] = true;
-                        stack.push(n);
-                    }
-                    Some(c) if c == color && !stones.contains(&n) && !(self.is_lost)(n) => {
-                        return true;
-                    }
-                    Some(_) => {}
-                }
-            }
-        }
-        false
+        area_reaches_friend(self.board, color, stones, libs, self.is_lost)
     }
 
     /// Whether `enemy` is lost as a whole in at least a fifth of the lines
