@@ -35,30 +35,38 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 /// 100,000 games: player `heavy` has every 50th (2,000), the rest are
 /// between players of their own; half are live, a tenth of those against
 /// the computer, on 9×9 (most), 13×13 and 19×19, ladder ratings spread.
-const SEED_POSTGRES: &str = "INSERT INTO games (id, board_size, ruleset, komi_half, black_user_id, \
-    black_name, white_user_id, white_name, white_ai_level, status, created_at, ladder_rating, move_count, \
-    end_reason, result, finished_at) \
-    SELECT lpad(to_hex(n), 32, '0'), CASE WHEN n % 10 = 7 THEN 13 WHEN n % 10 = 8 THEN 19 ELSE 9 END, \
-    'ttakji', 14, CASE WHEN n % 50 = 0 THEN 'heavy' ELSE 'b' || n END, 'b', \
-    CASE WHEN n % 20 = 1 THEN NULL ELSE 'w' || n END, 'w', \
-    CASE WHEN n % 20 = 1 THEN 'easy' ELSE NULL END, \
-    CASE WHEN n % 2 = 0 THEN 'finished' ELSE 'playing' END, 1700000000000 + n, n % 1800, n % 80, \
-    CASE WHEN n % 2 = 0 THEN 'resignation:B' END, CASE WHEN n % 2 = 0 THEN 'B+R' END, \
-    CASE WHEN n % 2 = 0 THEN 1700000000000 + n + 600000 END \
-    FROM generate_series(1, $1) AS n";
+/// `$with` and `$from` give the numbers 1 to $1, `$id` a game id of n.
+macro_rules! seed_games {
+    ($with:literal, $id:literal, $from:literal) => {
+        concat!(
+            $with,
+            "INSERT INTO games (id, board_size, ruleset, komi_half, black_user_id, black_name, \
+             white_user_id, white_name, white_ai_level, status, created_at, ladder_rating, move_count, \
+             end_reason, result, finished_at) SELECT ",
+            $id,
+            ", CASE WHEN n % 10 = 7 THEN 13 WHEN n % 10 = 8 THEN 19 ELSE 9 END, \
+             'ttakji', 14, CASE WHEN n % 50 = 0 THEN 'heavy' ELSE 'b' || n END, 'b', \
+             CASE WHEN n % 20 = 1 THEN NULL ELSE 'w' || n END, 'w', \
+             CASE WHEN n % 20 = 1 THEN 'easy' ELSE NULL END, \
+             CASE WHEN n % 2 = 0 THEN 'finished' ELSE 'playing' END, 1700000000000 + n, n % 1800, n % 80, \
+             CASE WHEN n % 2 = 0 THEN 'resignation:B' END, CASE WHEN n % 2 = 0 THEN 'B+R' END, \
+             CASE WHEN n % 2 = 0 THEN 1700000000000 + n + 600000 END FROM ",
+            $from
+        )
+    };
+}
 
-const SEED_SQLITE: &str = "WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < $1) \
-    INSERT INTO games (id, board_size, ruleset, komi_half, black_user_id, \
-    black_name, white_user_id, white_name, white_ai_level, status, created_at, ladder_rating, move_count, \
-    end_reason, result, finished_at) \
-    SELECT printf('%032x', n), CASE WHEN n % 10 = 7 THEN 13 WHEN n % 10 = 8 THEN 19 ELSE 9 END, \
-    'ttakji', 14, CASE WHEN n % 50 = 0 THEN 'heavy' ELSE 'b' || n END, 'b', \
-    CASE WHEN n % 20 = 1 THEN NULL ELSE 'w' || n END, 'w', \
-    CASE WHEN n % 20 = 1 THEN 'easy' ELSE NULL END, \
-    CASE WHEN n % 2 = 0 THEN 'finished' ELSE 'playing' END, 1700000000000 + n, n % 1800, n % 80, \
-    CASE WHEN n % 2 = 0 THEN 'resignation:B' END, CASE WHEN n % 2 = 0 THEN 'B+R' END, \
-    CASE WHEN n % 2 = 0 THEN 1700000000000 + n + 600000 END \
-    FROM s";
+const SEED_POSTGRES: &str = seed_games!(
+    "",
+    "lpad(to_hex(n), 32, '0')",
+    "generate_series(1, $1) AS n"
+);
+
+const SEED_SQLITE: &str = seed_games!(
+    "WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < $1) ",
+    "printf('%032x', n)",
+    "s"
+);
 
 async fn run() -> anyhow::Result<()> {
     let dir = std::env::temp_dir().join(format!("ttakji-bench-lists-{}", std::process::id()));

@@ -14,6 +14,7 @@ use ttakji_proto::v1 as pb;
 use ttakji_platform::store::Database;
 
 use crate::codec;
+use crate::records::Seat;
 use crate::store::{self, Listing, SummaryRow};
 use crate::view;
 
@@ -172,19 +173,10 @@ pub fn next_token(listing: &Listing, last: &SummaryRow) -> String {
 /// When the row holds something this server never writes.
 pub fn summary(row: &SummaryRow, viewer: Option<&str>) -> Result<pb::GameSummary, String> {
     let rules = Rules::named(&row.ruleset).map_err(|e| e.to_string())?;
-    let [black, white] = row.seats.clone().map(|(user_id, nickname, level)| {
-        let level = level.as_deref().map(codec::level).transpose();
-        level.map(|level| pb::Player {
-            user_id: user_id.unwrap_or_default(),
-            nickname,
-            ai_level: level.map_or(pb::AiLevel::Unspecified, view::level_to_pb) as i32,
-            computer_standing_in: false,
-            ai_engine: match level {
-                Some(_) => codec::ai_engine(&row.ai_engine)
-                    .map_or(pb::AiEngine::Unspecified, view::ai_engine_to_pb),
-                None => pb::AiEngine::Unspecified,
-            } as i32,
-        })
+    let engine = codec::ai_engine(&row.ai_engine).map_err(|e| e.to_string())?;
+    let [black, white] = row.seats.clone().map(|(user_id, name, level)| {
+        let ai = level.as_deref().map(codec::level).transpose();
+        ai.map(|ai| view::seat_pb(&Seat { user_id, name, ai }, false, engine))
     });
     let (black, white) = (
         black.map_err(|e| e.to_string())?,
@@ -221,10 +213,7 @@ pub fn summary(row: &SummaryRow, viewer: Option<&str>) -> Result<pb::GameSummary
         board_size: u32::try_from(row.board_size).unwrap_or(0),
         ruleset: row.ruleset.clone(),
         komi: view::komi_points(i32::try_from(row.komi_half).unwrap_or(0)),
-        scoring: match rules.scoring {
-            baduk::Scoring::Area => pb::Scoring::Area,
-            baduk::Scoring::Territory => pb::Scoring::Territory,
-        } as i32,
+        scoring: view::scoring_to_pb(rules.scoring) as i32,
         against_computer: black.ai_level != 0 || white.ai_level != 0,
         black: Some(black),
         white: Some(white),

@@ -115,6 +115,15 @@ pub fn end_reason_to_pb(reason: baduk::EndReason) -> pb::EndReason {
     }
 }
 
+/// How a game is counted, as the wire carries it.
+#[must_use]
+pub fn scoring_to_pb(scoring: baduk::Scoring) -> pb::Scoring {
+    match scoring {
+        baduk::Scoring::Area => pb::Scoring::Area,
+        baduk::Scoring::Territory => pb::Scoring::Territory,
+    }
+}
+
 /// The stones on the board, row by row from the bottom-left.
 #[must_use]
 pub fn stones(game: &Game) -> Vec<i32> {
@@ -155,7 +164,9 @@ fn result_pb(game: &OnlineGame) -> Option<pb::GameResult> {
     })
 }
 
-fn seat_pb(seat: &Seat, stood_in: bool, engine: AiEngine) -> pb::Player {
+/// A seat as the wire carries it.
+#[must_use]
+pub fn seat_pb(seat: &Seat, stood_in: bool, engine: AiEngine) -> pb::Player {
     pb::Player {
         user_id: seat.user_id.clone().unwrap_or_default(),
         nickname: seat.name.clone(),
@@ -243,10 +254,7 @@ pub fn snapshot(live: &OnlineGame, preview: bool) -> pb::GameSnapshot {
         draw_offered_by: live
             .draw_offer()
             .map_or(pb::Color::Unspecified, color_to_pb) as i32,
-        scoring: match meta.rules.scoring {
-            baduk::Scoring::Area => pb::Scoring::Area,
-            baduk::Scoring::Territory => pb::Scoring::Territory,
-        } as i32,
+        scoring: scoring_to_pb(meta.rules.scoring) as i32,
         keep_colors_on_rematch: meta.keep_colors,
         seconds_per_move: meta.seconds_per_move,
         counting: counting.map(|c| pb::Counting {
