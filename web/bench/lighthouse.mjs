@@ -1,7 +1,8 @@
 // Lighthouse's phone scores for the first page a new player sees (`/`),
 // for the lobby of a signed-in one, and for a game against the computer
 // in which the page's engine has already played: the engine is loaded
-// only for such a game, so the first two never fetch it.
+// only for such a game, so the first two never fetch it. The signed-in
+// pages are measured again in the dark theme and in Korean.
 // `npm run bench:lighthouse` (TTAKJI_BIN: a release build is best). Lighthouse
 // is not one of the project's dependencies: install it beside them first
 // with `npm --prefix web install --no-save lighthouse`.
@@ -83,6 +84,14 @@ await page.getByLabel("Theme").selectOption({ label: "Dark" });
 await page.goto("about:blank");
 await audit("/ (signed in, dark)", `${server.url}/`, true);
 await audit("a game against Hard, the player to move (dark)", game, true);
+
+// And in Korean, chosen with the language switch, in the light theme.
+await page.goto(`${server.url}/`);
+await page.getByLabel("Theme").selectOption({ label: "Light" });
+await page.getByLabel("Language").selectOption({ label: "한국어" });
+await page.goto("about:blank");
+await audit("/ (signed in, Korean)", `${server.url}/`, true);
+await audit("a game against Hard, the player to move (Korean)", game, true);
 
 await browser.close();
 await server.stop();

@@ -18,9 +18,12 @@
 // toMove: 'b' or 'w', the computer's colour):
 //   { id, think: game }                    the move, on this Worker alone;
 //   { id, tree: game, index, count }       tree `index` of `count`;
-//   { id, decide: game, trees: [text, …] } the move from every tree.
+//   { id, decide: game, trees: [text, …] } the move from every tree;
+//   { id, analyse: game, playouts, depth } a review's reading of the
+//                                          position, toMove to play.
 // Messages out: { id, move: 'E5' | 'pass' | 'resign', playouts, ms }
 //            or { id, tree: text, ms }
+//            or { id, winrate, lead, line: ['E5', …], playouts, ms }
 //            or { id, error: 'why' }
 import { loadEngine } from './engine.mjs';
 
@@ -72,6 +75,20 @@ function answer(e, data) {
   if (data.decide) {
     sync(e, data.decide);
     return decided(e, e.ask(`ttakji-decide_trees ${data.decide.toMove} ${data.trees.join(' ')}`));
+  }
+  if (data.analyse) {
+    sync(e, data.analyse);
+    const start = performance.now();
+    const text = e.ask(`ttakji-analyse ${data.analyse.toMove} ${data.playouts} ${data.depth}`);
+    const m = /^winrate ([\d.]+) lead (-?[\d.]+) playouts (\d+) line ?(.*)$/.exec(text.trim());
+    if (!m) throw new Error(`the engine's reading is not one: ${text}`);
+    return {
+      winrate: Number(m[1]),
+      lead: Number(m[2]),
+      playouts: Number(m[3]),
+      line: m[4].split(' ').filter(Boolean),
+      ms: performance.now() - start,
+    };
   }
   throw new Error('the engine was asked nothing it knows');
 }

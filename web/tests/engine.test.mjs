@@ -52,7 +52,7 @@ async function playToTheEnd(page, moves) {
       moves.splice(moves.indexOf(next), 1);
       await point(page, next).click();
     } else {
-      await page.getByRole("button", { name: "Pass" }).click();
+      await page.getByRole("button", { name: "Pass", exact: true }).click();
     }
     // The move went in (or was refused and another is tried).
     await page.waitForFunction((b) => document.querySelector("p.turn")?.textContent !== b || document.querySelector("[role=alert]")?.textContent, before, { timeout: 10_000 }).catch(() => {});
@@ -146,7 +146,7 @@ test("the page does not freeze while the computer thinks: no main-thread task ov
   // The first move loads the engine; the second is thought by a warm one.
   for (const [mine, n] of [["E5", 1], ["C3", 2]]) {
     if ((await emptyPoints(page)).includes(mine)) await point(page, mine).click();
-    else await page.getByRole("button", { name: "Pass" }).click();
+    else await page.getByRole("button", { name: "Pass", exact: true }).click();
     await page.waitForFunction((k) => document.querySelectorAll('[aria-label*="white stone"]').length >= k, n, { timeout: 60_000 });
     await page.getByText("Your turn").waitFor();
   }

@@ -181,11 +181,11 @@ test("a page in Korean shows no English, against the computer and online, to the
   await assertNoEnglish(white, "in an online game");
   await point(white, "G7").click();
   await black.getByRole("button", { name: /^G7, 백돌, 마지막 수/ }).waitFor();
-  await black.getByRole("button", { name: "패스" }).click();
+  await black.getByRole("button", { name: "패스", exact: true }).click();
   await white.getByText("흑이 패스했습니다. 나도 패스하면 이 계가로 대국이 끝납니다.").waitFor();
   await white.getByText(/^지금 끝나면: 흑 1 – 백 8 \(덤 7\)$/).waitFor();
   await assertNoEnglish(white, "after the opponent's pass");
-  await white.getByRole("button", { name: "패스" }).click();
+  await white.getByRole("button", { name: "패스", exact: true }).click();
   for (const p of [black, white]) {
     await p.getByRole("heading", { name: "백 7집 승" }).waitFor();
     await p.getByText("최종 계가: 흑 1 – 백 8 (덤 7)").waitFor();

@@ -43,10 +43,10 @@ test("two players meet in the queue, play to the end and see the same count", as
   await point(white, "G7").click();
   await point(black, "G7").and(black.getByRole("button", { name: /white stone, last move/ })).waitFor();
   await screenshot(a, "game");
-  await black.getByRole("button", { name: "Pass" }).click();
+  await black.getByRole("button", { name: "Pass", exact: true }).click();
   // After the opponent's pass the count shows by itself.
   await white.getByText(/If the game ended now: /).waitFor();
-  await white.getByRole("button", { name: "Pass" }).click();
+  await white.getByRole("button", { name: "Pass", exact: true }).click();
   const counts = [];
   for (const page of [black, white]) {
     await page.getByRole("heading", { name: "White wins by 7" }).waitFor();
@@ -212,9 +212,9 @@ test("a territory game's dead stones are marked, disputed and confirmed on both 
   await white.getByText("Your turn").waitFor();
   await point(white, "F5").click();
   await black.getByText("Your turn").waitFor();
-  await black.getByRole("button", { name: "Pass" }).click();
+  await black.getByRole("button", { name: "Pass", exact: true }).click();
   await white.getByText("Your turn").waitFor();
-  await white.getByRole("button", { name: "Pass" }).click();
+  await white.getByRole("button", { name: "Pass", exact: true }).click();
   for (const page of [black, white]) await page.getByText("Counting: agree on the dead stones").waitFor();
   // White marks Black's stone dead; Black sees it crossed as it is made.
   await point(white, "D5").click();
@@ -224,9 +224,9 @@ test("a territory game's dead stones are marked, disputed and confirmed on both 
   // Black disagrees and goes back to play; the next two passes count again.
   await black.getByRole("button", { name: "Back to play" }).click();
   await black.getByText("Your turn").waitFor();
-  await black.getByRole("button", { name: "Pass" }).click();
+  await black.getByRole("button", { name: "Pass", exact: true }).click();
   await white.getByText("Your turn").waitFor();
-  await white.getByRole("button", { name: "Pass" }).click();
+  await white.getByRole("button", { name: "Pass", exact: true }).click();
   for (const page of [black, white]) {
     await page.getByText("Counting: agree on the dead stones").waitFor();
     await page.getByRole("button", { name: "Confirm dead stones" }).click();

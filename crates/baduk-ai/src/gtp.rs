@@ -58,6 +58,7 @@ const COMMANDS: &[&str] = &[
     "ttakji-tune",
     "ttakji-search_tree",
     "ttakji-decide_trees",
+    "ttakji-analyse",
 ];
 
 /// A GTP engine session: one game, the computer player, and the settings
@@ -158,6 +159,7 @@ impl Session {
             })),
             "ttakji-search_tree" => self.search_tree(args),
             "ttakji-decide_trees" => self.decide_trees(args),
+            "ttakji-analyse" => self.analyse(args),
             _ => Err("unknown command".to_owned()),
         };
         match result {
@@ -226,6 +228,47 @@ impl Session {
             game.set_to_move(color);
         }
         game
+    }
+
+    /// `ttakji-analyse colour playouts [depth]`: reads the position with
+    /// `colour` to move for a review ([`MctsPlayer::analyse`]) and answers
+    /// `winrate W lead L playouts N line V…`: `colour`'s chance to win,
+    /// Black's expected lead with komi, and the best move with the replies
+    /// the search expects (at most `depth` moves, 6 if not given). Nothing
+    /// is played.
+    fn analyse(&mut self, args: &[&str]) -> Result<String, String> {
+        let color = color(arg(args, 0, "colour")?)?;
+        let number = |i: usize, what: &str| -> Result<u32, String> {
+            arg(args, i, what)?
+                .parse()
+                .map_err(|_| format!("syntax error: {what} is not a whole number"))
+        };
+        let playouts = number(1, "playouts")?;
+        let depth = if args.len() > 2 {
+            number(2, "depth")?
+        } else {
+            6
+        };
+        if playouts == 0 || depth > 40 {
+            return Err("playouts must be at least 1, and the depth at most 40".to_owned());
+        }
+        if self.game.is_over() {
+            return Err("the game is over".to_owned());
+        }
+        let game = self.game_for(color);
+        let a = self.player.analyse(&game, playouts, depth as usize);
+        let line: Vec<String> = a
+            .line
+            .iter()
+            .map(|p| p.map_or_else(|| "pass".to_owned(), |p| p.to_string()))
+            .collect();
+        Ok(format!(
+            "winrate {:.3} lead {:.1} playouts {} line {}",
+            a.winrate,
+            a.black_lead,
+            a.playouts,
+            line.join(" ")
+        ))
     }
 
     /// `ttakji-search_tree colour index count`: searches tree `index` of

@@ -276,6 +276,22 @@ impl Settings {
     }
 }
 
+/// What a review reads in one position ([`MctsPlayer::analyse`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Analysis {
+    /// The chance that the player to move wins, from 0 to 1, as the move
+    /// the search rates best gives it.
+    pub winrate: f32,
+    /// Black's lead in points with komi, from the share of the playouts in
+    /// which each point ended Black's: the count the search expects.
+    pub black_lead: f32,
+    /// The move the search rates best (`None` a pass), then the replies it
+    /// expects; empty when it found no move.
+    pub line: Vec<Option<Point>>,
+    /// Playouts the search ran.
+    pub playouts: u32,
+}
+
 /// A computer player that searches with Monte-Carlo tree search.
 #[derive(Debug, Clone)]
 pub struct MctsPlayer {
@@ -341,6 +357,45 @@ impl MctsPlayer {
             return Decision::Play(game.board().point(v));
         }
         decision
+    }
+
+    /// Reads the position of `game` for a review: a search of `playouts`
+    /// (on one board size as on another; the time cap stays the level's)
+    /// with the game's own komi throughout, so that its win rates are the
+    /// game's, and the line of play it expects, at most `depth` moves.
+    pub fn analyse(&mut self, game: &Game, playouts: u32, depth: usize) -> Analysis {
+        let seed = self.move_seed();
+        self.moves_made += 1;
+        let mut tuning = self.settings.tuning;
+        tuning.dynamic_komi = 0.0;
+        let budget = Budget {
+            playouts: playouts.max(1),
+            time: self.settings.budget.time,
+        };
+        let result = self
+            .searcher
+            .search(game, budget, self.settings.threads, seed, tuning);
+        let board = game.board();
+        let owned: f32 = board
+            .vertices()
+            .map(|v| 2.0 * result.black_ownership.get(v).copied().unwrap_or(0.5) - 1.0)
+            .sum();
+        let first = result.best().and_then(|m| m.vertex);
+        let line = if result.best().is_some() {
+            self.searcher
+                .principal_variation(first, depth)
+                .into_iter()
+                .map(|v| v.map(|v| board.point(v)))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        Analysis {
+            winrate: result.winrate(),
+            black_lead: owned - game.rules().komi.half_points() as f32 / 2.0,
+            line,
+            playouts: result.playouts,
+        }
     }
 
     /// Decides the move and returns the search it rests on.

@@ -522,6 +522,41 @@ impl Searcher {
         tree.summary
     }
 
+    /// The line of play the last search expects from its position: `first`
+    /// (`None` a pass), then at each step the reply it searched most, up to
+    /// `depth` moves in all while the tree goes that deep, read from its
+    /// first tree. Empty when no search was kept or `first` was not searched.
+    #[must_use]
+    pub fn principal_variation(&self, first: Option<Vertex>, depth: usize) -> Vec<Option<Vertex>> {
+        let Some(nodes) = self
+            .kept
+            .as_ref()
+            .and_then(|k| k.trees.first())
+            .and_then(Option::as_ref)
+        else {
+            return Vec::new();
+        };
+        let children = |at: usize| {
+            let node = &nodes[at];
+            let from = node.children as usize;
+            from..from + node.n_children as usize
+        };
+        let wanted = first.unwrap_or(NO_VERTEX);
+        let Some(mut at) = children(0).find(|&c| nodes[c].mv() == wanted) else {
+            return Vec::new();
+        };
+        let mut line = Vec::with_capacity(depth);
+        while line.len() < depth && nodes[at].real_visits > 0 {
+            let mv = nodes[at].mv();
+            line.push((mv != NO_VERTEX).then_some(mv));
+            match children(at).max_by_key(|&c| nodes[c].real_visits) {
+                Some(next) => at = next,
+                None => break,
+            }
+        }
+        line
+    }
+
     /// What the trees of one search found, merged, with the dynamic komi
     /// moved on for the next search; `elapsed` is left at zero.
     pub fn merge_trees(

@@ -43,6 +43,10 @@ pub struct Score {
     pub dead: Vec<Point>,
     /// Owner of every point, row by row from A1.
     pub ownership: Vec<Owner>,
+    /// Who counts each point that holds no living stone (an empty point,
+    /// or a dead stone's, taken off) as territory, row by row from A1;
+    /// `Neutral` where a living stone stands or nobody counts it.
+    pub territory: Vec<Owner>,
 }
 
 impl Score {
@@ -264,6 +268,7 @@ pub fn area_score(board: &Board, dead: &[Point], komi: Komi) -> Score {
         usize::from(p.row()) * usize::from(b.size().get()) + usize::from(p.col())
     };
     let mut ownership = vec![Owner::Neutral; board.size().points()];
+    let mut territory = ownership.clone();
     let (mut black, mut white, mut neutral) = (0u32, 0u32, 0u32);
     for v in cleared.vertices() {
         match cleared.color_at(v) {
@@ -292,6 +297,7 @@ pub fn area_score(board: &Board, dead: &[Point], komi: Komi) -> Score {
         }
         for &v in &region.points {
             ownership[index(&cleared, v)] = owner;
+            territory[index(&cleared, v)] = owner;
         }
     }
     Score {
@@ -302,6 +308,7 @@ pub fn area_score(board: &Board, dead: &[Point], komi: Komi) -> Score {
         neutral,
         dead: removed.into_iter().map(|(p, _)| p).collect(),
         ownership,
+        territory,
     }
 }
 
@@ -322,6 +329,7 @@ pub fn territory_score(board: &Board, dead: &[Point], prisoners: [u32; 2], komi:
     };
     let in_seki = seki_chains(&cleared);
     let mut ownership = vec![Owner::Neutral; board.size().points()];
+    let mut territory = ownership.clone();
     for v in cleared.vertices() {
         if let Some(c) = cleared.color_at(v)
             && !in_seki.contains(&cleared.chain_head(v))
@@ -349,6 +357,7 @@ pub fn territory_score(board: &Board, dead: &[Point], prisoners: [u32; 2], komi:
         }
         for &v in &region.points {
             ownership[index(v)] = owner;
+            territory[index(v)] = owner;
         }
     }
     let dead_black = removed.iter().filter(|(_, c)| *c == Color::Black).count() as u32;
@@ -361,6 +370,7 @@ pub fn territory_score(board: &Board, dead: &[Point], prisoners: [u32; 2], komi:
         neutral,
         dead: removed.into_iter().map(|(p, _)| p).collect(),
         ownership,
+        territory,
     }
 }
 

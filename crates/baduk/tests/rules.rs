@@ -636,6 +636,26 @@ fn a_dead_stone_inside_pass_alive_territory_is_removed() {
     // Rows 3-5 with J1, J2 touch both: neutral.
     assert_eq!((score.black, score.white, score.neutral), (16, 36, 29));
     assert_eq!(names(&score.dead), ["D1"]);
+
+    // What a board marks as territory: the empty points and the dead
+    // stone's, not the living stones, under either scoring.
+    let territory = baduk::score::territory_score(&board, &verdict.dead, [0, 0], komi("6.5"));
+    for counted in [&score, &territory] {
+        let marked = |owner: Owner| -> Vec<String> {
+            size.all_points()
+                .filter(|p| {
+                    counted.territory[usize::from(p.row()) * 9 + usize::from(p.col())] == owner
+                })
+                .map(|p| p.to_string())
+                .collect()
+        };
+        assert_eq!(marked(Owner::Black), ["A1", "C1", "D1", "E1", "G1"]);
+        assert_eq!(marked(Owner::White).len(), 27, "rows 7-9");
+        assert!(
+            !marked(Owner::White).contains(&"A6".to_owned()),
+            "a living stone is no territory"
+        );
+    }
 }
 
 /// A Black group on the top edge has the eye D9-E9 and the point G9, which
@@ -1075,6 +1095,7 @@ fn score(black: u32, white: u32, komi_text: &str) -> Score {
         neutral: 0,
         dead: Vec::new(),
         ownership: Vec::new(),
+        territory: Vec::new(),
     }
 }
 

@@ -3,7 +3,8 @@
 //! The page is built from `web/app` (`npm run build` in `web/`) and the
 //! built folder is embedded in the binary, so running the service needs no
 //! Node. Every path the page routes itself (`/`, a game `/g/<id>`, a
-//! friend's link `/c/<code>`) answers with the page; its scripts and styles
+//! friend's link `/c/<code>`, the lists `/games` and `/watch`) answers with
+//! the page; its scripts and styles
 //! are named by their content's hash and cached for good; `/config.json`
 //! tells the page what the operator configured.
 
@@ -31,7 +32,7 @@ pub fn pages(config: &PageConfig) -> Pages {
 
 /// Paths the page routes itself: the page answers them all.
 fn is_page_route(path: &str) -> bool {
-    path == "/" || path.starts_with("/g/") || path.starts_with("/c/")
+    matches!(path, "/" | "/games" | "/watch") || path.starts_with("/g/") || path.starts_with("/c/")
 }
 
 fn answer(request: &http::request::Parts, config: &Bytes) -> Response<Bytes> {
@@ -195,7 +196,7 @@ mod tests {
 
     #[test]
     fn every_route_of_the_page_answers_with_the_page() {
-        for path in ["/", "/g/0195d3a8", "/c/ABC234"] {
+        for path in ["/", "/g/0195d3a8", "/c/ABC234", "/games", "/watch"] {
             let r = get(path, &[]);
             assert_eq!(r.status(), StatusCode::OK, "{path}");
             assert_eq!(

@@ -23,6 +23,11 @@ export interface BoardView {
   /** A move shown and waiting for a second tap, in `pendingColor`. */
   pending?: Point;
   pendingColor?: Color;
+  /** Text on points, by index: a move's number on its stone, or a line of
+   * play; with a colour, drawn as a see-through stone of it. */
+  labels?: Map<number, { text: string; color?: Color }>;
+  /** The points a count gives each side as territory. */
+  territory?: { black: Point[]; white: Point[] };
 }
 
 /** Whether (row, column) is a star point: the corners' and the centre, and the sides' on 19×19. */
@@ -61,6 +66,8 @@ export class Board {
     const dead = new Set(view.dead.map(at));
     const atari = new Set(view.atari.map(at));
     const pending = view.pending ? at(view.pending) : -1;
+    const territoryBlack = new Set(view.territory?.black.map(at));
+    const territoryWhite = new Set(view.territory?.white.map(at));
     for (let i = 0; i < n * n; i++) {
       const b = this.points[i];
       const c = view.stones[i] ?? Color.UNSPECIFIED;
@@ -70,6 +77,10 @@ export class Board {
       if (dead.has(i)) what.push(t("board.dead"));
       if (atari.has(i)) what.push(t("board.atari"));
       if (i === pending) what.push(t("board.pending"));
+      if (territoryBlack.has(i)) what.push(t("board.territory", { color: "black" }));
+      if (territoryWhite.has(i)) what.push(t("board.territory", { color: "white" }));
+      const label = view.labels?.get(i);
+      if (label) what.push(t(label.color === undefined ? "board.number" : "board.suggested", { text: label.text }));
       b.setAttribute("aria-label", t("board.point", { point: pointName(pointAt(i, n)), what: what.join(t("list.separator")) }));
       b.classList.toggle("b", c === Color.BLACK);
       b.classList.toggle("w", c === Color.WHITE);
@@ -80,6 +91,13 @@ export class Board {
       b.classList.toggle("pending", i === pending && c === Color.UNSPECIFIED);
       b.classList.toggle("pb", i === pending && view.pendingColor === Color.BLACK);
       b.classList.toggle("pw", i === pending && view.pendingColor === Color.WHITE);
+      b.classList.toggle("tb", territoryBlack.has(i));
+      b.classList.toggle("tw", territoryWhite.has(i));
+      const stone = b.firstElementChild as HTMLElement;
+      stone.textContent = label?.text ?? "";
+      b.classList.toggle("lbl", !!label);
+      b.classList.toggle("hb", label?.color === Color.BLACK && c === Color.UNSPECIFIED);
+      b.classList.toggle("hw", label?.color === Color.WHITE && c === Color.UNSPECIFIED);
     }
   }
 

@@ -137,6 +137,65 @@ async function thinkOn(pool: Worker[], t: Think): Promise<Thought> {
   return thoughtOf(moves[0], performance.now() - start);
 }
 
+/** A review's reading of one position, for the player to move there. */
+export interface Reading {
+  /** The chance that the player to move wins, 0 to 1. */
+  winrate: number;
+  /** Black's expected lead in points, komi counted. */
+  lead: number;
+  /** The move the engine rates best, then the replies it expects. */
+  line: string[];
+  playouts: number;
+  ms: number;
+}
+
+/** A finished game as a review reads it. */
+export interface GameRecord {
+  size: number;
+  komi: number;
+  rules: string;
+  moves: [string, string][];
+}
+
+/**
+ * Reads the `positions` of `game` (k: the position after k moves, with
+ * the player of move k + 1 to play, the last one with the other side), on
+ * every Worker at once, each taking the next position not yet read. `onReading` hears of each as it comes; `stop()` ends the review.
+ * The reading is Hard's engine with `playouts` a position.
+ */
+export async function review(
+  game: GameRecord,
+  playouts: number,
+  positions: number[],
+  onReading: (k: number, r: Reading) => void,
+): Promise<void> {
+  try {
+    const pool = await engineWorkers();
+    let next = 0;
+    await Promise.all(
+      pool.map(async (w) => {
+        for (let i = next++; i < positions.length; i = next++) {
+          const k = positions[i];
+          const last = game.moves[k - 1]?.[0];
+          const toMove = game.moves[k]?.[0] ?? (last === "b" ? "w" : "b");
+          const position = { level: "hard", seed: "1", ...game, moves: game.moves.slice(0, k), toMove };
+          const r = await ask(w, { analyse: position, playouts, depth: 6 });
+          onReading(k, {
+            winrate: Number(r.winrate),
+            lead: Number(r.lead),
+            line: (r.line as string[]) ?? [],
+            playouts: Number(r.playouts),
+            ms: Number(r.ms),
+          });
+        }
+      }),
+    );
+  } catch (e) {
+    if (!stopped(e)) failAll(e instanceof Error ? e.message : String(e));
+    throw e;
+  }
+}
+
 const STOPPED = "the engine was stopped";
 
 /** Stops the engine's search: the game left, or its position is gone. */
@@ -148,23 +207,4 @@ export function stop(): void {
 /** Whether `e` is a search's end by `stop`. */
 export function stopped(e: unknown): boolean {
   return e instanceof Error && e.message === STOPPED;
-}
-
-const COLUMNS = "ABCDEFGHJKLMNOPQRST";
-
-/** The moves of a game record the server wrote, as GTP names them. */
-export function movesOfSgf(sgf: string, size: number): [string, string][] {
-  const moves: [string, string][] = [];
-  for (const m of sgf.matchAll(/;([BW])\[([a-s]{2})?\]/g)) {
-    const color = m[1] === "B" ? "b" : "w";
-    const at = m[2];
-    if (!at) {
-      moves.push([color, "pass"]);
-      continue;
-    }
-    const column = at.charCodeAt(0) - 97;
-    const fromTop = at.charCodeAt(1) - 97;
-    moves.push([color, `${COLUMNS[column]}${size - fromTop}`]);
-  }
-  return moves;
 }

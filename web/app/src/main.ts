@@ -24,11 +24,13 @@ import {
   type Count,
   type GameEvent,
   type GameSnapshot,
+  type GameSummary,
   type LadderEntry,
   type Player,
   type Point,
 } from "@ttakji/client";
 import { Board } from "./board";
+import { gtpMoves, movesOfRecord, movesOfSgf, replay, type Position, type RecordMove } from "./record";
 import { LANGUAGES, chooseLanguage, currentLanguage, formatNumber, hasMessage, preferredLanguage, t, useLanguage, type Language } from "./i18n";
 import "./style.css";
 
@@ -48,6 +50,7 @@ const ATARI_KEY = "ttakji.showAtari";
 const THEME_KEY = "ttakji.theme";
 const SOUND_KEY = "ttakji.sound";
 const CONFIRM_KEY = "ttakji.confirmMoves";
+const NUMBERS_KEY = "ttakji.moveNumbers";
 
 /** The player's theme: "light", "dark", or "" to follow the system. */
 function applyTheme(theme: string): void {
@@ -256,6 +259,8 @@ async function route(): Promise<void> {
   }
   if (game) return gameScreen(decodeURIComponent(game[1]));
   if (challenge) return joinChallenge(challenge[1]);
+  if (path === "/games") return myGamesScreen();
+  if (path === "/watch") return watchScreen();
   lobby();
 }
 
@@ -592,6 +597,7 @@ function lobby(message?: string): void {
         `${t("lobby.playingAs", { nickname: s.nickname, google: s.google ? "yes" : "no" })} `,
         h("button", { type: "button", class: "link", onclick: () => signedOut(t("session.signedOut")) }, t("lobby.signOut")),
       ),
+      h("nav", { "aria-label": t("nav.label") }, pageLink("/games", t("nav.myGames")), " · ", pageLink("/watch", t("nav.watch"))),
     ),
     status,
     h("div", { class: "cards" }, aiForm, queueForm, friendCard, ladder),
@@ -831,6 +837,114 @@ async function joinChallenge(code: string): Promise<void> {
   }
 }
 
+// ---------------------------------------------------------------- lists of games
+
+/** A link to another screen of the page, followed without a reload. */
+function pageLink(path: string, text: string): HTMLAnchorElement {
+  return h(
+    "a",
+    {
+      href: path,
+      onclick: (e: Event) => {
+        e.preventDefault();
+        navigate(path);
+      },
+    },
+    text,
+  );
+}
+
+/** A game in a list: who played whom, how, the result or the moves so far, and when. */
+function summaryItem(g: GameSummary): HTMLElement {
+  const me = g.yourColor;
+  const title =
+    me === Color.UNSPECIFIED
+      ? t("games.pair", { black: playerName(g.black), white: playerName(g.white) })
+      : t("games.against", { opponent: playerName(me === Color.BLACK ? g.white : g.black), color: colorName(me) });
+  const when = new Date(Number(g.finishedAtUnixMs) || Number(g.createdAtUnixMs));
+  const details = [
+    t("size", { size: g.boardSize }),
+    t(g.ranked ? "games.ranked" : g.againstComputer ? "games.computer" : "games.free"),
+    g.ladderRating > 0 && !g.againstComputer && me === Color.UNSPECIFIED
+      ? t("games.rating", { rating: formatNumber(g.ladderRating, { useGrouping: false }) })
+      : "",
+    t("games.moves", { moves: g.moveCount }),
+    g.status === GameStatus.PLAYING ? t("games.playing") : resultInWords(g),
+    when.toLocaleDateString(currentLanguage(), { year: "numeric", month: "short", day: "numeric" }),
+  ];
+  return h("li", {}, pageLink(`/g/${g.gameId}`, title), h("p", { class: "hint" }, details.filter(Boolean).join(" · ")));
+}
+
+/** A list of games, a page at a time, with a button for the next. */
+function gameList(
+  empty: string,
+  page: (token: string) => Promise<{ games: GameSummary[]; nextPageToken: string }>,
+): HTMLElement {
+  const list = h("ol", { class: "games" });
+  const status = h("p", { class: "status", role: "alert" });
+  const more = h("button", { type: "button", hidden: true }, t("games.more"));
+  const section = h("div", { "aria-busy": "true" }, list, status, more);
+  let token = "";
+  const next = async () => {
+    more.disabled = true;
+    try {
+      const r = await retrying(() => page(token));
+      list.append(...r.games.map(summaryItem));
+      token = r.nextPageToken;
+      more.hidden = token === "";
+      if (list.childElementCount === 0) status.textContent = empty;
+    } catch (e) {
+      if (unauthenticated(e)) return signedOut(t("session.expired"));
+      status.textContent = describe(e);
+    } finally {
+      more.disabled = false;
+      section.removeAttribute("aria-busy");
+    }
+  };
+  more.addEventListener("click", () => void next());
+  void next();
+  return section;
+}
+
+// My games: every game the player played, newest first, each opening its record.
+function myGamesScreen(): void {
+  show(
+    t("games.myTitle"),
+    h("header", { class: "top" }, h("h1", {}, t("games.myTitle")), h("p", {}, pageLink("/", t("game.backToLobby")))),
+    h(
+      "section",
+      { class: "card" },
+      h("p", { class: "hint" }, t("games.myHint")),
+      gameList(t("games.noneMine"), (pageToken) => api.games.listMyGames({ pageSize: 20, pageToken })),
+    ),
+  );
+}
+
+// Live games: games being played now, the ladder's strongest first, to watch.
+function watchScreen(): void {
+  const sizes: [string, string][] = [["0", t("games.allSizes")], ...["9", "13", "19"].map((n): [string, string] => [n, t("size", { size: n })])];
+  const holder = h("div", {});
+  const list = (boardSize: number) =>
+    fill(holder, gameList(t("games.noneLive"), (pageToken) => api.games.listLiveGames({ pageSize: 20, pageToken, boardSize })));
+  const select = h(
+    "select",
+    { id: "watch-size", onchange: (e: Event) => list(Number((e.target as HTMLSelectElement).value)) },
+    ...sizes.map(([v, name]) => h("option", { value: v }, name)),
+  );
+  show(
+    t("games.liveTitle"),
+    h("header", { class: "top" }, h("h1", {}, t("games.liveTitle")), h("p", {}, pageLink("/", t("game.backToLobby")))),
+    h(
+      "section",
+      { class: "card" },
+      h("p", { class: "hint" }, t("games.liveHint")),
+      h("div", { class: "field" }, h("label", { for: "watch-size" }, t("field.boardSize")), select),
+      holder,
+    ),
+  );
+  list(0);
+}
+
 // ---------------------------------------------------------------- the game
 
 const isAi = (p?: Player) => !!p && p.aiLevel !== AiLevel.UNSPECIFIED;
@@ -883,7 +997,7 @@ function countInWords(c: Count): string {
  * The result in words: "White wins by 2.5", "Black wins by resignation",
  * "White wins on time", "Jigo (a draw on the board)", "A draw by agreement".
  */
-function resultInWords(game: GameSnapshot): string {
+function resultInWords(game: Pick<GameSnapshot, "result">): string {
   const r = game.result;
   if (!r) return "";
   const color = colorName(r.winner);
@@ -944,6 +1058,18 @@ class GameView {
   /** Whether the engine is thinking now (a stale search is stopped). */
   private engineBusy = false;
   private readonly seed = randomSeed();
+  /** The game's moves and the position after each, once read (GetSgf). */
+  private record?: { moves: RecordMove[]; positions: Position[] };
+  private readingRecord = false;
+  /** The move looked back at; undefined for the game as it stands. */
+  private viewing?: number;
+  /** A line of play drawn from the position looked back at: the review's better move and its replies. */
+  private line?: string[];
+  private recordPanel = h("section", { class: "record card", "aria-label": t("record.label"), hidden: true });
+  private reviewPanel = h("section", { class: "review card", "aria-label": t("review.label"), hidden: true });
+  /** The review's readings, by position; `reviewing` while it runs. */
+  private readings: (import("./computer").Reading | undefined)[] = [];
+  private review: "none" | "running" | "stopped" | "done" = "none";
 
   constructor(game: GameSnapshot) {
     this.game = game;
@@ -959,10 +1085,35 @@ class GameView {
         { class: "game" },
         h("div", { class: "side" }, this.players, this.turn, h("p", { class: "hint rules" }, rulesInWords(this.game))),
         this.board.element,
-        h("div", { class: "side" }, this.controls, this.status, this.notice, this.after, this.count, this.prefs()),
+        h(
+          "div",
+          { class: "side" },
+          this.controls,
+          this.status,
+          this.notice,
+          this.after,
+          this.count,
+          this.prefs(),
+          this.recordPanel,
+          this.reviewPanel,
+        ),
       ),
       this.announce,
     );
+    // ← → Home End step through the record, wherever the focus is but on
+    // the board (whose arrows move between points) and in a field.
+    const keys = (e: KeyboardEvent) => {
+      const n = this.record?.moves.length;
+      const target = e.target as Element | null;
+      if (n === undefined || e.altKey || e.ctrlKey || e.metaKey || target?.closest(".board, input:not([type=\"checkbox\"]), select, textarea")) return;
+      const at = this.viewing ?? n;
+      const to = ({ ArrowLeft: at - 1, ArrowRight: at + 1, Home: 0, End: n } as Record<string, number>)[e.key];
+      if (to === undefined) return;
+      e.preventDefault();
+      this.view(to);
+    };
+    document.addEventListener("keydown", keys);
+    onLeave(() => document.removeEventListener("keydown", keys));
     const tick = setInterval(() => this.drawClock(), 250);
     const again = () => this.stream?.abort();
     const shown = () => document.visibilityState === "visible" && again();
@@ -1008,6 +1159,11 @@ class GameView {
     if (g.scorePreview) this.preview = g.scorePreview;
     else if (moved) this.preview = undefined;
     const kind = event?.kind;
+    const record = this.record;
+    if (kind?.case === "movePlayed" && kind.value.move && record && record.moves.length === g.moveCount - 1) {
+      record.moves.push({ color: kind.value.move.color, point: kind.value.move.point });
+      record.positions = replay(g.boardSize, record.moves);
+    }
     if (kind?.case === "movePlayed" && kind.value.move && kind.value.move.color !== this.mine) {
       this.announce.textContent = this.moveInWords(kind.value.move.color, kind.value.move.point, kind.value.move.captured.length);
     }
@@ -1102,6 +1258,10 @@ class GameView {
   }
 
   private play(point: Point): void {
+    if (this.viewing !== undefined) {
+      if (this.playing) this.status.textContent = t("record.lookingBack");
+      return;
+    }
     if (!this.playing) return;
     const counting = this.game.counting;
     if (counting) {
@@ -1184,22 +1344,375 @@ class GameView {
   private draw(): void {
     const g = this.game;
     const shownCount = g.counting?.count ?? (this.playing ? this.preview : g.result?.count);
-    this.board.update({
-      size: g.boardSize,
-      stones: g.stones,
-      lastMove: g.lastMove?.point,
-      ko: this.playing ? g.koForbidden : [],
-      dead: shownCount?.deadStones ?? [],
-      atari: localStorage.getItem(ATARI_KEY) === "1" ? g.inAtari : [],
-      pending: this.playing && !g.counting && g.toMove === this.mine ? this.pending : undefined,
-      pendingColor: this.mine,
-    });
+    if (!this.record || this.record.moves.length !== g.moveCount) void this.readRecord();
+    const record = this.record;
+    if (this.viewing !== undefined && record) {
+      const k = Math.min(this.viewing, record.moves.length);
+      this.board.update({
+        size: g.boardSize,
+        stones: record.positions[k].stones,
+        lastMove: record.moves[k - 1]?.point,
+        ko: [],
+        dead: [],
+        atari: [],
+        labels: this.line ? this.lineLabels(k, this.line) : this.moveNumbers(k),
+      });
+    } else {
+      this.board.update({
+        size: g.boardSize,
+        stones: g.stones,
+        lastMove: g.lastMove?.point,
+        ko: this.playing ? g.koForbidden : [],
+        dead: shownCount?.deadStones ?? [],
+        atari: localStorage.getItem(ATARI_KEY) === "1" ? g.inAtari : [],
+        pending: this.playing && !g.counting && g.toMove === this.mine ? this.pending : undefined,
+        pendingColor: this.mine,
+        labels: this.moveNumbers(record?.moves.length ?? 0),
+        territory: shownCount && { black: shownCount.blackTerritory, white: shownCount.whiteTerritory },
+      });
+    }
+    this.drawRecord();
+    this.drawReview();
     this.noticeTurn();
     this.drawPlayers();
     this.drawControls();
     this.drawCount(shownCount);
     this.drawAfter();
     void this.thinkIfComputerToMove();
+  }
+
+  /** Reads the game's record (again, if the game went back: an undo). */
+  private async readRecord(): Promise<void> {
+    if (this.readingRecord) return;
+    this.readingRecord = true;
+    const { gameId, boardSize } = this.game;
+    try {
+      const { sgf } = await retrying(() => api.games.getSgf({ gameId }));
+      const moves = movesOfRecord(sgf, boardSize);
+      this.record = { moves, positions: replay(boardSize, moves) };
+      if (this.viewing !== undefined && this.viewing >= moves.length) this.viewing = undefined;
+    } catch {
+      // The record waits for the next change of the game; play goes on.
+      return;
+    } finally {
+      this.readingRecord = false;
+    }
+    if (this.record.moves.length === this.game.moveCount) this.draw();
+  }
+
+  /** Looks at the position after `k` moves; the last is the game as it stands. */
+  private view(k: number | undefined, line?: string[]): void {
+    const n = this.record?.moves.length ?? 0;
+    this.line = line;
+    this.viewing = k === undefined || (k >= n && !line) ? undefined : Math.max(0, Math.min(k, n));
+    this.draw();
+  }
+
+  /** The number of each stone on the board after `k` moves, when the player shows them. */
+  private moveNumbers(k: number): Map<number, { text: string }> | undefined {
+    const r = this.record;
+    if (!r || localStorage.getItem(NUMBERS_KEY) !== "1") return undefined;
+    const n = this.game.boardSize;
+    const stones = r.positions[k]?.stones ?? [];
+    const labels = new Map<number, { text: string }>();
+    r.moves.slice(0, k).forEach((m, j) => {
+      if (!m.point) return;
+      const i = m.point.row * n + m.point.column;
+      if (stones[i] === m.color) labels.set(i, { text: String(j + 1) });
+    });
+    // A point played again after a capture shows its last stone's number.
+    for (const [i] of labels) if (stones[i] === Color.UNSPECIFIED) labels.delete(i);
+    return labels;
+  }
+
+  /** A line of play from the position after `k` moves, numbered from 1. */
+  private lineLabels(k: number, line: string[]): Map<number, { text: string; color: Color }> {
+    const r = this.record;
+    const n = this.game.boardSize;
+    const labels = new Map<number, { text: string; color: Color }>();
+    let color = r?.moves[k]?.color ?? (r?.moves[k - 1]?.color === Color.BLACK ? Color.WHITE : Color.BLACK);
+    line.forEach((name, j) => {
+      const p = parsePoint(name, n);
+      if (p && !labels.has(p.row * n + p.column)) labels.set(p.row * n + p.column, { text: String(j + 1), color });
+      color = color === Color.BLACK ? Color.WHITE : Color.BLACK;
+    });
+    return labels;
+  }
+
+  /** "Move 12 of 40: Black D4" (or the start). */
+  private whereInWords(k: number): string {
+    const r = this.record;
+    const n = r?.moves.length ?? 0;
+    const m = r?.moves[k - 1];
+    if (!m) return t("record.start", { moves: n });
+    return t("record.at", { move: k, moves: n, color: colorName(m.color), point: m.point ? pointName(m.point) : t("record.pass") });
+  }
+
+  /** The move list and the controls that step through it. */
+  private drawRecord(): void {
+    const r = this.record;
+    this.recordPanel.hidden = !r;
+    if (!r) return;
+    const n = r.moves.length;
+    const at = this.viewing ?? n;
+    // The control that had the focus gets it back once drawn again.
+    const focused = (document.activeElement as HTMLElement | null)?.dataset?.k;
+    const step = (k: string, label: string, name: string, to: number, enabled: boolean) =>
+      h("button", { type: "button", "data-k": k, "aria-label": name, title: name, disabled: !enabled, onclick: () => this.view(to) }, label);
+    const numbers = h("input", {
+      type: "checkbox",
+      id: "move-numbers",
+      "data-k": "numbers",
+      checked: localStorage.getItem(NUMBERS_KEY) === "1",
+      onchange: (e: Event) => {
+        localStorage.setItem(NUMBERS_KEY, (e.target as HTMLInputElement).checked ? "1" : "0");
+        this.draw();
+      },
+    });
+    const slider = h("input", {
+      type: "range",
+      id: "move-slider",
+      "data-k": "slider",
+      min: "0",
+      max: String(n),
+      value: String(at),
+      "aria-valuetext": this.whereInWords(at),
+      oninput: (e: Event) => this.view(Number((e.target as HTMLInputElement).value)),
+    });
+    const short = (c: Color) => t(c === Color.BLACK ? "record.b" : "record.w");
+    fill(
+      this.recordPanel,
+      h("h3", {}, t("record.title")),
+      h(
+        "div",
+        { class: "steps", role: "toolbar", "aria-label": t("record.steps") },
+        step("first", "⏮", t("record.first"), 0, at > 0),
+        step("previous", "◀", t("record.previous"), at - 1, at > 0),
+        step("next", "▶", t("record.next"), at + 1, at < n),
+        step("last", "⏭", t("record.last"), n, at < n),
+      ),
+      h("label", { for: "move-slider", class: "sr-only" }, t("record.jump")),
+      slider,
+      h("p", { class: "at", "aria-live": "polite" }, this.whereInWords(at)),
+      this.viewing !== undefined &&
+        this.playing &&
+        h("button", { type: "button", class: "primary", "data-k": "present", onclick: () => this.view(undefined) }, t("record.backToGame")),
+      this.line && h("p", { class: "hint" }, t("review.lineShown", { line: this.line.join(" ") })),
+      h("div", { class: "check" }, numbers, h("label", { for: "move-numbers" }, t("record.numbers"))),
+      h(
+        "ol",
+        { class: "moves", "aria-label": t("record.moves") },
+        ...r.moves.map((m, i) =>
+          h(
+            "li",
+            {},
+            h(
+              "button",
+              {
+                type: "button",
+                class: "link",
+                "data-k": `m${i + 1}`,
+                "aria-current": i + 1 === at ? "step" : false,
+                onclick: () => this.view(i + 1),
+              },
+              `${formatNumber(i + 1)}. ${short(m.color)} ${m.point ? pointName(m.point) : t("record.pass")}`,
+            ),
+          ),
+        ),
+      ),
+    );
+    if (focused) this.recordPanel.querySelector<HTMLElement>(`[data-k="${focused}"]`)?.focus({ preventScroll: true });
+    // The list scrolls to the move shown; the page never does, so the board stays still.
+    const list = this.recordPanel.querySelector<HTMLElement>("ol.moves");
+    const current = list?.querySelector<HTMLElement>('[aria-current="step"]');
+    if (list && current) {
+      const top = current.offsetTop;
+      if (top < list.scrollTop || top + current.offsetHeight > list.scrollTop + list.clientHeight) {
+        list.scrollTop = top - list.clientHeight / 2;
+      }
+    } else if (list && at === n) {
+      list.scrollTop = list.scrollHeight;
+    }
+  }
+
+  /** Black's chance to win in position `k` as the review read it, or at the end of a counted game. */
+  private blackChance(k: number): number | undefined {
+    const r = this.record;
+    const reading = this.readings[k];
+    if (!r) return undefined;
+    if (!reading) {
+      if (k !== r.moves.length || !this.endedByPasses()) return undefined;
+      const winner = this.game.result?.winner;
+      return winner === Color.BLACK ? 1 : winner === Color.WHITE ? 0 : 0.5;
+    }
+    const toMove = r.moves[k]?.color ?? (r.moves[k - 1]?.color === Color.BLACK ? Color.WHITE : Color.BLACK);
+    return toMove === Color.BLACK ? reading.winrate : 1 - reading.winrate;
+  }
+
+  /** Whether the record ends in two passes: the engine reads no position after those. */
+  private endedByPasses(at?: number): boolean {
+    const moves = this.record?.moves ?? [];
+    const k = at ?? moves.length;
+    return k >= 2 && !moves[k - 1].point && !moves[k - 2].point;
+  }
+
+  private async runReview(): Promise<void> {
+    const r = this.record;
+    if (!r || this.review === "running") return;
+    const g = this.game;
+    const n = r.moves.length;
+    // Every position but one after two passes (a game the engine sees as over).
+    const positions = Array.from({ length: n + 1 }, (_, k) => k).filter((k) => !this.endedByPasses(k));
+    this.readings = new Array(n + 1).fill(undefined);
+    this.review = "running";
+    this.reviewStarted = performance.now();
+    this.drawReview();
+    const playouts = g.boardSize <= 9 ? 3000 : g.boardSize <= 13 ? 1500 : 800;
+    try {
+      const computer = await import("./computer");
+      computerModule = computer;
+      this.engineBusy = true;
+      await computer.review(
+        { size: g.boardSize, komi: g.komi, rules: g.ruleset, moves: gtpMoves(r.moves) },
+        playouts,
+        positions,
+        (k, reading) => {
+          this.readings[k] = reading;
+          this.drawReview();
+        },
+      );
+      this.review = "done";
+      this.reviewMs = performance.now() - this.reviewStarted;
+    } catch (e) {
+      this.review = "stopped";
+      if (!computerModule?.stopped(e)) this.status.textContent = t("review.failed", { why: e instanceof Error ? e.message : String(e) });
+    } finally {
+      this.engineBusy = false;
+    }
+    this.drawReview();
+  }
+
+  private reviewStarted = 0;
+  /** How long the last whole review took, in ms. */
+  private reviewMs = 0;
+
+  /** The moves that lost the most for `color`: its number, the chance it lost, the better move and its line. */
+  private mistakes(color: Color): { move: number; loss: number; played: string; line: string[] }[] {
+    const r = this.record;
+    if (!r) return [];
+    const found: { move: number; loss: number; played: string; line: string[] }[] = [];
+    for (let k = 0; k < r.moves.length; k++) {
+      const m = r.moves[k];
+      const before = this.blackChance(k);
+      const after = this.blackChance(k + 1);
+      const line = this.readings[k]?.line ?? [];
+      if (m.color !== color || before === undefined || after === undefined || line.length === 0) continue;
+      const loss = color === Color.BLACK ? before - after : after - before;
+      const played = m.point ? pointName(m.point) : "pass";
+      if (loss >= 0.05 && line[0].toUpperCase() !== played.toUpperCase()) found.push({ move: k + 1, loss, played, line });
+    }
+    return found.sort((a, b) => b.loss - a.loss).slice(0, 3);
+  }
+
+  /** The review: a button, then its progress, then the graph and the biggest mistakes. */
+  private drawReview(): void {
+    const r = this.record;
+    const offered = !this.playing && !!r && r.moves.length > 0 && pageCanThink();
+    this.reviewPanel.hidden = !offered;
+    if (!offered || !r) return;
+    const n = r.moves.length;
+    const read = this.readings.filter(Boolean).length;
+    const total = Array.from({ length: n + 1 }, (_, k) => k).filter((k) => !this.endedByPasses(k)).length;
+    const focused = (document.activeElement as HTMLElement | null)?.dataset?.k;
+    const start = h(
+      "button",
+      { type: "button", class: "primary", "data-k": "review", onclick: () => void this.runReview() },
+      t(this.review === "none" ? "review.start" : "review.again"),
+    );
+    const parts: Child[] = [h("h3", {}, t("review.title")), h("p", { class: "hint" }, t("review.honest"))];
+    if (this.review === "running") {
+      parts.push(
+        h("progress", { max: String(total), value: String(read), "aria-label": t("review.progressLabel") }),
+        h("p", { "aria-live": "polite" }, t("review.progress", { read, total })),
+        h("button", { type: "button", "data-k": "stop", onclick: () => computerModule?.stop() }, t("review.stop")),
+      );
+    } else {
+      parts.push(start);
+      if (this.review === "stopped") parts.push(h("p", { class: "hint" }, t("review.stopped", { read, total })));
+      if (this.review === "done") parts.push(h("p", { class: "hint" }, t("review.took", { seconds: Math.round(this.reviewMs / 100) / 10 })));
+    }
+    if (read > 0) parts.push(this.graph(), ...this.mistakeLists());
+    fill(this.reviewPanel, ...parts);
+    if (focused) this.reviewPanel.querySelector<HTMLElement>(`[data-k="${focused}"]`)?.focus({ preventScroll: true });
+  }
+
+  /** Black's chances move by move, as a line over the game; its words are the list of the biggest swings. */
+  private graph(): HTMLElement {
+    const n = this.record?.moves.length ?? 0;
+    const points: string[] = [];
+    for (let k = 0; k <= n; k++) {
+      const b = this.blackChance(k);
+      if (b !== undefined) points.push(`${k},${(100 * (1 - b)).toFixed(1)}`);
+    }
+    const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+    svg.setAttribute("viewBox", `0 0 ${Math.max(n, 1)} 100`);
+    svg.setAttribute("preserveAspectRatio", "none");
+    svg.setAttribute("class", "chances");
+    svg.setAttribute("aria-hidden", "true");
+    const mid = document.createElementNS(svg.namespaceURI, "line");
+    for (const [k, v] of Object.entries({ x1: "0", y1: "50", x2: String(n), y2: "50", class: "even" })) mid.setAttribute(k, v);
+    const line = document.createElementNS(svg.namespaceURI, "polyline");
+    line.setAttribute("points", points.join(" "));
+    line.setAttribute("class", "black-chance");
+    svg.append(mid, line);
+    const swings: { k: number; from: number; to: number }[] = [];
+    for (let k = 0; k < n; k++) {
+      const from = this.blackChance(k);
+      const to = this.blackChance(k + 1);
+      if (from !== undefined && to !== undefined) swings.push({ k: k + 1, from, to });
+    }
+    swings.sort((a, b) => Math.abs(b.to - b.from) - Math.abs(a.to - a.from));
+    const pct = (x: number) => formatNumber(x, { style: "percent", maximumFractionDigits: 0 });
+    return h(
+      "figure",
+      { class: "graph" },
+      h("figcaption", {}, t("review.graphTitle")),
+      svg,
+      h(
+        "ol",
+        { class: "swings", "aria-label": t("review.swings") },
+        ...swings.slice(0, 5).map((s) => h("li", {}, t("review.swing", { move: s.k, from: pct(s.from), to: pct(s.to) }))),
+      ),
+    );
+  }
+
+  private mistakeLists(): HTMLElement[] {
+    const pct = (x: number) => formatNumber(x, { style: "percent", maximumFractionDigits: 0 });
+    return [Color.BLACK, Color.WHITE].map((color) => {
+      const found = this.mistakes(color);
+      return h(
+        "section",
+        { class: "mistakes" },
+        h("h4", {}, t("review.mistakesOf", { color: colorName(color) })),
+        found.length === 0
+          ? h("p", { class: "hint" }, t("review.noMistakes"))
+          : h(
+              "ol",
+              {},
+              ...found.map((m) =>
+                h(
+                  "li",
+                  {},
+                  h(
+                    "button",
+                    { type: "button", class: "link", "data-k": `x${m.move}`, onclick: () => this.view(m.move - 1, m.line) },
+                    t("review.mistake", { move: m.move, played: m.played, loss: pct(m.loss), better: m.line[0] }),
+                  ),
+                ),
+              ),
+            ),
+      );
+    });
   }
 
   /** Tells the player their turn has come: the tab's title, and where
@@ -1262,7 +1775,7 @@ class GameView {
         size: boardSize,
         komi: g.komi,
         rules: g.ruleset,
-        moves: computer.movesOfSgf(sgf, boardSize),
+        moves: movesOfSgf(sgf, boardSize),
         toMove: g.toMove === Color.BLACK ? "b" : "w",
       });
     } catch (e) {
@@ -1479,6 +1992,7 @@ class GameView {
         }),
       ),
       dead > 0 && h("p", { class: "hint" }, t("count.dead", { stones: dead })),
+      count.blackTerritory.length + count.whiteTerritory.length > 0 && h("p", { class: "hint" }, t("count.marks")),
       count.uncertain.length > 0 &&
         h(
           "p",
