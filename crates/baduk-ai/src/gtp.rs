@@ -238,14 +238,9 @@ impl Session {
     /// is played.
     fn analyse(&mut self, args: &[&str]) -> Result<String, String> {
         let color = color(arg(args, 0, "colour")?)?;
-        let number = |i: usize, what: &str| -> Result<u32, String> {
-            arg(args, i, what)?
-                .parse()
-                .map_err(|_| format!("syntax error: {what} is not a whole number"))
-        };
-        let playouts = number(1, "playouts")?;
-        let depth = if args.len() > 2 {
-            number(2, "depth")?
+        let playouts: u32 = whole_number(args, 1, "playouts")?;
+        let depth: u32 = if args.len() > 2 {
+            whole_number(args, 2, "depth")?
         } else {
             6
         };
@@ -279,12 +274,10 @@ impl Session {
     /// decide with `ttakji-decide_trees`.
     fn search_tree(&mut self, args: &[&str]) -> Result<String, String> {
         let color = color(arg(args, 0, "colour")?)?;
-        let number = |i: usize, what: &str| -> Result<usize, String> {
-            arg(args, i, what)?
-                .parse()
-                .map_err(|_| format!("syntax error: {what} is not a whole number"))
-        };
-        let (index, count) = (number(1, "index")?, number(2, "count")?);
+        let (index, count): (usize, usize) = (
+            whole_number(args, 1, "index")?,
+            whole_number(args, 2, "count")?,
+        );
         if count == 0 || count > MAX_TREES || index >= count {
             return Err(format!(
                 "the index must be below the count, and the count from 1 to {MAX_TREES}"
@@ -319,14 +312,9 @@ impl Session {
     }
 
     fn time_settings(&mut self, args: &[&str]) -> Result<String, String> {
-        let number = |i: usize, what: &str| -> Result<u64, String> {
-            arg(args, i, what)?
-                .parse()
-                .map_err(|_| format!("syntax error: {what} is not a whole number"))
-        };
-        let main = number(0, "main time")?;
-        let byo = number(1, "byo-yomi time")?;
-        let stones = u32::try_from(number(2, "byo-yomi stones")?)
+        let main: u64 = whole_number(args, 0, "main time")?;
+        let byo: u64 = whole_number(args, 1, "byo-yomi time")?;
+        let stones = u32::try_from(whole_number::<u64>(args, 2, "byo-yomi stones")?)
             .map_err(|_| "syntax error: too many stones".to_owned())?;
         self.clock = (byo > 0 || main > 0).then_some((
             Duration::from_secs(main),
@@ -501,6 +489,13 @@ fn arg<'a>(args: &[&'a str], i: usize, what: &str) -> Result<&'a str, String> {
     args.get(i)
         .copied()
         .ok_or_else(|| format!("syntax error: {what} missing"))
+}
+
+/// Argument `i`, a whole number.
+fn whole_number<T: std::str::FromStr>(args: &[&str], i: usize, what: &str) -> Result<T, String> {
+    arg(args, i, what)?
+        .parse()
+        .map_err(|_| format!("syntax error: {what} is not a whole number"))
 }
 
 fn color(s: &str) -> Result<Color, String> {
