@@ -137,9 +137,15 @@ test("a finished game steps back to move 1 and forward again, by buttons and key
   assert.deepEqual([...board.entries()].sort(), [...shown.entries()].sort());
 
   // Both players find the game in their list at once, and it opens its record.
-  for (const [page, opponent] of [[black, "rec-ben"], [white, "rec-ana"]]) {
+  for (const [page, color] of [[black, "Black"], [white, "White"]]) {
     await page.goto("/games");
-    await page.getByRole("link", { name: new RegExp(`^Against ${opponent}`) }).first().click();
+    const entry = page.getByRole("link", { name: new RegExp(`^Against rec-(ana|ben), you played ${color}$`) }).first();
+    await entry.waitFor({ timeout: 10_000 }).catch(async () => {
+      assert.fail(`no game as ${color} in the list: ${await page.locator("main").innerText()}`);
+    });
+    // The result is the game's, with its margin.
+    await page.getByText(/ · (Black|White) wins by \d+(\.5)? · /).waitFor();
+    await entry.click();
     await page.waitForURL(/\/g\//);
     await page.getByRole("list", { name: "Moves of the game" }).getByRole("button").nth(8).waitFor();
   }

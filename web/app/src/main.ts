@@ -1010,7 +1010,8 @@ function resultInWords(game: Pick<GameSnapshot, "result">): string {
       return t("result.agreed");
     default:
       if (r.winner === Color.UNSPECIFIED) return t("result.jigo");
-      return t("result.points", { color, margin: r.count?.margin ?? 0 });
+      // A listed game's result has no count: its margin is in the SGF form ("B+3.5").
+      return t("result.points", { color, margin: r.count?.margin ?? Number(/\+([\d.]+)$/.exec(r.text)?.[1] ?? 0) });
   }
 }
 
