@@ -53,6 +53,7 @@ const COMMANDS: &[&str] = &[
     "reg_genmove",
     "kgs-genmove_cleanup",
     "time_settings",
+    "kgs-time_settings",
     "time_left",
     "ttakji-last_search",
     "ttakji-tune",
@@ -147,6 +148,7 @@ impl Session {
             "reg_genmove" => self.genmove(args, false, false),
             "kgs-genmove_cleanup" => self.genmove(args, true, true),
             "time_settings" => self.time_settings(args),
+            "kgs-time_settings" => self.kgs_time_settings(args),
             "time_left" => self.time_left(args),
             "ttakji-tune" => arg(args, 0, "name=value")
                 .and_then(|a| self.player.tune(a))
@@ -183,23 +185,46 @@ impl Session {
         Ok(String::new())
     }
 
+    /// `play colour vertex`. After two passes a move goes on with the game,
+    /// as KGS plays on in its cleanup phase when the players disagree on
+    /// the dead stones; an illegal move changes nothing, the end included.
     fn play(&mut self, args: &[&str]) -> Result<String, String> {
         let color = color(arg(args, 0, "colour")?)?;
         let action = self.vertex(arg(args, 1, "vertex")?)?;
-        self.game
-            .play_as(Move { color, action })
-            .map(|_| String::new())
-            .map_err(|e| format!("illegal move: {e}"))
+        let mut game = self.game_played_on();
+        game.play_as(Move { color, action })
+            .map_err(|e| format!("illegal move: {e}"))?;
+        self.game = game;
+        Ok(String::new())
+    }
+
+    /// The game, reopened if two passes ended it (a game that ended any
+    /// other way stays as it is, and refuses the move).
+    fn game_played_on(&self) -> Game {
+        let mut game = self.game.clone();
+        if game.end() == Some(baduk::EndReason::TwoPasses) {
+            // Only a game ended by two passes reopens, which it just was.
+            let _ = game.resume_play();
+        }
+        game
     }
 
     /// Searches for `colour` and answers the vertex, `pass` or `resign`;
     /// `play` also plays it, `cleanup` captures dead stones before passing.
     fn genmove(&mut self, args: &[&str], play: bool, cleanup: bool) -> Result<String, String> {
         let color = color(arg(args, 0, "colour")?)?;
-        if self.game.is_over() {
+        if self.game.is_over() && !cleanup {
             return Ok("pass".to_owned());
         }
-        let game = self.game_for(color);
+        // The cleanup phase plays on after two passes: the engine captures
+        // what it considers dead, and passes again once nothing is left.
+        let mut game = self.game_played_on();
+        if game.is_over() {
+            return Ok("pass".to_owned());
+        }
+        if game.to_move() != color {
+            game.set_to_move(color);
+        }
         let decision = if cleanup {
             self.player.decide_cleanup(&game)
         } else {
@@ -211,12 +236,9 @@ impl Session {
             return Ok("resign".to_owned());
         };
         if play {
-            if self.game.to_move() != color {
-                self.game.set_to_move(color);
-            }
-            self.game
-                .play(Move { color, action })
+            game.play(Move { color, action })
                 .map_err(|e| format!("the engine chose an illegal move: {e}"))?;
+            self.game = game;
         }
         Ok(answer(decision))
     }
@@ -309,6 +331,38 @@ impl Session {
         let (decision, search) = self.player.decide_from_trees(&game, &trees);
         self.last_search = Some((search.playouts, search.elapsed, search.winrate()));
         Ok(answer(decision))
+    }
+
+    /// `kgs-time_settings none | absolute MAIN | byoyomi MAIN PERIOD
+    /// PERIODS | canadian MAIN PERIOD STONES`, as KGS sends it, in the
+    /// terms of `time_settings`: byo-yomi's periods are one move each, and
+    /// the thinking time is capped the same way.
+    fn kgs_time_settings(&mut self, args: &[&str]) -> Result<String, String> {
+        let system = arg(args, 0, "time system")?;
+        let settings: [String; 3] = match system {
+            "none" => ["0".into(), "0".into(), "0".into()],
+            "absolute" => [arg(args, 1, "main time")?.into(), "0".into(), "0".into()],
+            "byoyomi" => {
+                let _: u32 = whole_number(args, 3, "byo-yomi periods")?;
+                [
+                    arg(args, 1, "main time")?.into(),
+                    arg(args, 2, "byo-yomi time")?.into(),
+                    "1".into(),
+                ]
+            }
+            "canadian" => [
+                arg(args, 1, "main time")?.into(),
+                arg(args, 2, "byo-yomi time")?.into(),
+                arg(args, 3, "byo-yomi stones")?.into(),
+            ],
+            other => {
+                return Err(format!(
+                    "syntax error: `{other}` is not a time system (none, absolute, byoyomi, canadian)"
+                ));
+            }
+        };
+        let settings: Vec<&str> = settings.iter().map(String::as_str).collect();
+        self.time_settings(&settings)
     }
 
     fn time_settings(&mut self, args: &[&str]) -> Result<String, String> {
@@ -606,5 +660,53 @@ mod tests {
             "{out}"
         );
         assert_eq!(s.game().move_number(), 1);
+    }
+
+    #[test]
+    fn a_kgs_cleanup_plays_on_after_two_passes_and_captures_the_dead_stones() {
+        // White's lone stone at E5 sits in Black's area; both pass, the
+        // players disagree, and KGS plays on with genmove_cleanup.
+        let mut s = Session::default();
+        let mut script = String::from("komi 7\nkgs-time_settings byoyomi 0 5 3\n");
+        for (b, w) in [("C3", "E5"), ("C7", "pass"), ("G3", "pass"), ("G7", "pass")] {
+            script.push_str(&format!("play b {b}\nplay w {w}\n"));
+        }
+        script.push_str("play b pass\n");
+        let out = run(&mut s, &script);
+        assert!(!out.contains('?'), "{out}");
+        assert!(s.game().is_over(), "two passes end the game");
+        // An illegal move after the end changes nothing, the end included.
+        let out = run(&mut s, "play w C3\n");
+        assert!(out.starts_with("? illegal move"), "{out}");
+        assert!(s.game().is_over());
+        // Cleanup: Black, to move after the passes, plays on until White's
+        // stone is gone, White answering with passes; then Black passes.
+        let mut moves = 0;
+        loop {
+            let out = run(&mut s, "kgs-genmove_cleanup b\n");
+            let vertex = out.trim().trim_start_matches('=').trim().to_owned();
+            assert!(!vertex.starts_with('?') && vertex != "resign", "{out}");
+            if vertex == "pass" {
+                break;
+            }
+            moves += 1;
+            assert!(moves < 20, "the cleanup ends");
+            assert!(!s.game().is_over(), "the game goes on after the end");
+            let out = run(&mut s, "play w pass\n");
+            assert!(!out.contains('?'), "{out}");
+        }
+        let e5 = s
+            .game()
+            .rules()
+            .board_size
+            .parse_point("E5")
+            .expect("point");
+        assert_eq!(
+            s.game().board().get(e5),
+            baduk::Stone::Empty,
+            "White's dead stone was captured"
+        );
+        let out = run(&mut s, "kgs-time_settings hourglass 10\n");
+        assert!(out.starts_with("? syntax error"), "{out}");
     }
 }
