@@ -664,14 +664,18 @@ mod tests {
 
     #[test]
     fn a_kgs_cleanup_plays_on_after_two_passes_and_captures_the_dead_stones() {
-        // White's lone stone at E5 sits in Black's area; both pass, the
-        // players disagree, and KGS plays on with genmove_cleanup.
-        let mut s = Session::default();
+        // Black walls off rows 1-2 on row 3 and White rows 8-9 on row 7;
+        // White's E2 is dead inside Black's area. Both pass, the players
+        // disagree, and KGS plays on with genmove_cleanup.
+        let mut settings = crate::Settings::for_level(crate::Level::Normal);
+        settings.seed = Some(7);
+        let player = MctsPlayer::with_settings(crate::Level::Normal, settings);
+        let mut s = Session::new(Rules::ttakji(), player);
         let mut script = String::from("komi 7\nkgs-time_settings byoyomi 0 5 3\n");
-        for (b, w) in [("C3", "E5"), ("C7", "pass"), ("G3", "pass"), ("G7", "pass")] {
-            script.push_str(&format!("play b {b}\nplay w {w}\n"));
+        for column in "ABCDEFGHJ".chars() {
+            script.push_str(&format!("play b {column}3\nplay w {column}7\n"));
         }
-        script.push_str("play b pass\n");
+        script.push_str("play b pass\nplay w E2\nplay b pass\nplay w pass\n");
         let out = run(&mut s, &script);
         assert!(!out.contains('?'), "{out}");
         assert!(s.game().is_over(), "two passes end the game");
@@ -695,15 +699,15 @@ mod tests {
             let out = run(&mut s, "play w pass\n");
             assert!(!out.contains('?'), "{out}");
         }
-        let e5 = s
+        let e2 = s
             .game()
             .rules()
             .board_size
-            .parse_point("E5")
+            .parse_point("E2")
             .expect("point");
-        assert_eq!(
-            s.game().board().get(e5),
-            baduk::Stone::Empty,
+        assert_ne!(
+            s.game().board().get(e2),
+            baduk::Stone::White,
             "White's dead stone was captured"
         );
         let out = run(&mut s, "kgs-time_settings hourglass 10\n");
