@@ -93,11 +93,12 @@ pub struct ServeArgs {
     #[arg(
         long,
         env = "TTAKJI_DATABASE_URL",
+        hide_env_values = true,
         default_value = "sqlite://ttakji.db"
     )]
     pub database_url: String,
     /// Redis for the event bus; without it the bus is in-process.
-    #[arg(long, env = "TTAKJI_REDIS_URL")]
+    #[arg(long, env = "TTAKJI_REDIS_URL", hide_env_values = true)]
     pub redis_url: Option<String>,
     /// Token keys as kid=secret[,kid=secret…]; the first signs. Without them
     /// a key is kept in --token-key-file, so tokens survive a restart.
@@ -127,7 +128,7 @@ pub struct MatchmakerArgs {
     #[command(flatten)]
     pub config: ttakji_matchmaker::Config,
     /// Redis: tickets, challenges and events.
-    #[arg(long, env = "TTAKJI_REDIS_URL")]
+    #[arg(long, env = "TTAKJI_REDIS_URL", hide_env_values = true)]
     pub redis_url: String,
     /// The prefix of the matchmaker's Redis keys (deployments sharing a Redis
     /// use different ones).
@@ -144,7 +145,7 @@ pub struct RatingsArgs {
     #[command(flatten)]
     pub config: ttakji_ratings::Config,
     /// postgres://… (or sqlite://FILE for a single machine).
-    #[arg(long, env = "TTAKJI_DATABASE_URL")]
+    #[arg(long, env = "TTAKJI_DATABASE_URL", hide_env_values = true)]
     pub database_url: String,
     #[command(flatten)]
     pub telemetry: TelemetryArgs,
@@ -156,10 +157,10 @@ pub struct GatewayArgs {
     #[command(flatten)]
     pub config: ttakji_gateway::Config,
     /// postgres://… for the accounts (or sqlite://FILE for a single machine).
-    #[arg(long, env = "TTAKJI_DATABASE_URL")]
+    #[arg(long, env = "TTAKJI_DATABASE_URL", hide_env_values = true)]
     pub database_url: String,
     /// Redis, where game events arrive.
-    #[arg(long, env = "TTAKJI_REDIS_URL")]
+    #[arg(long, env = "TTAKJI_REDIS_URL", hide_env_values = true)]
     pub redis_url: String,
     #[command(flatten)]
     pub telemetry: TelemetryArgs,
@@ -171,10 +172,10 @@ pub struct AuthorityArgs {
     #[command(flatten)]
     pub config: ttakji_authority::Config,
     /// postgres://… (or sqlite://FILE for a single machine).
-    #[arg(long, env = "TTAKJI_DATABASE_URL")]
+    #[arg(long, env = "TTAKJI_DATABASE_URL", hide_env_values = true)]
     pub database_url: String,
     /// Redis, where game events are published and instances share games.
-    #[arg(long, env = "TTAKJI_REDIS_URL")]
+    #[arg(long, env = "TTAKJI_REDIS_URL", hide_env_values = true)]
     pub redis_url: String,
     #[command(flatten)]
     pub telemetry: TelemetryArgs,

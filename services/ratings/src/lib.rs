@@ -62,7 +62,12 @@ pub struct Config {
     pub authority_url: String,
     /// Redis for the leaderboard; `None` serves it from the database. On
     /// the command line it is required: finished games arrive there too.
-    #[arg(long, env = "TTAKJI_REDIS_URL", required = true)]
+    #[arg(
+        long,
+        env = "TTAKJI_REDIS_URL",
+        hide_env_values = true,
+        required = true
+    )]
     pub redis_url: Option<String>,
     /// The prefix of the leaderboard's Redis keys (`ttakji:ladder:`).
     #[arg(skip = LADDER_PREFIX.to_owned())]
