@@ -43,10 +43,9 @@ pub struct Score {
     pub dead: Vec<Point>,
     /// Owner of every point, row by row from A1.
     pub ownership: Vec<Owner>,
-    /// Who counts each point that holds no living stone (an empty point,
-    /// or a dead stone's, taken off) as territory, row by row from A1;
-    /// `Neutral` where a living stone stands or nobody counts it.
-    pub territory: Vec<Owner>,
+    /// The points counted as territory (empty points, and dead stones'
+    /// taken off) with the colour they count for, in board order.
+    pub territory: Vec<(Point, Color)>,
 }
 
 impl Score {
@@ -259,6 +258,27 @@ pub fn empty_regions(board: &Board) -> Vec<Region> {
     regions
 }
 
+/// A region's points as territory of `owner`'s colour; none for nobody's.
+fn territory_points<'a>(
+    board: &'a Board,
+    points: &'a [Vertex],
+    owner: Owner,
+) -> impl Iterator<Item = (Point, Color)> + 'a {
+    let color = match owner {
+        Owner::Black => Some(Color::Black),
+        Owner::White => Some(Color::White),
+        Owner::Neutral => None,
+    };
+    color
+        .into_iter()
+        .flat_map(move |c| points.iter().map(move |&v| (board.point(v), c)))
+}
+
+fn in_board_order(mut points: Vec<(Point, Color)>) -> Vec<(Point, Color)> {
+    points.sort_by_key(|(p, _)| (p.row(), p.col()));
+    points
+}
+
 /// Area count: stones plus empty points bordered by one colour only.
 #[must_use]
 pub fn area_score(board: &Board, dead: &[Point], komi: Komi) -> Score {
@@ -268,7 +288,7 @@ pub fn area_score(board: &Board, dead: &[Point], komi: Komi) -> Score {
         usize::from(p.row()) * usize::from(b.size().get()) + usize::from(p.col())
     };
     let mut ownership = vec![Owner::Neutral; board.size().points()];
-    let mut territory = ownership.clone();
+    let mut territory = Vec::new();
     let (mut black, mut white, mut neutral) = (0u32, 0u32, 0u32);
     for v in cleared.vertices() {
         match cleared.color_at(v) {
@@ -297,8 +317,8 @@ pub fn area_score(board: &Board, dead: &[Point], komi: Komi) -> Score {
         }
         for &v in &region.points {
             ownership[index(&cleared, v)] = owner;
-            territory[index(&cleared, v)] = owner;
         }
+        territory.extend(territory_points(&cleared, &region.points, owner));
     }
     Score {
         scoring: Scoring::Area,
@@ -308,7 +328,7 @@ pub fn area_score(board: &Board, dead: &[Point], komi: Komi) -> Score {
         neutral,
         dead: removed.into_iter().map(|(p, _)| p).collect(),
         ownership,
-        territory,
+        territory: in_board_order(territory),
     }
 }
 
@@ -329,7 +349,7 @@ pub fn territory_score(board: &Board, dead: &[Point], prisoners: [u32; 2], komi:
     };
     let in_seki = seki_chains(&cleared);
     let mut ownership = vec![Owner::Neutral; board.size().points()];
-    let mut territory = ownership.clone();
+    let mut territory = Vec::new();
     for v in cleared.vertices() {
         if let Some(c) = cleared.color_at(v)
             && !in_seki.contains(&cleared.chain_head(v))
@@ -357,8 +377,8 @@ pub fn territory_score(board: &Board, dead: &[Point], prisoners: [u32; 2], komi:
         }
         for &v in &region.points {
             ownership[index(v)] = owner;
-            territory[index(v)] = owner;
         }
+        territory.extend(territory_points(&cleared, &region.points, owner));
     }
     let dead_black = removed.iter().filter(|(_, c)| *c == Color::Black).count() as u32;
     let dead_white = removed.len() as u32 - dead_black;
@@ -370,7 +390,7 @@ pub fn territory_score(board: &Board, dead: &[Point], prisoners: [u32; 2], komi:
         neutral,
         dead: removed.into_iter().map(|(p, _)| p).collect(),
         ownership,
-        territory,
+        territory: in_board_order(territory),
     }
 }
 

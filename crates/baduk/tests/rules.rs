@@ -641,18 +641,18 @@ fn a_dead_stone_inside_pass_alive_territory_is_removed() {
     // stone's, not the living stones, under either scoring.
     let territory = baduk::score::territory_score(&board, &verdict.dead, [0, 0], komi("6.5"));
     for counted in [&score, &territory] {
-        let marked = |owner: Owner| -> Vec<String> {
-            size.all_points()
-                .filter(|p| {
-                    counted.territory[usize::from(p.row()) * 9 + usize::from(p.col())] == owner
-                })
-                .map(|p| p.to_string())
+        let marked = |color: Color| -> Vec<String> {
+            counted
+                .territory
+                .iter()
+                .filter(|&&(_, c)| c == color)
+                .map(|(p, _)| p.to_string())
                 .collect()
         };
-        assert_eq!(marked(Owner::Black), ["A1", "C1", "D1", "E1", "G1"]);
-        assert_eq!(marked(Owner::White).len(), 27, "rows 7-9");
+        assert_eq!(marked(Color::Black), ["A1", "C1", "D1", "E1", "G1"]);
+        assert_eq!(marked(Color::White).len(), 27, "rows 7-9");
         assert!(
-            !marked(Owner::White).contains(&"A6".to_owned()),
+            !marked(Color::White).contains(&"A6".to_owned()),
             "a living stone is no territory"
         );
     }

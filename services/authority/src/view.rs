@@ -1,7 +1,7 @@
 //! The game as clients see it: snapshots, events and counts in the wire's
 //! terms, made from the game's state.
 
-use baduk::{Color, Game, GameResult, Owner, Point, Score};
+use baduk::{Color, Game, GameResult, Point, Score};
 use baduk_ai::Level;
 use ttakji_proto::v1 as pb;
 
@@ -66,24 +66,18 @@ pub fn count_to_pb(score: &Score) -> pb::Count {
         margin: f64::from(margin_half) / 2.0,
         summary: score.preview(),
         uncertain: Vec::new(),
-        black_territory: territory_of(score, Owner::Black),
-        white_territory: territory_of(score, Owner::White),
+        black_territory: territory_of(score, Color::Black),
+        white_territory: territory_of(score, Color::White),
     }
 }
 
-/// The points `owner` counts as territory, in board order.
-fn territory_of(score: &Score, owner: Owner) -> Vec<pb::Point> {
-    let size = (score.territory.len() as f64).sqrt() as usize;
+/// The points a count gives `color` as territory, in board order.
+fn territory_of(score: &Score, color: Color) -> Vec<pb::Point> {
     score
         .territory
         .iter()
-        .enumerate()
-        .filter(|&(_, o)| *o == owner)
-        .filter_map(|(i, _)| {
-            let col = u8::try_from(i % size.max(1)).ok()?;
-            let row = u8::try_from(i / size.max(1)).ok()?;
-            Some(point_to_pb(Point::new(col, row)))
-        })
+        .filter(|&&(_, c)| c == color)
+        .map(|&(p, _)| point_to_pb(p))
         .collect()
 }
 
