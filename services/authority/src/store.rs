@@ -344,6 +344,25 @@ fn optional<T>(
     text.map(read).transpose().map_err(|e| e.to_string())
 }
 
+/// Each seat's user id, name and computer level, Black's then White's, from
+/// a row of `games` (of either store).
+macro_rules! seat_columns {
+    ($r:expr) => {
+        [
+            (
+                $r.try_get("black_user_id")?,
+                $r.try_get("black_name")?,
+                $r.try_get("black_ai_level")?,
+            ),
+            (
+                $r.try_get("white_user_id")?,
+                $r.try_get("white_name")?,
+                $r.try_get("white_ai_level")?,
+            ),
+        ]
+    };
+}
+
 /// The columns of a game's row, as read.
 struct GameColumns {
     id: String,
@@ -454,18 +473,7 @@ pub async fn load_game(
             board_size: r.try_get("board_size")?,
             ruleset: r.try_get("ruleset")?,
             komi_half: r.try_get("komi_half")?,
-            seats: [
-                (
-                    r.try_get("black_user_id")?,
-                    r.try_get("black_name")?,
-                    r.try_get("black_ai_level")?,
-                ),
-                (
-                    r.try_get("white_user_id")?,
-                    r.try_get("white_name")?,
-                    r.try_get("white_ai_level")?,
-                ),
-            ],
+            seats: seat_columns!(r),
             seconds_per_move: r.try_get("seconds_per_move")?,
             end_reason: r.try_get("end_reason")?,
             created_at: r.try_get("created_at")?,
@@ -655,7 +663,7 @@ macro_rules! live_page {
     };
 }
 
-/// A [`SummaryRow`] from a row of [`SUMMARY_COLUMNS`] (of either store).
+/// A [`SummaryRow`] from a row of `summary_columns!()` (of either store).
 macro_rules! summary_row {
     ($r:expr) => {{
         let r = $r;
@@ -664,18 +672,7 @@ macro_rules! summary_row {
             board_size: r.try_get("board_size")?,
             ruleset: r.try_get("ruleset")?,
             komi_half: r.try_get("komi_half")?,
-            seats: [
-                (
-                    r.try_get("black_user_id")?,
-                    r.try_get("black_name")?,
-                    r.try_get("black_ai_level")?,
-                ),
-                (
-                    r.try_get("white_user_id")?,
-                    r.try_get("white_name")?,
-                    r.try_get("white_ai_level")?,
-                ),
-            ],
+            seats: seat_columns!(r),
             seconds_per_move: r.try_get("seconds_per_move")?,
             status: r.try_get("status")?,
             end_reason: r.try_get("end_reason")?,
