@@ -380,16 +380,13 @@ impl MctsPlayer {
             .vertices()
             .map(|v| 2.0 * result.black_ownership.get(v).copied().unwrap_or(0.5) - 1.0)
             .sum();
-        let first = result.best().and_then(|m| m.vertex);
-        let line = if result.best().is_some() {
+        let line = result.best().map_or_else(Vec::new, |best| {
             self.searcher
-                .principal_variation(first, depth)
+                .principal_variation(best.vertex, depth)
                 .into_iter()
                 .map(|v| v.map(|v| board.point(v)))
                 .collect()
-        } else {
-            Vec::new()
-        };
+        });
         Analysis {
             winrate: result.winrate(),
             black_lead: owned - game.rules().komi.half_points() as f32 / 2.0,
