@@ -27,19 +27,8 @@ async fn service() -> (support::Embedded, String) {
 /// A game against the computer, which thinks in the player's client.
 async fn ai_game(player: &Player) -> String {
     player
-        .games
-        .clone()
-        .start_ai_game(player.req(pb::StartAiGameRequest {
-            board_size: 9,
-            color: pb::ColorChoice::Black as i32,
-            level: pb::AiLevel::Easy as i32,
-            engine: pb::AiEngine::Client as i32,
-        }))
+        .start_thinking(pb::ColorChoice::Black, pb::AiEngine::Client)
         .await
-        .expect("a game against the computer")
-        .into_inner()
-        .game
-        .expect("snapshot")
         .game_id
 }
 

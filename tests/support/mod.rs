@@ -343,13 +343,22 @@ impl Player {
     }
 
     pub async fn start(&self, color: pb::ColorChoice) -> pb::GameSnapshot {
+        self.start_thinking(color, pb::AiEngine::Unspecified).await
+    }
+
+    /// A 9×9 game against Easy whose computer thinks where `engine` says.
+    pub async fn start_thinking(
+        &self,
+        color: pb::ColorChoice,
+        engine: pb::AiEngine,
+    ) -> pb::GameSnapshot {
         self.games
             .clone()
             .start_ai_game(self.req(pb::StartAiGameRequest {
                 board_size: 9,
                 color: color as i32,
                 level: pb::AiLevel::Easy as i32,
-                ..Default::default()
+                engine: engine as i32,
             }))
             .await
             .expect("start a game")
