@@ -30,7 +30,7 @@ import {
   type Point,
 } from "@ttakji/client";
 import { Board } from "./board";
-import { gtpMoves, movesOfRecord, movesOfSgf, replay, type Position, type RecordMove } from "./record";
+import { after, gtpMoves, movesOfRecord, movesOfSgf, replay, toMoveAt, type Position, type RecordMove } from "./record";
 import { LANGUAGES, chooseLanguage, currentLanguage, formatNumber, hasMessage, preferredLanguage, t, useLanguage, type Language } from "./i18n";
 import "./style.css";
 
@@ -167,6 +167,16 @@ function describe(e: unknown, extra: Record<string, string> = {}): string {
     return e.rawMessage || e.message;
   }
   return e instanceof Error ? e.message : String(e);
+}
+
+/**
+ * `fill`, for a panel drawn again while it is used: the control that had
+ * the focus (named by its `data-k`) gets it back, without a scroll.
+ */
+function refill(el: Element, ...children: Child[]): void {
+  const focused = (document.activeElement as HTMLElement | null)?.dataset?.k;
+  fill(el, ...children);
+  if (focused) el.querySelector<HTMLElement>(`[data-k="${focused}"]`)?.focus({ preventScroll: true });
 }
 
 /** `text` with `node` where the message put its "\u0000" value (a code shown in bold). */
@@ -387,7 +397,7 @@ function lobby(message?: string): void {
       h("label", { for: id }, label),
       h("select", { id, name: id }, ...options.map(([v, t]) => h("option", { value: v, selected: v === value }, t))),
     );
-  const sizes: [string, string][] = ["9", "13", "19"].map((n) => [n, t("size", { size: n })]);
+  const sizes = sizeOptions();
   const aiForm = h(
     "form",
     {
@@ -906,23 +916,32 @@ function gameList(
   return section;
 }
 
+/** The board sizes offered, each with its name ("9×9"). */
+function sizeOptions(): [string, string][] {
+  return ["9", "13", "19"].map((n) => [n, t("size", { size: n })]);
+}
+
+/** A screen of games: its title, a way back to the lobby, and a card with a hint and the list. */
+function listScreen(title: string, hint: string, ...body: Child[]): void {
+  show(
+    title,
+    h("header", { class: "top" }, h("h1", {}, title), h("p", {}, pageLink("/", t("game.backToLobby")))),
+    h("section", { class: "card" }, h("p", { class: "hint" }, hint), ...body),
+  );
+}
+
 // My games: every game the player played, newest first, each opening its record.
 function myGamesScreen(): void {
-  show(
+  listScreen(
     t("games.myTitle"),
-    h("header", { class: "top" }, h("h1", {}, t("games.myTitle")), h("p", {}, pageLink("/", t("game.backToLobby")))),
-    h(
-      "section",
-      { class: "card" },
-      h("p", { class: "hint" }, t("games.myHint")),
-      gameList(t("games.noneMine"), (pageToken) => api.games.listMyGames({ pageSize: 20, pageToken })),
-    ),
+    t("games.myHint"),
+    gameList(t("games.noneMine"), (pageToken) => api.games.listMyGames({ pageSize: 20, pageToken })),
   );
 }
 
 // Live games: games being played now, the ladder's strongest first, to watch.
 function watchScreen(): void {
-  const sizes: [string, string][] = [["0", t("games.allSizes")], ...["9", "13", "19"].map((n): [string, string] => [n, t("size", { size: n })])];
+  const sizes: [string, string][] = [["0", t("games.allSizes")], ...sizeOptions()];
   const holder = h("div", {});
   const list = (boardSize: number) =>
     fill(holder, gameList(t("games.noneLive"), (pageToken) => api.games.listLiveGames({ pageSize: 20, pageToken, boardSize })));
@@ -931,16 +950,11 @@ function watchScreen(): void {
     { id: "watch-size", onchange: (e: Event) => list(Number((e.target as HTMLSelectElement).value)) },
     ...sizes.map(([v, name]) => h("option", { value: v }, name)),
   );
-  show(
+  listScreen(
     t("games.liveTitle"),
-    h("header", { class: "top" }, h("h1", {}, t("games.liveTitle")), h("p", {}, pageLink("/", t("game.backToLobby")))),
-    h(
-      "section",
-      { class: "card" },
-      h("p", { class: "hint" }, t("games.liveHint")),
-      h("div", { class: "field" }, h("label", { for: "watch-size" }, t("field.boardSize")), select),
-      holder,
-    ),
+    t("games.liveHint"),
+    h("div", { class: "field" }, h("label", { for: "watch-size" }, t("field.boardSize")), select),
+    holder,
   );
   list(0);
 }
@@ -1162,8 +1176,9 @@ class GameView {
     const kind = event?.kind;
     const record = this.record;
     if (kind?.case === "movePlayed" && kind.value.move && record && record.moves.length === g.moveCount - 1) {
-      record.moves.push({ color: kind.value.move.color, point: kind.value.move.point });
-      record.positions = replay(g.boardSize, record.moves);
+      const move = { color: kind.value.move.color, point: kind.value.move.point };
+      record.moves.push(move);
+      record.positions.push(after(record.positions[record.positions.length - 1], move, g.boardSize));
     }
     if (kind?.case === "movePlayed" && kind.value.move && kind.value.move.color !== this.mine) {
       this.announce.textContent = this.moveInWords(kind.value.move.color, kind.value.move.point, kind.value.move.captured.length);
@@ -1431,7 +1446,7 @@ class GameView {
     const r = this.record;
     const n = this.game.boardSize;
     const labels = new Map<number, { text: string; color: Color }>();
-    let color = r?.moves[k]?.color ?? (r?.moves[k - 1]?.color === Color.BLACK ? Color.WHITE : Color.BLACK);
+    let color = toMoveAt(r?.moves ?? [], k);
     line.forEach((name, j) => {
       const p = parsePoint(name, n);
       if (p && !labels.has(p.row * n + p.column)) labels.set(p.row * n + p.column, { text: String(j + 1), color });
@@ -1456,8 +1471,6 @@ class GameView {
     if (!r) return;
     const n = r.moves.length;
     const at = this.viewing ?? n;
-    // The control that had the focus gets it back once drawn again.
-    const focused = (document.activeElement as HTMLElement | null)?.dataset?.k;
     const step = (k: string, label: string, name: string, to: number, enabled: boolean) =>
       h("button", { type: "button", "data-k": k, "aria-label": name, title: name, disabled: !enabled, onclick: () => this.view(to) }, label);
     const numbers = h("input", {
@@ -1481,7 +1494,7 @@ class GameView {
       oninput: (e: Event) => this.view(Number((e.target as HTMLInputElement).value)),
     });
     const short = (c: Color) => t(c === Color.BLACK ? "record.b" : "record.w");
-    fill(
+    refill(
       this.recordPanel,
       h("h3", {}, t("record.title")),
       h(
@@ -1522,7 +1535,6 @@ class GameView {
         ),
       ),
     );
-    if (focused) this.recordPanel.querySelector<HTMLElement>(`[data-k="${focused}"]`)?.focus({ preventScroll: true });
     // The list scrolls to the move shown; the page never does, so the board stays still.
     const list = this.recordPanel.querySelector<HTMLElement>("ol.moves");
     const current = list?.querySelector<HTMLElement>('[aria-current="step"]');
@@ -1546,8 +1558,7 @@ class GameView {
       const winner = this.game.result?.winner;
       return winner === Color.BLACK ? 1 : winner === Color.WHITE ? 0 : 0.5;
     }
-    const toMove = r.moves[k]?.color ?? (r.moves[k - 1]?.color === Color.BLACK ? Color.WHITE : Color.BLACK);
-    return toMove === Color.BLACK ? reading.winrate : 1 - reading.winrate;
+    return toMoveAt(r.moves, k) === Color.BLACK ? reading.winrate : 1 - reading.winrate;
   }
 
   /** Whether the record ends in two passes: the engine reads no position after those. */
@@ -1557,13 +1568,18 @@ class GameView {
     return k >= 2 && !moves[k - 1].point && !moves[k - 2].point;
   }
 
+  /** The positions a review reads: every one but those after two passes (a game the engine sees as over). */
+  private reviewPositions(): number[] {
+    const n = this.record?.moves.length ?? 0;
+    return Array.from({ length: n + 1 }, (_, k) => k).filter((k) => !this.endedByPasses(k));
+  }
+
   private async runReview(): Promise<void> {
     const r = this.record;
     if (!r || this.review === "running") return;
     const g = this.game;
     const n = r.moves.length;
-    // Every position but one after two passes (a game the engine sees as over).
-    const positions = Array.from({ length: n + 1 }, (_, k) => k).filter((k) => !this.endedByPasses(k));
+    const positions = this.reviewPositions();
     this.readings = new Array(n + 1).fill(undefined);
     this.review = "running";
     this.reviewStarted = performance.now();
@@ -1621,10 +1637,8 @@ class GameView {
     const offered = !this.playing && !!r && r.moves.length > 0 && pageCanThink();
     this.reviewPanel.hidden = !offered;
     if (!offered || !r) return;
-    const n = r.moves.length;
     const read = this.readings.filter(Boolean).length;
-    const total = Array.from({ length: n + 1 }, (_, k) => k).filter((k) => !this.endedByPasses(k)).length;
-    const focused = (document.activeElement as HTMLElement | null)?.dataset?.k;
+    const total = this.reviewPositions().length;
     const start = h(
       "button",
       { type: "button", class: "primary", "data-k": "review", onclick: () => void this.runReview() },
@@ -1643,8 +1657,7 @@ class GameView {
       if (this.review === "done") parts.push(h("p", { class: "hint" }, t("review.took", { seconds: Math.round(this.reviewMs / 100) / 10 })));
     }
     if (read > 0) parts.push(this.graph(), ...this.mistakeLists());
-    fill(this.reviewPanel, ...parts);
-    if (focused) this.reviewPanel.querySelector<HTMLElement>(`[data-k="${focused}"]`)?.focus({ preventScroll: true });
+    refill(this.reviewPanel, ...parts);
   }
 
   /** Black's chances move by move, as a line over the game; its words are the list of the biggest swings. */

@@ -56,31 +56,39 @@ export interface Position {
  * the rules allow it); the server refused any move the rules forbid.
  */
 export function replay(size: number, moves: RecordMove[]): Position[] {
-  let at: Position = { stones: new Array<Color>(size * size).fill(Color.UNSPECIFIED), blackCaptures: 0, whiteCaptures: 0 };
-  const positions = [at];
-  for (const m of moves) {
-    if (!m.point) {
-      positions.push(at);
-      continue;
-    }
-    const stones = at.stones.slice();
-    const i = m.point.row * size + m.point.column;
-    stones[i] = m.color;
-    const other = m.color === Color.BLACK ? Color.WHITE : Color.BLACK;
-    let taken = 0;
-    for (const n of neighbours(i, size)) {
-      if (stones[n] === other) taken += takeIfDead(stones, n, size);
-    }
-    // A suicide takes the player's own chain.
-    const lost = taken === 0 ? takeIfDead(stones, i, size) : 0;
-    at = {
-      stones,
-      blackCaptures: at.blackCaptures + (m.color === Color.BLACK ? taken : lost),
-      whiteCaptures: at.whiteCaptures + (m.color === Color.WHITE ? taken : lost),
-    };
-    positions.push(at);
-  }
+  const positions = [start(size)];
+  for (const m of moves) positions.push(after(positions[positions.length - 1], m, size));
   return positions;
+}
+
+/** The empty board. */
+export function start(size: number): Position {
+  return { stones: new Array<Color>(size * size).fill(Color.UNSPECIFIED), blackCaptures: 0, whiteCaptures: 0 };
+}
+
+/** The position after move `m` is played in `at`. */
+export function after(at: Position, m: RecordMove, size: number): Position {
+  if (!m.point) return at;
+  const stones = at.stones.slice();
+  const i = m.point.row * size + m.point.column;
+  stones[i] = m.color;
+  const other = m.color === Color.BLACK ? Color.WHITE : Color.BLACK;
+  let taken = 0;
+  for (const n of neighbours(i, size)) {
+    if (stones[n] === other) taken += takeIfDead(stones, n, size);
+  }
+  // A suicide takes the player's own chain.
+  const lost = taken === 0 ? takeIfDead(stones, i, size) : 0;
+  return {
+    stones,
+    blackCaptures: at.blackCaptures + (m.color === Color.BLACK ? taken : lost),
+    whiteCaptures: at.whiteCaptures + (m.color === Color.WHITE ? taken : lost),
+  };
+}
+
+/** Whose turn it is after `k` of `moves`: the player of the next, or after the last, the other side. */
+export function toMoveAt(moves: RecordMove[], k: number): Color {
+  return moves[k]?.color ?? (moves[k - 1]?.color === Color.BLACK ? Color.WHITE : Color.BLACK);
 }
 
 function neighbours(i: number, size: number): number[] {
