@@ -46,6 +46,9 @@ struct Inner {
     shutdown: Shutdown,
     ownership: Ownership,
     actors: Mutex<HashMap<String, mpsc::Sender<Command>>>,
+    /// One slot per game being loaded or created: its holder is the only
+    /// one doing so, while the map above stays free for every other game.
+    loading: Mutex<HashMap<String, Arc<Mutex<()>>>>,
 }
 
 /// How long letting a game go waits for its actor to finish what it is
@@ -77,6 +80,7 @@ impl Registry {
                 shutdown,
                 ownership,
                 actors: Mutex::new(HashMap::new()),
+                loading: Mutex::new(HashMap::new()),
             }),
         }
     }
@@ -177,9 +181,13 @@ impl Registry {
             payload: payload.clone(),
         };
         let id = state.meta().id.clone();
-        if let Err(e) =
-            store::insert_game(&self.inner.db, state.meta(), state.deadline(), &first).await
-        {
+        let slot = self.loading_slot(&id).await;
+        let creating = slot.lock().await;
+        let stored =
+            store::insert_game(&self.inner.db, state.meta(), state.deadline(), &first).await;
+        if let Err(e) = stored {
+            drop(creating);
+            self.forget_slot(&id, &slot).await;
             // A retried creation with the game id the caller chose: the
             // game exists already; answer with it.
             if e.as_database_error()
@@ -198,16 +206,11 @@ impl Registry {
             ));
         }
         let snapshot = view::snapshot(&state, false);
-        {
-            let mut actors = self.inner.actors.lock().await;
-            // A request for the new game may have loaded it from the store
-            // already: then that actor is the game's one writer.
-            if actors.get(&id).is_none_or(mpsc::Sender::is_closed) {
-                metrics::gauge!("ttakji_live_games").increment(1.0);
-                let tx = self.start(state, store::FIRST_EPOCH);
-                actors.insert(id.clone(), tx);
-            }
-        }
+        metrics::gauge!("ttakji_live_games").increment(1.0);
+        let tx = self.start(state, store::FIRST_EPOCH);
+        self.inner.actors.lock().await.insert(id.clone(), tx);
+        drop(creating);
+        self.forget_slot(&id, &slot).await;
         let _ = self
             .inner
             .bus
@@ -238,14 +241,65 @@ impl Registry {
 
     /// The mailbox of a game's actor, loading the game if it is not live
     /// here. A game being played is loaded only where it is served; a
-    /// finished one anywhere (it is never written again).
+    /// finished one anywhere (it is never written again). A game is loaded
+    /// (or created) by one caller at a time, in its own slot: a slow load
+    /// holds up that game's callers and no other game's.
     pub async fn mailbox(&self, game_id: &str) -> Result<mpsc::Sender<Command>, Status> {
-        let mut actors = self.inner.actors.lock().await;
-        if let Some(tx) = actors.get(game_id)
-            && !tx.is_closed()
-        {
-            return Ok(tx.clone());
+        if let Some(tx) = self.live(game_id).await {
+            return Ok(tx);
         }
+        let slot = self.loading_slot(game_id).await;
+        let loading = slot.lock().await;
+        // Whoever held the slot before may have loaded it.
+        let loaded = match self.live(game_id).await {
+            Some(tx) => Ok(tx),
+            None => match self.load(game_id).await {
+                Ok(tx) => {
+                    let mut actors = self.inner.actors.lock().await;
+                    actors.insert(game_id.to_owned(), tx.clone());
+                    Ok(tx)
+                }
+                Err(status) => Err(status),
+            },
+        };
+        drop(loading);
+        self.forget_slot(game_id, &slot).await;
+        loaded
+    }
+
+    /// The mailbox of a game's running actor, if there is one.
+    async fn live(&self, game_id: &str) -> Option<mpsc::Sender<Command>> {
+        self.inner
+            .actors
+            .lock()
+            .await
+            .get(game_id)
+            .filter(|tx| !tx.is_closed())
+            .cloned()
+    }
+
+    /// The slot whose holder alone loads or creates `game_id`.
+    async fn loading_slot(&self, game_id: &str) -> Arc<Mutex<()>> {
+        self.inner
+            .loading
+            .lock()
+            .await
+            .entry(game_id.to_owned())
+            .or_default()
+            .clone()
+    }
+
+    /// Drops the slot of a game that is loaded: a later caller finds the
+    /// actor. (One still waiting on this slot finds it too.)
+    async fn forget_slot(&self, game_id: &str, slot: &Arc<Mutex<()>>) {
+        let mut slots = self.inner.loading.lock().await;
+        if slots.get(game_id).is_some_and(|s| Arc::ptr_eq(s, slot)) {
+            slots.remove(game_id);
+        }
+    }
+
+    /// Reads a game from the store and starts its actor.
+    async fn load(&self, game_id: &str) -> Result<mpsc::Sender<Command>, Status> {
         let placement = self.inner.ownership.placement(game_id);
         let epoch = match placement {
             // Take the game over first, then read it: a writer of the
@@ -285,9 +339,7 @@ impl Registry {
             moves = state.game().move_number(),
             "game loaded"
         );
-        let tx = self.start(state, epoch);
-        actors.insert(game_id.to_owned(), tx.clone());
-        Ok(tx)
+        Ok(self.start(state, epoch))
     }
 
     /// Stored events of a game after `after`.
@@ -341,5 +393,86 @@ impl Registry {
         Err(Status::unavailable(format!(
             "game {game_id} is moving between authorities or shutting down; try again"
         )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use baduk::Rules;
+    use ttakji_platform::bus::Bus;
+    use ttakji_platform::store::Database;
+
+    use super::Registry;
+    use crate::ownership::Ownership;
+    use crate::records::{AiEngine, GameMeta, Seat};
+
+    fn meta(id: &str) -> GameMeta {
+        let seat = |name: &str| Seat {
+            user_id: Some(name.to_owned()),
+            name: name.to_owned(),
+            ai: None,
+        };
+        GameMeta {
+            id: id.to_owned(),
+            rules: Rules::ttakji(),
+            black: seat("b"),
+            white: seat("w"),
+            seconds_per_move: 0,
+            created_at: 1,
+            ranked: false,
+            keep_colors: false,
+            stand_in: false,
+            ai_engine: AiEngine::Server,
+            ladder_rating: 0,
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_game_being_loaded_holds_up_its_own_callers_and_no_other_games() {
+        let db = Database::connect("sqlite::memory:").await.expect("sqlite");
+        let (_trigger, shutdown) = ttakji_platform::shutdown::channel();
+        let registry = Registry::new(
+            db,
+            Bus::in_process(),
+            crate::actor::AiConfig::default(),
+            shutdown,
+            Ownership::single("http://me".into()),
+        );
+        let slow = "a".repeat(32);
+        let other = "b".repeat(32);
+        registry.create(meta(&other)).await.expect("created");
+        // Someone is loading the slow game and has not finished.
+        let slot = registry.loading_slot(&slow).await;
+        let loading = slot.lock().await;
+
+        let found = tokio::time::timeout(Duration::from_secs(5), registry.mailbox(&other)).await;
+        assert!(
+            matches!(found, Ok(Ok(_))),
+            "another game's lookup waits for the load: {found:?}"
+        );
+        let waiting = registry.clone();
+        let slow_id = slow.clone();
+        let behind = tokio::spawn(async move { waiting.mailbox(&slow_id).await });
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        assert!(
+            !behind.is_finished(),
+            "the slow game's caller did not wait for its slot"
+        );
+        drop(loading);
+        let answered = tokio::time::timeout(Duration::from_secs(5), behind)
+            .await
+            .expect("answered once the slot is free")
+            .expect("joined");
+        assert_eq!(
+            answered.map(|_| ()).map_err(|s| s.code()),
+            Err(tonic::Code::NotFound),
+            "then it loads the game itself (here there is none)"
+        );
+        assert!(
+            registry.inner.loading.lock().await.is_empty(),
+            "no slot is left behind"
+        );
     }
 }
