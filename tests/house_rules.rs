@@ -125,7 +125,7 @@ async fn seed_001s_table_is_19x19_territory_komi_6_5_without_a_move_limit() {
     assert_eq!(waited.status, pb::GameStatus::Playing as i32);
     white.play(id, 2, "G7").await.expect("in no hurry");
     let sgf = black.sgf(id).await;
-    for property in ["SZ[19]", "KM[6.5]", "RU[japanese]"] {
+    for property in ["SZ[19]", "KM[6.5]", "RU[Japanese]"] {
         assert!(sgf.contains(property), "{property} in {sgf}");
     }
     assert!(!sgf.contains("TM["), "no move time in {sgf}");
@@ -167,7 +167,11 @@ async fn komi_none_draws_an_equal_count_and_a_half_point_komi_never_does() {
         }
         let sgf = black.sgf(id).await;
         let km = if komi == 0.0 { "KM[0]" } else { "KM[6.5]" };
-        for property in [km, "RU[ttakji]", "TM[0]OT[1x60 byo-yomi]"] {
+        for property in [
+            km,
+            "RU[koPOSITIONALscoreAREAtaxNONEsui0]",
+            "TM[0]OT[1x60 byo-yomi]",
+        ] {
             assert!(sgf.contains(property), "{property} in {sgf}");
         }
     }
@@ -419,7 +423,7 @@ async fn a_territory_game_is_counted_by_agreement_after_a_disagreement_and_more_
     assert_eq!(names(&count.dead_stones), ["B5"]);
     assert_eq!(result.text, "W+11.5");
     let sgf = black.sgf(id).await;
-    for property in ["RE[W+11.5]", "RU[japanese]", "KM[6.5]", "SZ[9]"] {
+    for property in ["RE[W+11.5]", "RU[Japanese]", "KM[6.5]", "SZ[9]"] {
         assert!(sgf.contains(property), "{property} in {sgf}");
     }
 }

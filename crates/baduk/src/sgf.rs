@@ -36,6 +36,22 @@ pub struct SgfError {
     pub what: String,
 }
 
+/// `RU` for Ttakji's own rules in KataGo's explicit form (positional
+/// superko, area scoring, no suicide), since no named ruleset is exactly
+/// them; other programs read it, and older records' `ttakji` still reads.
+pub const TTAKJI_RULE_STRING: &str = "koPOSITIONALscoreAREAtaxNONEsui0";
+
+/// The `RU` value of a preset, as Sabaki, sgfmill, GoGui and KataGo name
+/// it.
+fn rules_value(preset: Preset) -> &'static str {
+    match preset {
+        Preset::Ttakji => TTAKJI_RULE_STRING,
+        Preset::Chinese => "Chinese",
+        Preset::Japanese => "Japanese",
+        Preset::TrompTaylor => "Tromp-Taylor",
+    }
+}
+
 /// A game record: the rules, the players, the setup and the moves.
 #[derive(Debug, Clone)]
 pub struct Record {
@@ -171,7 +187,7 @@ impl Record {
             "SZ[{}]KM[{}]RU[{}]",
             size.get(),
             self.rules.komi,
-            self.rules.preset.name()
+            rules_value(self.rules.preset)
         ));
         for (ident, value) in [
             ("PB", &self.black),
@@ -521,7 +537,12 @@ fn build_record(nodes: &[Node]) -> Result<Record, SgfError> {
             }
             "RU" => {
                 // Unknown rule names (AGA, NZ, …) fall back to Ttakji's rules.
-                preset = Preset::parse(value()?).ok();
+                let v = value()?.trim();
+                preset = if v.eq_ignore_ascii_case(TTAKJI_RULE_STRING) {
+                    Some(Preset::Ttakji)
+                } else {
+                    Preset::parse(v).ok()
+                };
             }
             "OT" => {
                 // A move clock as written above; other overtimes are kept by
@@ -669,12 +690,33 @@ mod tests {
     }
 
     #[test]
+    fn each_ruleset_is_written_by_the_name_other_programs_read_and_read_back() {
+        for (rules, written) in [
+            (Rules::ttakji(), "RU[koPOSITIONALscoreAREAtaxNONEsui0]"),
+            (Rules::preset(Preset::Chinese), "RU[Chinese]"),
+            (Rules::japanese(), "RU[Japanese]"),
+            (Rules::preset(Preset::TrompTaylor), "RU[Tromp-Taylor]"),
+        ] {
+            let text = Record::new(rules).to_sgf();
+            assert!(text.contains(written), "{text}");
+            let read = parse(&text).expect("own output reads back");
+            assert_eq!(read.rules.preset, rules.preset, "{text}");
+        }
+        for old in ["ttakji", "TTAKJI", "japanese"] {
+            let read = parse(&format!("(;GM[1]FF[4]SZ[9]RU[{old}])")).expect("a record");
+            assert_ne!(read.rules.preset, Preset::Chinese, "{old}");
+        }
+        let read = parse("(;GM[1]FF[4]SZ[9]RU[japanese])").expect("a record");
+        assert_eq!(read.rules.preset, Preset::Japanese);
+    }
+
+    #[test]
     fn a_move_clock_is_written_as_byo_yomi_and_read_back() {
         let mut record = Record::new(Rules::japanese().with_board_size(BoardSize::THIRTEEN));
         record.seconds_per_move = Some(60);
         let text = record.to_sgf();
         assert!(
-            text.contains("SZ[13]KM[6.5]RU[japanese]TM[0]OT[1x60 byo-yomi]"),
+            text.contains("SZ[13]KM[6.5]RU[Japanese]TM[0]OT[1x60 byo-yomi]"),
             "{text}"
         );
         assert_eq!(parse(&text).expect("reads back"), record);
