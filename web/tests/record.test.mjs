@@ -2,6 +2,7 @@
 // the move list and its keys, the SGF, the territory, the review by the
 // page's engine, my games, and watching a live game from another browser.
 import { readFileSync } from "node:fs";
+import sgf from "@sabaki/sgf";
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { startServer, launch, player, point, stones, myColor, screenshot } from "./harness.mjs";
@@ -127,7 +128,15 @@ test("a finished game steps back to move 1 and forward again, by buttons and key
 
   // The SGF downloads and replays to the board the game ended with.
   const [download] = await Promise.all([black.waitForEvent("download"), black.getByRole("button", { name: "Download the record (SGF)" }).click()]);
-  const board = replaySgf(readFileSync(await download.path(), "utf8"), 9);
+  const record = readFileSync(await download.path(), "utf8");
+  const board = replaySgf(record, 9);
+  // An outside reader, Sabaki's SGF parser, reads its board, komi, rules
+  // (KataGo's rule string for Ttakji's rules) and all nine moves.
+  const [root] = sgf.parse(record);
+  assert.deepEqual([root.data.SZ, root.data.KM, root.data.RU], [["9"], ["7"], ["koPOSITIONALscoreAREAtaxNONEsui0"]]);
+  let moves = 0;
+  for (let node = root.children[0]; node; node = node.children[0]) moves += node.data.B || node.data.W ? 1 : 0;
+  assert.equal(moves, 9);
   const shown = new Map();
   for (const color of ["black", "white"]) {
     for (const b of await black.getByRole("group", { name: "Go board" }).getByRole("button", { name: new RegExp(`, ${color} stone`) }).all()) {
