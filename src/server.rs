@@ -244,8 +244,15 @@ where
     F: FnOnce(Shutdown) -> Fut,
     Fut: std::future::Future<Output = anyhow::Result<()>>,
 {
-    let _telemetry = ttakji_platform::telemetry::init(&telemetry.config(name))?;
-    runtime()?.block_on(async {
+    let runtime = runtime()?;
+    // The OTLP exporter's connection is a task on the runtime, so it is
+    // made inside it; the runtime outlives it, so the last spans are sent
+    // when it is dropped.
+    let telemetry = {
+        let _inside = runtime.enter();
+        ttakji_platform::telemetry::init(&telemetry.config(name))?
+    };
+    let served = runtime.block_on(async {
         let (trigger, shutdown) = shutdown::channel();
         stop_on_signal(trigger.clone());
         let served = service(shutdown).await;
@@ -254,7 +261,9 @@ where
             tracing::warn!(abandoned, "tasks still running at exit");
         }
         served
-    })
+    });
+    drop(telemetry);
+    served
 }
 
 fn stop_on_signal(trigger: shutdown::ShutdownTrigger) {

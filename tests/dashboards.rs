@@ -772,3 +772,40 @@ fn in_compose_every_service_exports_traces_and_reaches_every_authority() {
         }
     }
 }
+
+#[test]
+fn every_recorded_metric_is_described_in_the_catalog_with_its_kind_and_nothing_else_is() {
+    use ttakji_platform::metrics::{CATALOG, Kind as Described};
+    let described: BTreeMap<&str, Kind> = CATALOG
+        .iter()
+        .map(|&(name, kind, help)| {
+            assert!(!help.trim().is_empty(), "{name} has no help text");
+            let kind = match kind {
+                Described::Counter => Kind::Counter,
+                Described::Gauge => Kind::Gauge,
+                Described::Histogram => Kind::Histogram,
+            };
+            (name, kind)
+        })
+        .collect();
+    let recorded = Exported::from_sources().0;
+    for (name, kind) in &recorded {
+        assert_eq!(
+            described.get(name.as_str()),
+            Some(kind),
+            "{name} is recorded as a {kind:?} but the catalog (crates/platform/src/metrics.rs) says otherwise"
+        );
+        if *kind == Kind::Counter {
+            assert!(
+                name.ends_with("_total"),
+                "the counter {name} must end in _total"
+            );
+        }
+    }
+    for name in described.keys() {
+        assert!(
+            recorded.contains_key(*name),
+            "{name} is in the catalog but nothing records it"
+        );
+    }
+}

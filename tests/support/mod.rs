@@ -9,6 +9,7 @@
 #![allow(dead_code)]
 
 pub mod grpc_web;
+pub mod operator;
 
 use std::io::{BufRead as _, BufReader};
 use std::net::SocketAddr;
@@ -269,7 +270,7 @@ pub async fn scrape(addr: SocketAddr) -> String {
         .await
         .expect("metrics listener");
     stream
-        .write_all(b"GET /metrics HTTP/1.1\r\nhost: test\r\n\r\n")
+        .write_all(b"GET /metrics HTTP/1.1\r\nhost: test\r\nconnection: close\r\n\r\n")
         .await
         .expect("request");
     let mut page = String::new();

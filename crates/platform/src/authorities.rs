@@ -402,7 +402,12 @@ impl Authorities {
             tries += 1;
             let wait = retry_after(&last).unwrap_or(backoff).min(MAX_BACKOFF);
             if Instant::now() + wait >= give_up {
-                tracing::warn!(tries, code = ?last.code(), message = last.message(), "authority not reachable; giving up");
+                tracing::warn!(
+                    tries,
+                    code = crate::grpc::code_name(last.code()),
+                    message = last.message(),
+                    "authority not reachable; giving up"
+                );
                 metrics::counter!("ttakji_authority_retries_total", "outcome" => "gave_up")
                     .increment(1);
                 return Err(unavailable(
@@ -413,7 +418,12 @@ impl Authorities {
                     Duration::from_secs(1),
                 ));
             }
-            tracing::debug!(tries, code = ?last.code(), message = last.message(), "authority call retried");
+            tracing::debug!(
+                tries,
+                code = crate::grpc::code_name(last.code()),
+                message = last.message(),
+                "authority call retried"
+            );
             tokio::time::sleep(wait).await;
             backoff = (backoff * 2).min(MAX_BACKOFF);
         }

@@ -1,6 +1,6 @@
-//! gRPC plumbing every service shares: server spans joined to the caller's
-//! trace, a client interceptor that passes the trace on, error counting by
-//! code, and the size limit reported as a bad argument.
+//! gRPC plumbing every service shares: the server (health, reflection, the
+//! observed layer, browsers), a client interceptor that passes the trace
+//! on, the service key, and the status codes a client may rely on.
 
 use tonic::{Request, Status};
 
@@ -27,19 +27,6 @@ pub fn id<'a>(value: &'a str, field: &str) -> Result<&'a str, Status> {
         )));
     }
     Ok(value)
-}
-
-/// The span of one incoming gRPC request, a child of the caller's trace.
-/// Pass to `tonic::transport::Server::builder().trace_fn(..)`.
-#[must_use]
-pub fn server_span(request: &http::Request<()>) -> tracing::Span {
-    let span = tracing::info_span!(
-        "grpc.request",
-        otel.kind = "server",
-        rpc.method = %request.uri().path(),
-    );
-    crate::telemetry::set_parent_from(&span, &crate::telemetry::HeaderExtractor(request.headers()));
-    span
 }
 
 /// The metadata an internal call carries its service key in.
@@ -135,17 +122,6 @@ impl tonic::service::Interceptor for PropagateTrace {
     }
 }
 
-/// Counts a handler's outcome: `grpc_errors_total{method, code}` for errors.
-/// Returns the result unchanged.
-pub fn observe<T>(method: &'static str, result: Result<T, Status>) -> Result<T, Status> {
-    if let Err(status) = &result {
-        metrics::counter!("grpc_errors_total", "method" => method, "code" => code_name(status.code()))
-            .increment(1);
-        tracing::debug!(method, code = ?status.code(), message = status.message(), "request refused");
-    }
-    result
-}
-
 /// The gRPC name of a status code, as dashboards show it.
 #[must_use]
 pub fn code_name(code: tonic::Code) -> &'static str {
@@ -178,8 +154,6 @@ pub fn code_name(code: tonic::Code) -> &'static str {
 pub fn oversized_is_invalid_argument<B>(mut response: http::Response<B>) -> http::Response<B> {
     let out_of_range = http::HeaderValue::from_static("11");
     if response.headers().get("grpc-status") == Some(&out_of_range) {
-        metrics::counter!("grpc_errors_total", "method" => "any", "code" => "INVALID_ARGUMENT")
-            .increment(1);
         response
             .headers_mut()
             .insert("grpc-status", http::HeaderValue::from_static("3"));
@@ -299,8 +273,8 @@ pub fn client(url: &str, service: &str, key: Option<&ServiceKey>) -> anyhow::Res
 /// A service's gRPC server, started the same way everywhere: the listener
 /// is bound first (so the address is known before it runs), then every
 /// added service is reported SERVING to gRPC health checking, reflection is
-/// served beside them, each request gets a span joined to the caller's
-/// trace, oversized requests are INVALID_ARGUMENT, a broken connection to a
+/// served beside them, each call is spanned, counted and timed
+/// ([`crate::observed`]), oversized requests are INVALID_ARGUMENT, a broken connection to a
 /// service behind is UNAVAILABLE ([`answered_codes`]), and the server stops
 /// on the shutdown signal.
 #[derive(Debug)]
@@ -525,10 +499,22 @@ impl GrpcServer {
         // Reflection lists only what this server serves (the gateway's
         // port does not advertise the internal services), over v1 and the
         // v1alpha that older clients speak.
+        // Every file a listed service needs is served with it, so a client
+        // can resolve any of them (both reflection versions answer for
+        // both, and health is listed too).
         let reflection = || {
             self.serving.iter().fold(
                 tonic_reflection::server::Builder::configure()
+                    .include_reflection_service(false)
                     .register_encoded_file_descriptor_set(ttakji_proto::FILE_DESCRIPTOR_SET)
+                    .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+                    .register_encoded_file_descriptor_set(
+                        tonic_reflection::pb::v1::FILE_DESCRIPTOR_SET,
+                    )
+                    .register_encoded_file_descriptor_set(
+                        tonic_reflection::pb::v1alpha::FILE_DESCRIPTOR_SET,
+                    )
+                    .with_service_name("grpc.health.v1.Health")
                     .with_service_name("grpc.reflection.v1.ServerReflection")
                     .with_service_name("grpc.reflection.v1alpha.ServerReflection"),
                 |builder, name| builder.with_service_name(*name),
@@ -548,12 +534,12 @@ impl GrpcServer {
         let browsers = self.browsers.as_ref();
         tonic::transport::Server::builder()
             .accept_http1(browsers.is_some())
-            .trace_fn(server_span)
             .layer(
                 tower::ServiceBuilder::new()
                     .option_layer(browsers.and_then(|b| b.pages.clone()).map(PagesLayer))
                     .option_layer(browsers.map(Browsers::cors))
                     .option_layer(browsers.map(|_| tonic_web::GrpcWebLayer::new()))
+                    .layer(crate::observed::ObservedLayer)
                     .layer(tower::util::MapResponseLayer::new(
                         answered_codes::<tonic::body::Body>,
                     )),

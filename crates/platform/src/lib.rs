@@ -10,6 +10,7 @@ pub mod bus;
 pub mod config;
 pub mod grpc;
 pub mod metrics;
+pub mod observed;
 pub mod redis_target;
 pub mod refusal;
 pub mod shutdown;

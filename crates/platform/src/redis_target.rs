@@ -177,14 +177,14 @@ impl RedisTarget {
                         };
                         match moved {
                             Ok(manager) => {
-                                tracing::info!(from = ?at, to = ?now, "redis: the master moved; connection follows");
+                                tracing::info!(from = %format_args!("{}:{}", at.0, at.1), to = %format_args!("{}:{}", now.0, now.1), "redis: the master moved; connection follows");
                                 if let Ok(mut slot) = current.write() {
                                     *slot = manager;
                                 }
                                 at = now;
                             }
                             Err(e) => {
-                                tracing::warn!(error = %e, master = ?now, "redis: the new master cannot be reached yet");
+                                tracing::warn!(error = %e, master = %format_args!("{}:{}", now.0, now.1), "redis: the new master cannot be reached yet");
                             }
                         }
                     }

@@ -116,8 +116,8 @@ fn install(
     let filter = || EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
     let fmt = match config.log_format {
         LogFormat::Json => tracing_subscriber::fmt::layer()
-            .json()
-            .with_current_span(true)
+            .fmt_fields(tracing_subscriber::fmt::format::JsonFields::new())
+            .event_format(JsonLines)
             .with_writer(std::io::stderr)
             .with_filter(filter())
             .boxed(),
@@ -146,6 +146,110 @@ fn install(
         .with(otel)
         .try_init();
     Ok(TelemetryGuard { provider })
+}
+
+/// One JSON object per log line, in the shape log collectors read and
+/// OpenTelemetry's log data model names: `timestamp`, `level`, `target`,
+/// `message`, the event's fields as JSON values (numbers stay numbers),
+/// `span` (the current span's name and fields) and, inside a trace,
+/// `trace_id` and `span_id` as hex, so a line joins its trace.
+#[derive(Debug, Clone, Copy)]
+struct JsonLines;
+
+impl<S, N> tracing_subscriber::fmt::FormatEvent<S, N> for JsonLines
+where
+    S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+    N: for<'a> tracing_subscriber::fmt::FormatFields<'a> + 'static,
+{
+    fn format_event(
+        &self,
+        ctx: &tracing_subscriber::fmt::FmtContext<'_, S, N>,
+        mut writer: tracing_subscriber::fmt::format::Writer<'_>,
+        event: &tracing::Event<'_>,
+    ) -> std::fmt::Result {
+        use opentelemetry::trace::TraceContextExt as _;
+        use serde_json::{Map, Value};
+        use tracing_subscriber::fmt::time::FormatTime as _;
+
+        let mut line = Map::new();
+        let mut timestamp = String::new();
+        tracing_subscriber::fmt::time::SystemTime.format_time(
+            &mut tracing_subscriber::fmt::format::Writer::new(&mut timestamp),
+        )?;
+        line.insert("timestamp".into(), Value::String(timestamp));
+        let meta = event.metadata();
+        line.insert("level".into(), Value::String(meta.level().to_string()));
+        line.insert("target".into(), Value::String(meta.target().to_owned()));
+        let mut fields = JsonValues(Map::new());
+        event.record(&mut fields);
+        let mut fields = fields.0;
+        if let Some(message) = fields.remove("message") {
+            line.insert("message".into(), message);
+        }
+        if !fields.is_empty() {
+            line.insert("fields".into(), Value::Object(fields));
+        }
+        if let Some(span) = ctx.lookup_current() {
+            let mut described = Map::new();
+            described.insert("name".into(), Value::String(span.name().to_owned()));
+            let extensions = span.extensions();
+            if let Some(recorded) = extensions.get::<tracing_subscriber::fmt::FormattedFields<N>>()
+                && let Ok(Value::Object(recorded)) =
+                    serde_json::from_str::<Value>(recorded.fields.as_str())
+            {
+                described.extend(recorded);
+            }
+            drop(extensions);
+            line.insert("span".into(), Value::Object(described));
+            let cx = tracing::Span::current().context();
+            let context = cx.span().span_context().clone();
+            if context.is_valid() {
+                line.insert(
+                    "trace_id".into(),
+                    Value::String(context.trace_id().to_string()),
+                );
+                line.insert(
+                    "span_id".into(),
+                    Value::String(context.span_id().to_string()),
+                );
+            }
+        }
+        let text = serde_json::to_string(&Value::Object(line)).map_err(|_| std::fmt::Error)?;
+        writeln!(writer, "{text}")
+    }
+}
+
+/// An event's fields as JSON values: strings, numbers and booleans as
+/// themselves, anything else by its `Debug` form.
+struct JsonValues(serde_json::Map<String, serde_json::Value>);
+
+impl tracing::field::Visit for JsonValues {
+    fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+        self.0.insert(field.name().into(), value.into());
+    }
+    fn record_i64(&mut self, field: &tracing::field::Field, value: i64) {
+        self.0.insert(field.name().into(), value.into());
+    }
+    fn record_u64(&mut self, field: &tracing::field::Field, value: u64) {
+        self.0.insert(field.name().into(), value.into());
+    }
+    fn record_f64(&mut self, field: &tracing::field::Field, value: f64) {
+        self.0.insert(field.name().into(), value.into());
+    }
+    fn record_bool(&mut self, field: &tracing::field::Field, value: bool) {
+        self.0.insert(field.name().into(), value.into());
+    }
+    fn record_error(
+        &mut self,
+        field: &tracing::field::Field,
+        value: &(dyn std::error::Error + 'static),
+    ) {
+        self.0.insert(field.name().into(), value.to_string().into());
+    }
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        self.0
+            .insert(field.name().into(), format!("{value:?}").into());
+    }
 }
 
 /// The current span's trace context as W3C headers (`traceparent`, …).

@@ -147,6 +147,15 @@ pub enum Command {
     Release,
 }
 
+/// A computer's decision as a log field: `E5`, `pass` or `resign`.
+fn decision_text(decision: &Decision) -> String {
+    match decision {
+        Decision::Play(point) => point.to_string(),
+        Decision::Pass => "pass".to_owned(),
+        Decision::Resign => "resign".to_owned(),
+    }
+}
+
 fn storage_error(e: &sqlx::Error) -> Status {
     ttakji_platform::store::status(e, "the game could not be stored; nothing was changed")
 }
@@ -606,7 +615,7 @@ impl Actor {
             let think = started.elapsed();
             metrics::histogram!("ttakji_ai_think_seconds", "level" => player.level().name())
                 .record(think.as_secs_f64());
-            tracing::debug!(?decision, think_ms = think.as_millis(), "computer decided");
+            tracing::debug!(decision = %decision_text(&decision), think_ms = think.as_millis(), "computer decided");
             let _ = mailbox.blocking_send(Command::AiDecided {
                 generation,
                 decision,
@@ -630,7 +639,7 @@ impl Actor {
         else {
             return;
         };
-        tracing::info!(%game_id, ?decision, think_ms = think.as_millis(), "computer moves");
+        tracing::info!(%game_id, decision = %decision_text(&decision), think_ms = think.as_millis(), "computer moves");
         self.take_own(step, "computer's move").await;
     }
 

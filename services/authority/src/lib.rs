@@ -160,7 +160,7 @@ impl App {
                 .resume_playing()
                 .await
                 .map_err(|s| anyhow::anyhow!("{}", s.message()))?;
-            tracing::info!(%addr, ?metrics_addr, resumed, "authority ready");
+            tracing::info!(%addr, metrics_addr = metrics_addr.map(tracing::field::display), resumed, "authority ready");
         }
         Ok(App {
             addr,

@@ -3,7 +3,6 @@
 
 use baduk::Rules;
 use tonic::{Request, Response, Status};
-use ttakji_platform::grpc::observe;
 use ttakji_proto::v1 as pb;
 use ttakji_proto::v1::authority_service_server::AuthorityService;
 
@@ -193,106 +192,100 @@ impl AuthorityService for Authority {
         &self,
         request: Request<pb::CreateGameRequest>,
     ) -> Result<Response<pb::CreateGameResponse>, Status> {
-        observe(
-            "CreateGame",
-            async {
-                let given = request.get_ref().game_id.clone();
-                let owner = if given.is_empty() {
-                    true
-                } else {
-                    match self.route(&request, &given)? {
-                        Route::There(mut peer) => {
-                            return relayed(
-                                peer.create_game(forwarded(request.into_inner())).await,
-                            );
-                        }
-                        Route::Here { owner } => owner,
+        {
+            let given = request.get_ref().game_id.clone();
+            let owner = if given.is_empty() {
+                true
+            } else {
+                match self.route(&request, &given)? {
+                    Route::There(mut peer) => {
+                        return relayed(peer.create_game(forwarded(request.into_inner())).await);
                     }
-                };
-                let req = request.into_inner();
-                let size = convert::board_size(req.board_size)?;
-                let ruleset = if req.ruleset.is_empty() {
-                    "ttakji"
-                } else {
-                    req.ruleset.as_str()
-                };
-                let mut rules = Rules::named(ruleset)
-                    .map_err(|e| Status::invalid_argument(e.to_string()))?
-                    .with_board_size(size);
-                if let Some(half) = req.komi_half_points {
-                    rules = rules.with_komi(convert::komi(half)?);
+                    Route::Here { owner } => owner,
                 }
-                let black = seat(req.black.as_ref(), "black")?;
-                let white = seat(req.white.as_ref(), "white")?;
-                let computer = [&req.black, &req.white]
-                    .into_iter()
-                    .flatten()
-                    .find(|s| s.user_id.is_empty());
-                let ai_engine = convert::ai_engine(computer.map_or(0, |s| s.ai_engine))?;
-                if black.ai.is_some() && white.ai.is_some() {
-                    return Err(Status::invalid_argument("a game needs at least one person"));
-                }
-                if black.user_id.is_some() && black.user_id == white.user_id {
-                    return Err(Status::invalid_argument("a player cannot take both seats"));
-                }
-                let meta = GameMeta {
-                    id: if req.game_id.is_empty() {
-                        self.registry.ownership().new_local_id().ok_or_else(|| {
-                            unavailable(
-                                "this authority serves no games right now; try again",
-                                std::time::Duration::from_millis(100),
-                            )
-                        })?
-                    } else if req.game_id.len() == 32
-                        && req
-                            .game_id
-                            .bytes()
-                            .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
-                    {
-                        req.game_id.clone()
-                    } else {
-                        return Err(Status::invalid_argument(
-                            "game_id must be 32 lowercase hex digits",
-                        ));
-                    },
-                    ranked: req.ranked && black.ai.is_none() && white.ai.is_none(),
-                    rules,
-                    black,
-                    white,
-                    seconds_per_move: convert::seconds_per_move(req.seconds_per_move)?,
-                    keep_colors: req.keep_colors_on_rematch,
-                    created_at: ttakji_platform::now_unix_ms(),
-                    stand_in: false,
-                    ai_engine,
-                    ladder_rating: req.ladder_rating,
-                };
-                // A stand-in only between two people in a casual game: in
-                // a ranked one the clock runs for a player who is away.
-                let meta = GameMeta {
-                    stand_in: req.computer_stands_in
-                        && !meta.ranked
-                        && !req.ranked
-                        && !meta.is_ai_game(),
-                    ..meta
-                };
-                if meta.is_ai_game() && meta.ai_engine == AiEngine::Server {
-                    let person = meta.black.user_id.as_ref().or(meta.white.user_id.as_ref());
-                    if let Some(person) = person {
-                        within_server_ai_limit(&self.registry, person, &meta.id, req.server_ai_limit)
-                            .await?;
-                    }
-                }
-                tracing::info!(game_id = %meta.id, "game created");
-                let computer_engine = meta.is_ai_game().then_some(meta.ai_engine);
-                let game = self.registry.create(meta).await?;
-                if let Some(engine) = computer_engine {
-                    metrics::counter!("ttakji_ai_games_started_total", "engine" => codec::ai_engine_text(engine))
-                        .increment(1);
-                }
-                Ok(self.answer(pb::CreateGameResponse { game: Some(game) }, owner))
+            };
+            let req = request.into_inner();
+            let size = convert::board_size(req.board_size)?;
+            let ruleset = if req.ruleset.is_empty() {
+                "ttakji"
+            } else {
+                req.ruleset.as_str()
+            };
+            let mut rules = Rules::named(ruleset)
+                .map_err(|e| Status::invalid_argument(e.to_string()))?
+                .with_board_size(size);
+            if let Some(half) = req.komi_half_points {
+                rules = rules.with_komi(convert::komi(half)?);
             }
-            .await,
-        )
+            let black = seat(req.black.as_ref(), "black")?;
+            let white = seat(req.white.as_ref(), "white")?;
+            let computer = [&req.black, &req.white]
+                .into_iter()
+                .flatten()
+                .find(|s| s.user_id.is_empty());
+            let ai_engine = convert::ai_engine(computer.map_or(0, |s| s.ai_engine))?;
+            if black.ai.is_some() && white.ai.is_some() {
+                return Err(Status::invalid_argument("a game needs at least one person"));
+            }
+            if black.user_id.is_some() && black.user_id == white.user_id {
+                return Err(Status::invalid_argument("a player cannot take both seats"));
+            }
+            let meta = GameMeta {
+                id: if req.game_id.is_empty() {
+                    self.registry.ownership().new_local_id().ok_or_else(|| {
+                        unavailable(
+                            "this authority serves no games right now; try again",
+                            std::time::Duration::from_millis(100),
+                        )
+                    })?
+                } else if req.game_id.len() == 32
+                    && req
+                        .game_id
+                        .bytes()
+                        .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+                {
+                    req.game_id.clone()
+                } else {
+                    return Err(Status::invalid_argument(
+                        "game_id must be 32 lowercase hex digits",
+                    ));
+                },
+                ranked: req.ranked && black.ai.is_none() && white.ai.is_none(),
+                rules,
+                black,
+                white,
+                seconds_per_move: convert::seconds_per_move(req.seconds_per_move)?,
+                keep_colors: req.keep_colors_on_rematch,
+                created_at: ttakji_platform::now_unix_ms(),
+                stand_in: false,
+                ai_engine,
+                ladder_rating: req.ladder_rating,
+            };
+            // A stand-in only between two people in a casual game: in
+            // a ranked one the clock runs for a player who is away.
+            let meta = GameMeta {
+                stand_in: req.computer_stands_in
+                    && !meta.ranked
+                    && !req.ranked
+                    && !meta.is_ai_game(),
+                ..meta
+            };
+            if meta.is_ai_game() && meta.ai_engine == AiEngine::Server {
+                let person = meta.black.user_id.as_ref().or(meta.white.user_id.as_ref());
+                if let Some(person) = person {
+                    within_server_ai_limit(&self.registry, person, &meta.id, req.server_ai_limit)
+                        .await?;
+                }
+            }
+            tracing::info!(game_id = %meta.id, "game created");
+            let computer_engine = meta.is_ai_game().then_some(meta.ai_engine);
+            let game = self.registry.create(meta).await?;
+            if let Some(engine) = computer_engine {
+                metrics::counter!("ttakji_ai_games_started_total", "engine" => codec::ai_engine_text(engine))
+                        .increment(1);
+            }
+            Ok(self.answer(pb::CreateGameResponse { game: Some(game) }, owner))
+        }
     }
 
     #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
@@ -300,26 +293,22 @@ impl AuthorityService for Authority {
         &self,
         request: Request<pb::LoadGameRequest>,
     ) -> Result<Response<pb::LoadGameResponse>, Status> {
-        observe(
-            "LoadGame",
-            async {
-                let owner = match self.route(&request, &request.get_ref().game_id)? {
-                    Route::There(mut peer) => {
-                        return relayed(peer.load_game(forwarded(request.into_inner())).await);
-                    }
-                    Route::Here { owner } => owner,
-                };
-                let req = request.into_inner();
-                let id = convert::game_id(&req.game_id)?;
-                let preview = req.include_score_preview;
-                let game = self
-                    .registry
-                    .ask(id, |reply| Command::Snapshot { preview, reply })
-                    .await?;
-                Ok(self.answer(pb::LoadGameResponse { game: Some(game) }, owner))
-            }
-            .await,
-        )
+        {
+            let owner = match self.route(&request, &request.get_ref().game_id)? {
+                Route::There(mut peer) => {
+                    return relayed(peer.load_game(forwarded(request.into_inner())).await);
+                }
+                Route::Here { owner } => owner,
+            };
+            let req = request.into_inner();
+            let id = convert::game_id(&req.game_id)?;
+            let preview = req.include_score_preview;
+            let game = self
+                .registry
+                .ask(id, |reply| Command::Snapshot { preview, reply })
+                .await?;
+            Ok(self.answer(pb::LoadGameResponse { game: Some(game) }, owner))
+        }
     }
 
     #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id, user_id = %request.get_ref().user_id, move_number = request.get_ref().move_number))]
@@ -327,52 +316,48 @@ impl AuthorityService for Authority {
         &self,
         request: Request<pb::SubmitActionRequest>,
     ) -> Result<Response<pb::SubmitActionResponse>, Status> {
-        observe(
-            "SubmitAction",
-            async {
-                let owner = match self.route(&request, &request.get_ref().game_id)? {
-                    Route::There(mut peer) => {
-                        return relayed(peer.submit_action(forwarded(request.into_inner())).await);
-                    }
-                    Route::Here { owner } => owner,
-                };
-                let req = request.into_inner();
-                let id = convert::game_id(&req.game_id)?.to_owned();
-                if req.user_id.is_empty() {
-                    return Err(Status::invalid_argument("user_id is empty"));
+        {
+            let owner = match self.route(&request, &request.get_ref().game_id)? {
+                Route::There(mut peer) => {
+                    return relayed(peer.submit_action(forwarded(request.into_inner())).await);
                 }
-                let action = match &req.action {
-                    None => {
-                        return Err(Status::invalid_argument("no action: place, pass or resign"));
-                    }
-                    Some(pb::submit_action_request::Action::Pass(_)) => Requested::Pass,
-                    Some(pb::submit_action_request::Action::Resign(_)) => Requested::Resign,
-                    Some(pb::submit_action_request::Action::Place(p)) => Requested::Place {
-                        column: p.column,
-                        row: p.row,
-                    },
-                };
-                let (mv, game) = self
-                    .registry
-                    .ask(&id, |reply| Command::Submit {
-                        span: tracing::Span::current(),
-                        user_id: req.user_id.clone(),
-                        number: req.move_number,
-                        action,
-                        for_computer: req.for_computer,
-                        reply,
-                    })
-                    .await??;
-                Ok(self.answer(
-                    pb::SubmitActionResponse {
-                        r#move: mv,
-                        game: Some(game),
-                    },
-                    owner,
-                ))
+                Route::Here { owner } => owner,
+            };
+            let req = request.into_inner();
+            let id = convert::game_id(&req.game_id)?.to_owned();
+            if req.user_id.is_empty() {
+                return Err(Status::invalid_argument("user_id is empty"));
             }
-            .await,
-        )
+            let action = match &req.action {
+                None => {
+                    return Err(Status::invalid_argument("no action: place, pass or resign"));
+                }
+                Some(pb::submit_action_request::Action::Pass(_)) => Requested::Pass,
+                Some(pb::submit_action_request::Action::Resign(_)) => Requested::Resign,
+                Some(pb::submit_action_request::Action::Place(p)) => Requested::Place {
+                    column: p.column,
+                    row: p.row,
+                },
+            };
+            let (mv, game) = self
+                .registry
+                .ask(&id, |reply| Command::Submit {
+                    span: tracing::Span::current(),
+                    user_id: req.user_id.clone(),
+                    number: req.move_number,
+                    action,
+                    for_computer: req.for_computer,
+                    reply,
+                })
+                .await??;
+            Ok(self.answer(
+                pb::SubmitActionResponse {
+                    r#move: mv,
+                    game: Some(game),
+                },
+                owner,
+            ))
+        }
     }
 
     #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id, user_id = %request.get_ref().user_id))]
@@ -380,45 +365,39 @@ impl AuthorityService for Authority {
         &self,
         request: Request<pb::SwitchAiEngineRequest>,
     ) -> Result<Response<pb::SwitchAiEngineResponse>, Status> {
-        observe(
-            "SwitchAiEngine",
-            async {
-                let owner = match self.route(&request, &request.get_ref().game_id)? {
-                    Route::There(mut peer) => {
-                        return relayed(
-                            peer.switch_ai_engine(forwarded(request.into_inner())).await,
-                        );
-                    }
-                    Route::Here { owner } => owner,
-                };
-                let req = request.into_inner();
-                let id = convert::game_id(&req.game_id)?.to_owned();
-                if req.user_id.is_empty() {
-                    return Err(Status::invalid_argument("user_id is empty"));
+        {
+            let owner = match self.route(&request, &request.get_ref().game_id)? {
+                Route::There(mut peer) => {
+                    return relayed(peer.switch_ai_engine(forwarded(request.into_inner())).await);
                 }
-                if req.engine == pb::AiEngine::Unspecified as i32 {
-                    return Err(Status::invalid_argument(
-                        "engine is unspecified: AI_ENGINE_SERVER or AI_ENGINE_CLIENT",
-                    ));
-                }
-                let engine = convert::ai_engine(req.engine)?;
-                if engine == AiEngine::Server {
-                    within_server_ai_limit(&self.registry, &req.user_id, &id, req.server_ai_limit)
-                        .await?;
-                }
-                let game = self
-                    .registry
-                    .ask(&id, |reply| Command::SwitchAiEngine {
-                        span: tracing::Span::current(),
-                        user_id: req.user_id.clone(),
-                        engine,
-                        reply,
-                    })
-                    .await??;
-                Ok(self.answer(pb::SwitchAiEngineResponse { game: Some(game) }, owner))
+                Route::Here { owner } => owner,
+            };
+            let req = request.into_inner();
+            let id = convert::game_id(&req.game_id)?.to_owned();
+            if req.user_id.is_empty() {
+                return Err(Status::invalid_argument("user_id is empty"));
             }
-            .await,
-        )
+            if req.engine == pb::AiEngine::Unspecified as i32 {
+                return Err(Status::invalid_argument(
+                    "engine is unspecified: AI_ENGINE_SERVER or AI_ENGINE_CLIENT",
+                ));
+            }
+            let engine = convert::ai_engine(req.engine)?;
+            if engine == AiEngine::Server {
+                within_server_ai_limit(&self.registry, &req.user_id, &id, req.server_ai_limit)
+                    .await?;
+            }
+            let game = self
+                .registry
+                .ask(&id, |reply| Command::SwitchAiEngine {
+                    span: tracing::Span::current(),
+                    user_id: req.user_id.clone(),
+                    engine,
+                    reply,
+                })
+                .await??;
+            Ok(self.answer(pb::SwitchAiEngineResponse { game: Some(game) }, owner))
+        }
     }
 
     #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id, user_id = %request.get_ref().user_id))]
@@ -426,30 +405,26 @@ impl AuthorityService for Authority {
         &self,
         request: Request<pb::TakeBackRequest>,
     ) -> Result<Response<pb::TakeBackResponse>, Status> {
-        observe(
-            "TakeBack",
-            async {
-                let owner = match self.route(&request, &request.get_ref().game_id)? {
-                    Route::There(mut peer) => {
-                        return relayed(peer.take_back(forwarded(request.into_inner())).await);
-                    }
-                    Route::Here { owner } => owner,
-                };
-                let req = request.into_inner();
-                let id = convert::game_id(&req.game_id)?.to_owned();
-                let game = self
-                    .registry
-                    .ask(&id, |reply| Command::TakeBack {
-                        span: tracing::Span::current(),
-                        user_id: req.user_id.clone(),
-                        move_count: req.move_count,
-                        reply,
-                    })
-                    .await??;
-                Ok(self.answer(pb::TakeBackResponse { game: Some(game) }, owner))
-            }
-            .await,
-        )
+        {
+            let owner = match self.route(&request, &request.get_ref().game_id)? {
+                Route::There(mut peer) => {
+                    return relayed(peer.take_back(forwarded(request.into_inner())).await);
+                }
+                Route::Here { owner } => owner,
+            };
+            let req = request.into_inner();
+            let id = convert::game_id(&req.game_id)?.to_owned();
+            let game = self
+                .registry
+                .ask(&id, |reply| Command::TakeBack {
+                    span: tracing::Span::current(),
+                    user_id: req.user_id.clone(),
+                    move_count: req.move_count,
+                    reply,
+                })
+                .await??;
+            Ok(self.answer(pb::TakeBackResponse { game: Some(game) }, owner))
+        }
     }
 
     #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
@@ -457,24 +432,20 @@ impl AuthorityService for Authority {
         &self,
         request: Request<pb::PreviewScoreRequest>,
     ) -> Result<Response<pb::PreviewScoreResponse>, Status> {
-        observe(
-            "PreviewScore",
-            async {
-                let owner = match self.route(&request, &request.get_ref().game_id)? {
-                    Route::There(mut peer) => {
-                        return relayed(peer.preview_score(forwarded(request.into_inner())).await);
-                    }
-                    Route::Here { owner } => owner,
-                };
-                let id = convert::game_id(&request.get_ref().game_id)?;
-                let count = self
-                    .registry
-                    .ask(id, |reply| Command::Preview { reply })
-                    .await?;
-                Ok(self.answer(pb::PreviewScoreResponse { count: Some(count) }, owner))
-            }
-            .await,
-        )
+        {
+            let owner = match self.route(&request, &request.get_ref().game_id)? {
+                Route::There(mut peer) => {
+                    return relayed(peer.preview_score(forwarded(request.into_inner())).await);
+                }
+                Route::Here { owner } => owner,
+            };
+            let id = convert::game_id(&request.get_ref().game_id)?;
+            let count = self
+                .registry
+                .ask(id, |reply| Command::Preview { reply })
+                .await?;
+            Ok(self.answer(pb::PreviewScoreResponse { count: Some(count) }, owner))
+        }
     }
 
     #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
@@ -482,24 +453,20 @@ impl AuthorityService for Authority {
         &self,
         request: Request<pb::ExportRecordRequest>,
     ) -> Result<Response<pb::ExportRecordResponse>, Status> {
-        observe(
-            "ExportRecord",
-            async {
-                let owner = match self.route(&request, &request.get_ref().game_id)? {
-                    Route::There(mut peer) => {
-                        return relayed(peer.export_record(forwarded(request.into_inner())).await);
-                    }
-                    Route::Here { owner } => owner,
-                };
-                let id = convert::game_id(&request.get_ref().game_id)?;
-                let sgf = self
-                    .registry
-                    .ask(id, |reply| Command::Export { reply })
-                    .await?;
-                Ok(self.answer(pb::ExportRecordResponse { sgf }, owner))
-            }
-            .await,
-        )
+        {
+            let owner = match self.route(&request, &request.get_ref().game_id)? {
+                Route::There(mut peer) => {
+                    return relayed(peer.export_record(forwarded(request.into_inner())).await);
+                }
+                Route::Here { owner } => owner,
+            };
+            let id = convert::game_id(&request.get_ref().game_id)?;
+            let sgf = self
+                .registry
+                .ask(id, |reply| Command::Export { reply })
+                .await?;
+            Ok(self.answer(pb::ExportRecordResponse { sgf }, owner))
+        }
     }
 
     #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id, after_seq = request.get_ref().after_seq))]
@@ -507,27 +474,23 @@ impl AuthorityService for Authority {
         &self,
         request: Request<pb::ListEventsRequest>,
     ) -> Result<Response<pb::ListEventsResponse>, Status> {
-        observe(
-            "ListEvents",
-            async {
-                let owner = match self.route(&request, &request.get_ref().game_id)? {
-                    Route::There(mut peer) => {
-                        return relayed(peer.list_events(forwarded(request.into_inner())).await);
-                    }
-                    Route::Here { owner } => owner,
-                };
-                let req = request.into_inner();
-                let id = convert::game_id(&req.game_id)?;
-                // Make sure the game exists (NOT_FOUND otherwise).
-                self.registry.mailbox(id).await?;
-                let events = self
-                    .registry
-                    .events_after(id, req.after_seq, req.limit)
-                    .await?;
-                Ok(self.answer(pb::ListEventsResponse { events }, owner))
-            }
-            .await,
-        )
+        {
+            let owner = match self.route(&request, &request.get_ref().game_id)? {
+                Route::There(mut peer) => {
+                    return relayed(peer.list_events(forwarded(request.into_inner())).await);
+                }
+                Route::Here { owner } => owner,
+            };
+            let req = request.into_inner();
+            let id = convert::game_id(&req.game_id)?;
+            // Make sure the game exists (NOT_FOUND otherwise).
+            self.registry.mailbox(id).await?;
+            let events = self
+                .registry
+                .events_after(id, req.after_seq, req.limit)
+                .await?;
+            Ok(self.answer(pb::ListEventsResponse { events }, owner))
+        }
     }
 
     #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id, user_id = %request.get_ref().user_id))]
@@ -535,29 +498,25 @@ impl AuthorityService for Authority {
         &self,
         request: Request<pb::ProposeDrawRequest>,
     ) -> Result<Response<pb::ProposeDrawResponse>, Status> {
-        observe(
-            "OfferDraw",
-            async {
-                let owner = match self.route(&request, &request.get_ref().game_id)? {
-                    Route::There(mut peer) => {
-                        return relayed(peer.propose_draw(forwarded(request.into_inner())).await);
-                    }
-                    Route::Here { owner } => owner,
-                };
-                let req = request.into_inner();
-                let id = convert::game_id(&req.game_id)?.to_owned();
-                let game = self
-                    .registry
-                    .ask(&id, |reply| Command::OfferDraw {
-                        span: tracing::Span::current(),
-                        user_id: req.user_id.clone(),
-                        reply,
-                    })
-                    .await??;
-                Ok(self.answer(pb::ProposeDrawResponse { game: Some(game) }, owner))
-            }
-            .await,
-        )
+        {
+            let owner = match self.route(&request, &request.get_ref().game_id)? {
+                Route::There(mut peer) => {
+                    return relayed(peer.propose_draw(forwarded(request.into_inner())).await);
+                }
+                Route::Here { owner } => owner,
+            };
+            let req = request.into_inner();
+            let id = convert::game_id(&req.game_id)?.to_owned();
+            let game = self
+                .registry
+                .ask(&id, |reply| Command::OfferDraw {
+                    span: tracing::Span::current(),
+                    user_id: req.user_id.clone(),
+                    reply,
+                })
+                .await??;
+            Ok(self.answer(pb::ProposeDrawResponse { game: Some(game) }, owner))
+        }
     }
 
     #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id, user_id = %request.get_ref().user_id))]
@@ -565,32 +524,26 @@ impl AuthorityService for Authority {
         &self,
         request: Request<pb::RespondToDrawRequest>,
     ) -> Result<Response<pb::RespondToDrawResponse>, Status> {
-        observe(
-            "AnswerDraw",
-            async {
-                let owner = match self.route(&request, &request.get_ref().game_id)? {
-                    Route::There(mut peer) => {
-                        return relayed(
-                            peer.respond_to_draw(forwarded(request.into_inner())).await,
-                        );
-                    }
-                    Route::Here { owner } => owner,
-                };
-                let req = request.into_inner();
-                let id = convert::game_id(&req.game_id)?.to_owned();
-                let game = self
-                    .registry
-                    .ask(&id, |reply| Command::AnswerDraw {
-                        span: tracing::Span::current(),
-                        user_id: req.user_id.clone(),
-                        accept: req.accept,
-                        reply,
-                    })
-                    .await??;
-                Ok(self.answer(pb::RespondToDrawResponse { game: Some(game) }, owner))
-            }
-            .await,
-        )
+        {
+            let owner = match self.route(&request, &request.get_ref().game_id)? {
+                Route::There(mut peer) => {
+                    return relayed(peer.respond_to_draw(forwarded(request.into_inner())).await);
+                }
+                Route::Here { owner } => owner,
+            };
+            let req = request.into_inner();
+            let id = convert::game_id(&req.game_id)?.to_owned();
+            let game = self
+                .registry
+                .ask(&id, |reply| Command::AnswerDraw {
+                    span: tracing::Span::current(),
+                    user_id: req.user_id.clone(),
+                    accept: req.accept,
+                    reply,
+                })
+                .await??;
+            Ok(self.answer(pb::RespondToDrawResponse { game: Some(game) }, owner))
+        }
     }
 
     #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id, user_id = %request.get_ref().user_id))]
@@ -598,57 +551,53 @@ impl AuthorityService for Authority {
         &self,
         request: Request<pb::SettleCountRequest>,
     ) -> Result<Response<pb::SettleCountResponse>, Status> {
-        observe(
-            "SettleCount",
-            async {
-                let owner = match self.route(&request, &request.get_ref().game_id)? {
-                    Route::There(mut peer) => {
-                        return relayed(peer.settle_count(forwarded(request.into_inner())).await);
-                    }
-                    Route::Here { owner } => owner,
-                };
-                let req = request.into_inner();
-                let id = convert::game_id(&req.game_id)?.to_owned();
-                if req.user_id.is_empty() {
-                    return Err(Status::invalid_argument("user_id is empty"));
+        {
+            let owner = match self.route(&request, &request.get_ref().game_id)? {
+                Route::There(mut peer) => {
+                    return relayed(peer.settle_count(forwarded(request.into_inner())).await);
                 }
-                use pb::settle_count_request::Action;
-                let action = match &req.action {
-                    None => {
-                        return Err(Status::invalid_argument(
-                            "no action: mark, confirm or resume",
-                        ));
-                    }
-                    Some(Action::Mark(m)) => {
-                        let Some(p) = &m.point else {
-                            return Err(Status::invalid_argument("mark names no point"));
-                        };
-                        CountAction::Mark {
-                            column: p.column,
-                            row: p.row,
-                            dead: m.dead,
-                        }
-                    }
-                    Some(Action::Confirm(c)) => CountAction::Confirm {
-                        version: c.marks_version,
-                    },
-                    Some(Action::Resume(r)) => CountAction::Resume {
-                        after_move: r.after_move,
-                    },
-                };
-                let game = self
-                    .registry
-                    .ask(&id, |reply| Command::SettleCount {
-                        span: tracing::Span::current(),
-                        user_id: req.user_id.clone(),
-                        action,
-                        reply,
-                    })
-                    .await??;
-                Ok(self.answer(pb::SettleCountResponse { game: Some(game) }, owner))
+                Route::Here { owner } => owner,
+            };
+            let req = request.into_inner();
+            let id = convert::game_id(&req.game_id)?.to_owned();
+            if req.user_id.is_empty() {
+                return Err(Status::invalid_argument("user_id is empty"));
             }
-            .await,
-        )
+            use pb::settle_count_request::Action;
+            let action = match &req.action {
+                None => {
+                    return Err(Status::invalid_argument(
+                        "no action: mark, confirm or resume",
+                    ));
+                }
+                Some(Action::Mark(m)) => {
+                    let Some(p) = &m.point else {
+                        return Err(Status::invalid_argument("mark names no point"));
+                    };
+                    CountAction::Mark {
+                        column: p.column,
+                        row: p.row,
+                        dead: m.dead,
+                    }
+                }
+                Some(Action::Confirm(c)) => CountAction::Confirm {
+                    version: c.marks_version,
+                },
+                Some(Action::Resume(r)) => CountAction::Resume {
+                    after_move: r.after_move,
+                },
+            };
+            let game = self
+                .registry
+                .ask(&id, |reply| Command::SettleCount {
+                    span: tracing::Span::current(),
+                    user_id: req.user_id.clone(),
+                    action,
+                    reply,
+                })
+                .await??;
+            Ok(self.answer(pb::SettleCountResponse { game: Some(game) }, owner))
+        }
     }
 
     #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id, user_id = %request.get_ref().user_id, connected = request.get_ref().connected))]
@@ -656,34 +605,28 @@ impl AuthorityService for Authority {
         &self,
         request: Request<pb::ReportPresenceRequest>,
     ) -> Result<Response<pb::ReportPresenceResponse>, Status> {
-        observe(
-            "ReportPresence",
-            async {
-                let owner = match self.route(&request, &request.get_ref().game_id)? {
-                    Route::There(mut peer) => {
-                        return relayed(
-                            peer.report_presence(forwarded(request.into_inner())).await,
-                        );
-                    }
-                    Route::Here { owner } => owner,
-                };
-                let req = request.into_inner();
-                let id = convert::game_id(&req.game_id)?.to_owned();
-                if req.user_id.is_empty() {
-                    return Err(Status::invalid_argument("user_id is empty"));
+        {
+            let owner = match self.route(&request, &request.get_ref().game_id)? {
+                Route::There(mut peer) => {
+                    return relayed(peer.report_presence(forwarded(request.into_inner())).await);
                 }
-                self.registry
-                    .ask(&id, |reply| Command::Presence {
-                        span: tracing::Span::current(),
-                        user_id: req.user_id.clone(),
-                        connected: req.connected,
-                        reply,
-                    })
-                    .await??;
-                Ok(self.answer(pb::ReportPresenceResponse {}, owner))
+                Route::Here { owner } => owner,
+            };
+            let req = request.into_inner();
+            let id = convert::game_id(&req.game_id)?.to_owned();
+            if req.user_id.is_empty() {
+                return Err(Status::invalid_argument("user_id is empty"));
             }
-            .await,
-        )
+            self.registry
+                .ask(&id, |reply| Command::Presence {
+                    span: tracing::Span::current(),
+                    user_id: req.user_id.clone(),
+                    connected: req.connected,
+                    reply,
+                })
+                .await??;
+            Ok(self.answer(pb::ReportPresenceResponse {}, owner))
+        }
     }
 
     #[tracing::instrument(skip_all, fields(since = request.get_ref().finished_since_unix_ms))]
@@ -691,36 +634,31 @@ impl AuthorityService for Authority {
         &self,
         request: Request<pb::ListFinishedGamesRequest>,
     ) -> Result<Response<pb::ListFinishedGamesResponse>, Status> {
-        observe(
-            "ListFinishedGames",
-            async {
-                let req = request.into_inner();
-                let limit = match req.limit {
-                    0 => 500,
-                    n => i64::from(n.min(5000)),
-                };
-                let rows = store::finished_since(
-                    self.registry.db(),
-                    req.finished_since_unix_ms,
-                    req.ranked_only,
-                    limit,
-                )
-                .await
-                .map_err(|e| ttakji_platform::store::status(&e, "cannot list finished games"))?;
-                let summaries = rows
-                    .iter()
-                    .map(|row| {
-                        listing::summary(row, None)
-                            .map_err(|e| listing::unreadable_row(&row.id, &e))
-                    })
-                    .collect::<Result<_, Status>>()?;
-                Ok(Response::new(pb::ListFinishedGamesResponse {
-                    summaries,
-                    ..Default::default()
-                }))
-            }
-            .await,
-        )
+        {
+            let req = request.into_inner();
+            let limit = match req.limit {
+                0 => 500,
+                n => i64::from(n.min(5000)),
+            };
+            let rows = store::finished_since(
+                self.registry.db(),
+                req.finished_since_unix_ms,
+                req.ranked_only,
+                limit,
+            )
+            .await
+            .map_err(|e| ttakji_platform::store::status(&e, "cannot list finished games"))?;
+            let summaries = rows
+                .iter()
+                .map(|row| {
+                    listing::summary(row, None).map_err(|e| listing::unreadable_row(&row.id, &e))
+                })
+                .collect::<Result<_, Status>>()?;
+            Ok(Response::new(pb::ListFinishedGamesResponse {
+                summaries,
+                ..Default::default()
+            }))
+        }
     }
 
     #[tracing::instrument(skip_all)]
@@ -728,15 +666,11 @@ impl AuthorityService for Authority {
         &self,
         request: Request<pb::ListGameSummariesRequest>,
     ) -> Result<Response<pb::ListGameSummariesResponse>, Status> {
-        observe(
-            "ListGameSummaries",
-            async {
-                let req = request.into_inner();
-                Ok(Response::new(
-                    listing::page(self.registry.db(), &req).await?,
-                ))
-            }
-            .await,
-        )
+        {
+            let req = request.into_inner();
+            Ok(Response::new(
+                listing::page(self.registry.db(), &req).await?,
+            ))
+        }
     }
 }

@@ -1,41 +1,25 @@
 //! Every call of the public API as it comes in, before tonic reads the
-//! request: one span per call (`call`, with the method and the caller's
-//! `user_id`), the token check, the time to each answer,
-//! `ttakji_call_seconds{method}`, and the count of refused calls,
-//! `grpc_errors_total{method, code}`, whoever refused them (the rate
-//! limits, the token check, tonic reading the request, the handler).
+//! request: the rate limits, the token check and the caller, who is put in
+//! the request's extensions for the handler and on the call's span
+//! (`enduser.id`). The span, the count and the timing of every call are the
+//! server's ([`ttakji_platform::observed`]).
 
 use std::convert::Infallible;
 use std::task::{Context, Poll};
-use std::time::Instant;
 
 use futures_util::future::BoxFuture;
 use tonic::body::Body;
 use tonic::server::NamedService;
-use tracing::Instrument as _;
 use ttakji_platform::auth::TokenKeys;
-use ttakji_platform::grpc::code_name;
 
 use crate::auth::{self, Caller};
 use crate::limits::{Class, Limits};
 
-/// A public service as clients reach it. A call to one of its methods is
-/// spanned; unless the method is open ([`crate::api::OPEN`]) it is refused
-/// as UNAUTHENTICATED without a valid token, and with one the [`Caller`]
-/// goes in the request's extensions for the handler.
-///
-/// Every call is timed from its arrival to its answer's headers, refused
-/// or not (for a stream, that is until it opens, not until it ends).
-///
-/// A call is refused when its answer starts with a status other than OK
-/// (an error sent later on an open stream is not a refusal), and each
-/// refusal is counted once. OUT_OF_RANGE is left out: that is tonic's
-/// answer to a request over the size limit, which the server rewrites as
-/// INVALID_ARGUMENT and counts itself
-/// (`ttakji_platform::grpc::oversized_is_invalid_argument`). A path that
-/// names no method of the service goes straight to it (to be answered
-/// UNIMPLEMENTED), neither spanned nor counted, so a client's made-up names
-/// never become labels.
+/// A public service as clients reach it. Unless a method is open
+/// ([`crate::api::OPEN`]) a call is refused as UNAUTHENTICATED without a
+/// valid token, and with one the [`Caller`] goes in the request's
+/// extensions for the handler. A path that names no method of the service
+/// goes straight to it, to be answered UNIMPLEMENTED.
 #[derive(Debug, Clone)]
 pub struct Public<S> {
     inner: S,
@@ -75,14 +59,6 @@ impl<S: NamedService> NamedService for Public<S> {
     const NAME: &'static str = S::NAME;
 }
 
-/// Counts a refused call and says so in the log and on the call's span.
-fn count_refusal(method: &'static str, status: &tonic::Status) {
-    let code = code_name(status.code());
-    metrics::counter!("grpc_errors_total", "method" => method, "code" => code).increment(1);
-    tracing::Span::current().record("code", code);
-    tracing::debug!(method, code = ?status.code(), message = status.message(), "request refused");
-}
-
 impl<S> tower::Service<http::Request<Body>> for Public<S>
 where
     S: tower::Service<http::Request<Body>, Response = http::Response<Body>, Error = Infallible>
@@ -108,13 +84,6 @@ where
         let Some(method) = crate::api::method(S::NAME, path) else {
             return Box::pin(ready.call(request));
         };
-        let started = Instant::now();
-        let span = tracing::info_span!(
-            "call",
-            method,
-            user_id = tracing::field::Empty,
-            code = tracing::field::Empty
-        );
         // The address's budget is spent before the token is even read, so
         // a flood of bad tokens costs little; the account's after.
         let class = Class::of(method);
@@ -137,7 +106,7 @@ where
             .get::<Caller>()
             .map(|c| c.user_id.clone());
         if let Some(user_id) = &caller {
-            span.record("user_id", user_id.as_str());
+            tracing::Span::current().record("enduser.id", user_id.as_str());
         }
         let checked = match (checked, limits, &caller) {
             (Ok(()), Some((limits, _)), Some(user_id)) => limits
@@ -146,33 +115,22 @@ where
             (checked, _, _) => checked,
         };
         let accounts = self.accounts.clone();
-        Box::pin(
-            async move {
-                let checked = match (checked, accounts, caller) {
-                    (Ok(()), Some(accounts), Some(user_id)) => {
-                        accounts.check(&user_id).await.map(|nickname| {
-                            if let Some(caller) = request.extensions_mut().get_mut::<Caller>() {
-                                caller.nickname = nickname;
-                            }
-                        })
-                    }
-                    (checked, _, _) => checked,
-                };
-                let response = match checked {
-                    Ok(()) => ready.call(request).await?,
-                    Err(status) => status.into_http(),
-                };
-                metrics::histogram!("ttakji_call_seconds", "method" => method)
-                    .record(started.elapsed().as_secs_f64());
-                if let Some(status) = tonic::Status::from_header_map(response.headers())
-                    && !matches!(status.code(), tonic::Code::Ok | tonic::Code::OutOfRange)
-                {
-                    count_refusal(method, &status);
+        Box::pin(async move {
+            let checked = match (checked, accounts, caller) {
+                (Ok(()), Some(accounts), Some(user_id)) => {
+                    accounts.check(&user_id).await.map(|nickname| {
+                        if let Some(caller) = request.extensions_mut().get_mut::<Caller>() {
+                            caller.nickname = nickname;
+                        }
+                    })
                 }
-                Ok(response)
+                (checked, _, _) => checked,
+            };
+            match checked {
+                Ok(()) => ready.call(request).await,
+                Err(status) => Ok(status.into_http()),
             }
-            .instrument(span),
-        )
+        })
     }
 }
 
@@ -181,10 +139,11 @@ mod tests {
     use std::convert::Infallible;
     use std::sync::{Arc, Mutex};
 
+    use http_body_util::BodyExt as _;
     use metrics_exporter_prometheus::PrometheusBuilder;
     use tonic::Code;
     use tonic::body::Body;
-    use tower::{Service as _, ServiceExt as _};
+    use tower::{Layer as _, Service as _, ServiceExt as _};
 
     use tracing_subscriber::layer::SubscriberExt as _;
 
@@ -232,13 +191,17 @@ mod tests {
         }
     }
 
-    /// The fields of every `call` span, as `name=value`, in the order given.
+    /// The method, caller and status fields of every call's span, as
+    /// `name=value`, in the order given.
     #[derive(Debug, Clone, Default)]
     struct CallSpans(Arc<Mutex<Vec<String>>>);
 
     impl tracing::field::Visit for &CallSpans {
         fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
-            if let Ok(mut fields) = self.0.lock() {
+            let kept = ["rpc.method", "enduser.id", "rpc.grpc.status_code"];
+            if kept.contains(&field.name())
+                && let Ok(mut fields) = self.0.lock()
+            {
                 fields.push(format!("{}={value}", field.name()));
             }
         }
@@ -258,7 +221,7 @@ mod tests {
             _: &tracing::span::Id,
             _: tracing_subscriber::layer::Context<'_, S>,
         ) {
-            if attrs.metadata().name() == "call" {
+            if attrs.metadata().name() == "rpc" {
                 attrs.record(&mut &*self);
             }
         }
@@ -269,7 +232,7 @@ mod tests {
             values: &tracing::span::Record<'_>,
             ctx: tracing_subscriber::layer::Context<'_, S>,
         ) {
-            if ctx.metadata(id).is_some_and(|m| m.name() == "call") {
+            if ctx.metadata(id).is_some_and(|m| m.name() == "rpc") {
                 values.record(&mut &*self);
             }
         }
@@ -287,33 +250,43 @@ mod tests {
     }
 
     impl Outcome {
-        /// The count of refusals of `method` with `code`, as the page says.
-        fn refused(&self, method: &str, code: &str) -> Option<&str> {
+        /// The count of calls of `method` answered with `code`, as the
+        /// page says.
+        fn counted(&self, method: &str, code: &str) -> Option<&str> {
             self.page
                 .lines()
                 .find(|line| {
-                    line.starts_with("grpc_errors_total{")
+                    line.starts_with("rpc_server_calls_total{")
                         && line.contains(&format!("method=\"{method}\""))
                         && line.contains(&format!("code=\"{code}\""))
                 })
                 .and_then(|line| line.rsplit(' ').next())
         }
 
+        /// The codes other than OK calls were counted with.
         fn refusals_counted(&self) -> usize {
-            self.page.matches("grpc_errors_total{").count()
+            self.page
+                .lines()
+                .filter(|line| {
+                    line.starts_with("rpc_server_calls_total{") && !line.contains("code=\"OK\"")
+                })
+                .count()
         }
 
         /// How many calls of `method` were timed, as the page says.
         fn timed(&self, method: &str) -> Option<&str> {
-            let count = format!("ttakji_call_seconds_count{{method=\"{method}\"}} ");
-            self.page
-                .lines()
-                .find_map(|line| line.strip_prefix(count.as_str()))
+            self.page.lines().find_map(|line| {
+                (line.starts_with("rpc_server_call_duration_seconds_count{")
+                    && line.contains(&format!("method=\"{method}\"")))
+                .then(|| line.rsplit(' ').next())
+                .flatten()
+            })
         }
     }
 
     /// Makes a call to each path (with `token`, if any) through a public
-    /// stand-in that answers with `refusal`, if any.
+    /// stand-in that answers with `refusal`, if any, observed as the server
+    /// observes every call, and reads each answer to its end.
     async fn calls<const SIGN_IN: bool>(
         paths: &[&str],
         token: Option<&str>,
@@ -329,7 +302,8 @@ mod tests {
             refusal,
             ..Handler::default()
         };
-        let mut service = Public::new(handler.clone(), keys());
+        let mut service =
+            ttakji_platform::observed::ObservedLayer.layer(Public::new(handler.clone(), keys()));
         let mut answered = Vec::new();
         for path in paths {
             let mut request = http::Request::builder().uri(*path);
@@ -347,6 +321,7 @@ mod tests {
             answered.push(
                 tonic::Status::from_header_map(response.headers()).map_or(Code::Ok, |s| s.code()),
             );
+            let _ = response.into_body().collect().await;
         }
         let reached = handler.reached.lock().expect("not poisoned").clone();
         let spans = spans.0.lock().expect("not poisoned").clone();
@@ -365,9 +340,12 @@ mod tests {
         let outcome = calls::<false>(&[PLAY], None, None).await;
         assert_eq!(outcome.answered, [Code::Unauthenticated]);
         assert!(outcome.reached.is_empty(), "the handler ran: {outcome:?}");
-        assert_eq!(outcome.refused("PlayMove", "UNAUTHENTICATED"), Some("1"));
+        assert_eq!(outcome.counted("PlayMove", "UNAUTHENTICATED"), Some("1"));
         assert_eq!(outcome.refusals_counted(), 1, "{}", outcome.page);
-        assert_eq!(outcome.spans, ["method=PlayMove", "code=UNAUTHENTICATED"]);
+        assert_eq!(
+            outcome.spans,
+            ["rpc.method=PlayMove", "rpc.grpc.status_code=16"]
+        );
     }
 
     #[tokio::test]
@@ -375,7 +353,7 @@ mod tests {
         let outcome = calls::<false>(&[PLAY, PLAY], Some("not a token"), None).await;
         assert_eq!(outcome.answered, [Code::Unauthenticated; 2]);
         assert!(outcome.reached.is_empty(), "the handler ran: {outcome:?}");
-        assert_eq!(outcome.refused("PlayMove", "UNAUTHENTICATED"), Some("2"));
+        assert_eq!(outcome.counted("PlayMove", "UNAUTHENTICATED"), Some("2"));
     }
 
     #[tokio::test]
@@ -384,7 +362,15 @@ mod tests {
         assert_eq!(outcome.answered, [Code::Ok]);
         assert_eq!(outcome.reached, [Some(jin())]);
         assert_eq!(outcome.refusals_counted(), 0, "{}", outcome.page);
-        assert_eq!(outcome.spans, ["method=PlayMove", "user_id=u1"]);
+        assert_eq!(outcome.counted("PlayMove", "OK"), Some("1"));
+        assert_eq!(
+            outcome.spans,
+            [
+                "rpc.method=PlayMove",
+                "enduser.id=u1",
+                "rpc.grpc.status_code=0"
+            ]
+        );
     }
 
     #[tokio::test]
@@ -392,7 +378,7 @@ mod tests {
         let refusal = tonic::Status::permission_denied("not your game");
         let outcome = calls::<false>(&[PLAY], Some(&jins_token()), Some(refusal)).await;
         assert_eq!(outcome.answered, [Code::PermissionDenied]);
-        assert_eq!(outcome.refused("PlayMove", "PERMISSION_DENIED"), Some("1"));
+        assert_eq!(outcome.counted("PlayMove", "PERMISSION_DENIED"), Some("1"));
         assert_eq!(outcome.refusals_counted(), 1, "{}", outcome.page);
     }
 
@@ -421,20 +407,11 @@ mod tests {
         let outcome = calls::<false>(&[path], None, Some(refusal)).await;
         assert_eq!(outcome.answered, [Code::Unimplemented]);
         assert_eq!(outcome.reached, [None]);
-        assert_eq!(outcome.refusals_counted(), 0, "{}", outcome.page);
-        assert!(
-            !outcome.page.contains("ttakji_call_seconds"),
-            "{}",
-            outcome.page
+        assert_eq!(outcome.counted("unknown", "UNIMPLEMENTED"), Some("1"));
+        assert!(!outcome.page.contains("NoSuchMethod"), "{}", outcome.page);
+        assert_eq!(
+            outcome.spans,
+            ["rpc.method=unknown", "rpc.grpc.status_code=12"]
         );
-        assert!(outcome.spans.is_empty(), "{:?}", outcome.spans);
-    }
-
-    #[tokio::test]
-    async fn an_oversized_request_is_left_for_the_server_to_count() {
-        let refusal = tonic::Status::out_of_range("decoded message length too large");
-        let outcome = calls::<false>(&[PLAY], Some(&jins_token()), Some(refusal)).await;
-        assert_eq!(outcome.answered, [Code::OutOfRange]);
-        assert_eq!(outcome.refusals_counted(), 0, "{}", outcome.page);
     }
 }

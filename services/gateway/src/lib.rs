@@ -214,7 +214,7 @@ impl App {
             bus,
             shutdown: shutdown.clone(),
         };
-        tracing::info!(%addr, ?metrics_addr, authority = %config.authority_url, "gateway ready");
+        tracing::info!(%addr, metrics_addr = metrics_addr.map(tracing::field::display), authority = %config.authority_url, "gateway ready");
         Ok(App {
             addr,
             metrics_addr,

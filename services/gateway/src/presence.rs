@@ -69,7 +69,7 @@ impl Liveness {
                             for id in &silent {
                                 last_heard.remove(id);
                             }
-                            tracing::info!(gateways = ?silent, "gateways fell silent; their players count as gone");
+                            tracing::info!(gateways = %silent.join(","), "gateways fell silent; their players count as gone");
                             gone_tx.send_modify(|gone| {
                                 Arc::make_mut(gone).extend(silent);
                             });

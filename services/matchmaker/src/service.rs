@@ -7,7 +7,6 @@ use std::time::Duration;
 use prost::Message as _;
 use tonic::Code;
 use tonic::{Request, Response, Status};
-use ttakji_platform::grpc::observe;
 use ttakji_platform::now_unix_ms;
 use ttakji_platform::refusal::refused;
 use ttakji_proto::v1 as pb;
@@ -69,54 +68,50 @@ impl MatchmakerService for Matchmaker {
         &self,
         request: Request<pb::EnqueueRequest>,
     ) -> Result<Response<pb::EnqueueResponse>, Status> {
-        observe(
-            "Enqueue",
-            async {
-                let Enqueue {
-                    player,
-                    rating,
-                    resume,
-                } = Enqueue::try_from(request.into_inner())?;
-                let now = now_unix_ms();
-                let (ticket_id, waited_ms) = match resume {
-                    Some((id, waited_ms)) => {
-                        // Still there (a gateway asked in a blip): as it is.
-                        if let Some(t) = self.tickets().get(&id).await? {
-                            if t.user_id != player.user_id {
-                                return Err(Status::permission_denied(format!(
-                                    "ticket {id} is not this player's"
-                                )));
-                            }
-                            return Ok(Response::new(pb::EnqueueResponse {
-                                ticket: Some(self.ticket_pb(&t).await?),
-                            }));
+        {
+            let Enqueue {
+                player,
+                rating,
+                resume,
+            } = Enqueue::try_from(request.into_inner())?;
+            let now = now_unix_ms();
+            let (ticket_id, waited_ms) = match resume {
+                Some((id, waited_ms)) => {
+                    // Still there (a gateway asked in a blip): as it is.
+                    if let Some(t) = self.tickets().get(&id).await? {
+                        if t.user_id != player.user_id {
+                            return Err(Status::permission_denied(format!(
+                                "ticket {id} is not this player's"
+                            )));
                         }
-                        let ttl = i64::try_from(self.config().rules.ticket_ttl.as_millis())
-                            .unwrap_or(i64::MAX);
-                        (id, waited_ms.min(ttl))
+                        return Ok(Response::new(pb::EnqueueResponse {
+                            ticket: Some(self.ticket_pb(&t).await?),
+                        }));
                     }
-                    None => (random_id(), 0),
-                };
-                let mut ticket = Ticket::waiting(
-                    ticket_id,
-                    player.user_id,
-                    player.nickname,
-                    rating,
-                    player.pool,
-                    now,
-                );
-                ticket.enqueued_ms = now - waited_ms;
-                if waited_ms > 0 {
-                    tracing::info!(ticket_id = %ticket.id, waited_ms, "a lost ticket queued again");
+                    let ttl = i64::try_from(self.config().rules.ticket_ttl.as_millis())
+                        .unwrap_or(i64::MAX);
+                    (id, waited_ms.min(ttl))
                 }
-                let id = self.tickets().enqueue(&ticket).await?;
-                tracing::Span::current().record("ticket_id", id.as_str());
-                Ok(Response::new(pb::EnqueueResponse {
-                    ticket: Some(self.reread(&id, Status::internal).await?),
-                }))
+                None => (random_id(), 0),
+            };
+            let mut ticket = Ticket::waiting(
+                ticket_id,
+                player.user_id,
+                player.nickname,
+                rating,
+                player.pool,
+                now,
+            );
+            ticket.enqueued_ms = now - waited_ms;
+            if waited_ms > 0 {
+                tracing::info!(ticket_id = %ticket.id, waited_ms, "a lost ticket queued again");
             }
-            .await,
-        )
+            let id = self.tickets().enqueue(&ticket).await?;
+            tracing::Span::current().record("ticket_id", id.as_str());
+            Ok(Response::new(pb::EnqueueResponse {
+                ticket: Some(self.reread(&id, Status::internal).await?),
+            }))
+        }
     }
 
     #[tracing::instrument(skip_all, fields(ticket_id = %request.get_ref().ticket_id))]
@@ -124,27 +119,23 @@ impl MatchmakerService for Matchmaker {
         &self,
         request: Request<pb::GetTicketRequest>,
     ) -> Result<Response<pb::GetTicketResponse>, Status> {
-        observe(
-            "GetTicket",
-            async {
-                let query = TicketQuery::try_from(request.into_inner())?;
-                let t = self
-                    .tickets()
-                    .get(&query.ticket_id)
-                    .await?
-                    .filter(|t| query.user_id.as_ref().is_none_or(|u| *u == t.user_id))
-                    .ok_or_else(|| query.not_yours())?;
-                // Asked by the player's own stream (with their id): they are
-                // still there.
-                if t.state == State::Waiting && query.user_id.is_some() {
-                    self.tickets().touch(&t.id, now_unix_ms()).await?;
-                }
-                Ok(Response::new(pb::GetTicketResponse {
-                    ticket: Some(self.ticket_pb(&t).await?),
-                }))
+        {
+            let query = TicketQuery::try_from(request.into_inner())?;
+            let t = self
+                .tickets()
+                .get(&query.ticket_id)
+                .await?
+                .filter(|t| query.user_id.as_ref().is_none_or(|u| *u == t.user_id))
+                .ok_or_else(|| query.not_yours())?;
+            // Asked by the player's own stream (with their id): they are
+            // still there.
+            if t.state == State::Waiting && query.user_id.is_some() {
+                self.tickets().touch(&t.id, now_unix_ms()).await?;
             }
-            .await,
-        )
+            Ok(Response::new(pb::GetTicketResponse {
+                ticket: Some(self.ticket_pb(&t).await?),
+            }))
+        }
     }
 
     #[tracing::instrument(skip_all, fields(ticket_id = %request.get_ref().ticket_id))]
@@ -152,34 +143,30 @@ impl MatchmakerService for Matchmaker {
         &self,
         request: Request<pb::CancelTicketRequest>,
     ) -> Result<Response<pb::CancelTicketResponse>, Status> {
-        observe(
-            "CancelTicket",
-            async {
-                let query = TicketQuery::try_from(request.into_inner())?;
-                let was = self
-                    .tickets()
-                    .cancel(&query.ticket_id, query.user_id.as_deref())
-                    .await?;
-                match was {
-                    None => return Err(query.not_yours()),
-                    Some(State::Pairing) => {
-                        return Err(Status::failed_precondition(
-                            "too late to cancel: your game is being made",
-                        ));
-                    }
-                    Some(State::Matched) => {
-                        return Err(Status::failed_precondition(
-                            "too late to cancel: you have been matched",
-                        ));
-                    }
-                    Some(State::Waiting | State::Cancelled) => {}
+        {
+            let query = TicketQuery::try_from(request.into_inner())?;
+            let was = self
+                .tickets()
+                .cancel(&query.ticket_id, query.user_id.as_deref())
+                .await?;
+            match was {
+                None => return Err(query.not_yours()),
+                Some(State::Pairing) => {
+                    return Err(Status::failed_precondition(
+                        "too late to cancel: your game is being made",
+                    ));
                 }
-                Ok(Response::new(pb::CancelTicketResponse {
-                    ticket: Some(self.reread(&query.ticket_id, Status::not_found).await?),
-                }))
+                Some(State::Matched) => {
+                    return Err(Status::failed_precondition(
+                        "too late to cancel: you have been matched",
+                    ));
+                }
+                Some(State::Waiting | State::Cancelled) => {}
             }
-            .await,
-        )
+            Ok(Response::new(pb::CancelTicketResponse {
+                ticket: Some(self.reread(&query.ticket_id, Status::not_found).await?),
+            }))
+        }
     }
 
     #[tracing::instrument(skip_all, fields(user_id = %request.get_ref().user_id))]
@@ -187,37 +174,31 @@ impl MatchmakerService for Matchmaker {
         &self,
         request: Request<pb::MakeChallengeRequest>,
     ) -> Result<Response<pb::MakeChallengeResponse>, Status> {
-        observe(
-            "MakeChallenge",
-            async {
-                let req = request.into_inner();
-                let terms = crate::wire::table_terms(&req)?;
-                let maker = PlayerInPool::try_from(req)?;
-                let ttl = self.config().challenge_ttl;
-                for _ in 0..CODE_DRAWS {
-                    let record = ChallengeRecord {
-                        code: new_code(),
-                        maker_id: maker.user_id.clone(),
-                        maker_name: maker.nickname.clone(),
-                        pool: maker.pool.clone(),
-                        expires_ms: now_unix_ms()
-                            + i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX),
-                        game_id: None,
-                        terms: terms.clone(),
-                    };
-                    if self.tickets().make_challenge(&record, ttl).await? {
-                        metrics::counter!("ttakji_challenges_total", "event" => "made")
-                            .increment(1);
-                        tracing::info!(code = %record.code, "challenge made");
-                        return Ok(Response::new(pb::MakeChallengeResponse {
-                            challenge: Some(self.challenge_pb(&record)),
-                        }));
-                    }
+        {
+            let req = request.into_inner();
+            let terms = crate::wire::table_terms(&req)?;
+            let maker = PlayerInPool::try_from(req)?;
+            let ttl = self.config().challenge_ttl;
+            for _ in 0..CODE_DRAWS {
+                let record = ChallengeRecord {
+                    code: new_code(),
+                    maker_id: maker.user_id.clone(),
+                    maker_name: maker.nickname.clone(),
+                    pool: maker.pool.clone(),
+                    expires_ms: now_unix_ms() + i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX),
+                    game_id: None,
+                    terms: terms.clone(),
+                };
+                if self.tickets().make_challenge(&record, ttl).await? {
+                    metrics::counter!("ttakji_challenges_total", "event" => "made").increment(1);
+                    tracing::info!(code = %record.code, "challenge made");
+                    return Ok(Response::new(pb::MakeChallengeResponse {
+                        challenge: Some(self.challenge_pb(&record)),
+                    }));
                 }
-                Err(Status::unavailable("no free challenge code; try again"))
             }
-            .await,
-        )
+            Err(Status::unavailable("no free challenge code; try again"))
+        }
     }
 
     #[tracing::instrument(skip_all, fields(code = %request.get_ref().code))]
@@ -225,23 +206,19 @@ impl MatchmakerService for Matchmaker {
         &self,
         request: Request<pb::GetChallengeRequest>,
     ) -> Result<Response<pb::GetChallengeResponse>, Status> {
-        observe(
-            "GetChallenge",
-            async {
-                let code = request.into_inner().code.to_ascii_uppercase();
-                let c = self.tickets().challenge(&code).await?.ok_or_else(|| {
-                    refused(
-                        Code::NotFound,
-                        "CHALLENGE_NOT_FOUND",
-                        format!("challenge {code} does not exist or has expired"),
-                    )
-                })?;
-                Ok(Response::new(pb::GetChallengeResponse {
-                    challenge: Some(self.challenge_pb(&c)),
-                }))
-            }
-            .await,
-        )
+        {
+            let code = request.into_inner().code.to_ascii_uppercase();
+            let c = self.tickets().challenge(&code).await?.ok_or_else(|| {
+                refused(
+                    Code::NotFound,
+                    "CHALLENGE_NOT_FOUND",
+                    format!("challenge {code} does not exist or has expired"),
+                )
+            })?;
+            Ok(Response::new(pb::GetChallengeResponse {
+                challenge: Some(self.challenge_pb(&c)),
+            }))
+        }
     }
 
     #[tracing::instrument(skip_all, fields(code = %request.get_ref().code, user_id = %request.get_ref().user_id))]
@@ -249,88 +226,84 @@ impl MatchmakerService for Matchmaker {
         &self,
         request: Request<pb::JoinChallengeRequest>,
     ) -> Result<Response<pb::JoinChallengeResponse>, Status> {
-        observe(
-            "JoinChallenge",
-            async {
-                let req = JoinChallenge::try_from(request.into_inner())?;
-                let code = &req.code;
-                let game_id = random_id();
-                let taken = self
-                    .tickets()
-                    .take_challenge(code, &req.joiner_id, &game_id, JOINED_CHALLENGE_KEPT)
-                    .await?;
-                let record = match taken {
-                    Take::Taken(record) => record,
-                    Take::Missing => {
-                        return Err(refused(
-                            Code::NotFound,
-                            "CHALLENGE_NOT_FOUND",
-                            format!("challenge {code} does not exist or has expired"),
-                        ));
-                    }
-                    Take::Used => {
-                        return Err(refused(
-                            Code::FailedPrecondition,
-                            "CHALLENGE_USED",
-                            format!("challenge {code} has already been used"),
-                        ));
-                    }
-                    Take::Own => {
-                        return Err(refused(
-                            Code::FailedPrecondition,
-                            "OWN_CHALLENGE",
-                            "this is your own challenge: send the code to a friend",
-                        ));
-                    }
-                };
-                let maker = pb::Seat {
-                    user_id: record.maker_id.clone(),
-                    nickname: record.maker_name.clone(),
+        {
+            let req = JoinChallenge::try_from(request.into_inner())?;
+            let code = &req.code;
+            let game_id = random_id();
+            let taken = self
+                .tickets()
+                .take_challenge(code, &req.joiner_id, &game_id, JOINED_CHALLENGE_KEPT)
+                .await?;
+            let record = match taken {
+                Take::Taken(record) => record,
+                Take::Missing => {
+                    return Err(refused(
+                        Code::NotFound,
+                        "CHALLENGE_NOT_FOUND",
+                        format!("challenge {code} does not exist or has expired"),
+                    ));
+                }
+                Take::Used => {
+                    return Err(refused(
+                        Code::FailedPrecondition,
+                        "CHALLENGE_USED",
+                        format!("challenge {code} has already been used"),
+                    ));
+                }
+                Take::Own => {
+                    return Err(refused(
+                        Code::FailedPrecondition,
+                        "OWN_CHALLENGE",
+                        "this is your own challenge: send the code to a friend",
+                    ));
+                }
+            };
+            let maker = pb::Seat {
+                user_id: record.maker_id.clone(),
+                nickname: record.maker_name.clone(),
+                ..Default::default()
+            };
+            let joiner = pb::Seat {
+                user_id: req.joiner_id.clone(),
+                nickname: req.joiner_name.clone(),
+                ..Default::default()
+            };
+            let (black, white) = if first_is_black(&game_id) {
+                (maker, joiner)
+            } else {
+                (joiner, maker)
+            };
+            let game = self
+                .create_game(pb::CreateGameRequest {
+                    board_size: record.pool.board_size,
+                    ruleset: record.pool.ruleset.clone(),
+                    black: Some(black),
+                    white: Some(white),
+                    seconds_per_move: record
+                        .terms
+                        .seconds_per_move
+                        .unwrap_or(self.config().seconds_per_move),
+                    game_id: game_id.clone(),
+                    ranked: false,
+                    komi_half_points: record.terms.komi_half,
+                    keep_colors_on_rematch: record.terms.keep_colors,
+                    computer_stands_in: record.terms.stand_in,
                     ..Default::default()
-                };
-                let joiner = pb::Seat {
-                    user_id: req.joiner_id.clone(),
-                    nickname: req.joiner_name.clone(),
-                    ..Default::default()
-                };
-                let (black, white) = if first_is_black(&game_id) {
-                    (maker, joiner)
-                } else {
-                    (joiner, maker)
-                };
-                let game = self
-                    .create_game(pb::CreateGameRequest {
-                        board_size: record.pool.board_size,
-                        ruleset: record.pool.ruleset.clone(),
-                        black: Some(black),
-                        white: Some(white),
-                        seconds_per_move: record
-                            .terms
-                            .seconds_per_move
-                            .unwrap_or(self.config().seconds_per_move),
-                        game_id: game_id.clone(),
-                        ranked: false,
-                        komi_half_points: record.terms.komi_half,
-                        keep_colors_on_rematch: record.terms.keep_colors,
-                        computer_stands_in: record.terms.stand_in,
-                        ..Default::default()
-                    })
-                    .await?;
-                metrics::counter!("ttakji_challenges_total", "event" => "joined").increment(1);
-                let challenge = self.challenge_pb(&record);
-                self.notify(
-                    &record.maker_id,
-                    "ttakji.v1.Challenge",
-                    challenge.encode_to_vec(),
-                )
-                .await;
-                Ok(Response::new(pb::JoinChallengeResponse {
-                    challenge: Some(challenge),
-                    game: Some(game),
-                }))
-            }
-            .await,
-        )
+                })
+                .await?;
+            metrics::counter!("ttakji_challenges_total", "event" => "joined").increment(1);
+            let challenge = self.challenge_pb(&record);
+            self.notify(
+                &record.maker_id,
+                "ttakji.v1.Challenge",
+                challenge.encode_to_vec(),
+            )
+            .await;
+            Ok(Response::new(pb::JoinChallengeResponse {
+                challenge: Some(challenge),
+                game: Some(game),
+            }))
+        }
     }
 
     #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id, user_id = %request.get_ref().user_id))]
@@ -338,88 +311,84 @@ impl MatchmakerService for Matchmaker {
         &self,
         request: Request<pb::AgreeRematchRequest>,
     ) -> Result<Response<pb::AgreeRematchResponse>, Status> {
-        observe(
-            "AgreeRematch",
-            async {
-                let req = RematchAgreement::try_from(request.into_inner())?;
-                let old = self
-                    .authority()
-                    .ask(
-                        pb::LoadGameRequest {
-                            game_id: req.game_id.clone(),
-                            user_id: req.user_id.clone(),
-                            include_score_preview: false,
-                        },
-                        |mut c, r| async move { c.load_game(r).await },
-                    )
-                    .await?
-                    .into_inner()
-                    .game
-                    .ok_or_else(|| Status::internal("the authority sent no game"))?;
-                if old.status != pb::GameStatus::Finished as i32 {
-                    return Err(Status::failed_precondition("the game is not over yet"));
-                }
-                let (black, white) = (
-                    old.black.clone().unwrap_or_default(),
-                    old.white.clone().unwrap_or_default(),
-                );
-                let people: Vec<&str> = [&black, &white]
-                    .into_iter()
-                    .filter(|p| !p.user_id.is_empty())
-                    .map(|p| p.user_id.as_str())
-                    .collect();
-                if !people.contains(&req.user_id.as_str()) {
-                    return Err(Status::permission_denied(
-                        "only the players of a game may ask for a rematch",
-                    ));
-                }
-                let agreed = self
-                    .tickets()
-                    .agree_rematch(&req.game_id, &req.user_id, REMATCH_KEPT)
-                    .await?;
-                let mut rematch_id = String::new();
-                if people.iter().all(|p| agreed.iter().any(|a| a == p)) {
-                    let id = self
-                        .tickets()
-                        .settle_rematch(&req.game_id, &random_id(), REMATCH_KEPT)
-                        .await?;
-                    // The same table: its size, rules, komi and clock, with
-                    // colours swapped unless its host chose to keep them.
-                    let (new_black, new_white) = if old.keep_colors_on_rematch {
-                        (&black, &white)
-                    } else {
-                        (&white, &black)
-                    };
-                    self.create_game(pb::CreateGameRequest {
-                        board_size: old.board_size,
-                        ruleset: old.ruleset.clone(),
-                        black: Some(seat(new_black)),
-                        white: Some(seat(new_white)),
-                        seconds_per_move: old.seconds_per_move,
-                        game_id: id.clone(),
-                        ranked: false,
-                        komi_half_points: Some(crate::wire::komi_half_points(old.komi)?),
-                        keep_colors_on_rematch: old.keep_colors_on_rematch,
-                        computer_stands_in: old.computer_stands_in,
-                        // A rematch takes the place of a finished game.
-                        server_ai_limit: 0,
-                        // Paired by the players, not by rating.
-                        ladder_rating: 0,
-                    })
-                    .await?;
-                    rematch_id = id;
-                }
-                let answer = pb::AgreeRematchResponse {
-                    new_game_id: rematch_id,
-                    agreed_user_ids: agreed,
-                };
-                for p in &people {
-                    self.notify(p, "ttakji.v1.AgreeRematchResponse", answer.encode_to_vec())
-                        .await;
-                }
-                Ok(Response::new(answer))
+        {
+            let req = RematchAgreement::try_from(request.into_inner())?;
+            let old = self
+                .authority()
+                .ask(
+                    pb::LoadGameRequest {
+                        game_id: req.game_id.clone(),
+                        user_id: req.user_id.clone(),
+                        include_score_preview: false,
+                    },
+                    |mut c, r| async move { c.load_game(r).await },
+                )
+                .await?
+                .into_inner()
+                .game
+                .ok_or_else(|| Status::internal("the authority sent no game"))?;
+            if old.status != pb::GameStatus::Finished as i32 {
+                return Err(Status::failed_precondition("the game is not over yet"));
             }
-            .await,
-        )
+            let (black, white) = (
+                old.black.clone().unwrap_or_default(),
+                old.white.clone().unwrap_or_default(),
+            );
+            let people: Vec<&str> = [&black, &white]
+                .into_iter()
+                .filter(|p| !p.user_id.is_empty())
+                .map(|p| p.user_id.as_str())
+                .collect();
+            if !people.contains(&req.user_id.as_str()) {
+                return Err(Status::permission_denied(
+                    "only the players of a game may ask for a rematch",
+                ));
+            }
+            let agreed = self
+                .tickets()
+                .agree_rematch(&req.game_id, &req.user_id, REMATCH_KEPT)
+                .await?;
+            let mut rematch_id = String::new();
+            if people.iter().all(|p| agreed.iter().any(|a| a == p)) {
+                let id = self
+                    .tickets()
+                    .settle_rematch(&req.game_id, &random_id(), REMATCH_KEPT)
+                    .await?;
+                // The same table: its size, rules, komi and clock, with
+                // colours swapped unless its host chose to keep them.
+                let (new_black, new_white) = if old.keep_colors_on_rematch {
+                    (&black, &white)
+                } else {
+                    (&white, &black)
+                };
+                self.create_game(pb::CreateGameRequest {
+                    board_size: old.board_size,
+                    ruleset: old.ruleset.clone(),
+                    black: Some(seat(new_black)),
+                    white: Some(seat(new_white)),
+                    seconds_per_move: old.seconds_per_move,
+                    game_id: id.clone(),
+                    ranked: false,
+                    komi_half_points: Some(crate::wire::komi_half_points(old.komi)?),
+                    keep_colors_on_rematch: old.keep_colors_on_rematch,
+                    computer_stands_in: old.computer_stands_in,
+                    // A rematch takes the place of a finished game.
+                    server_ai_limit: 0,
+                    // Paired by the players, not by rating.
+                    ladder_rating: 0,
+                })
+                .await?;
+                rematch_id = id;
+            }
+            let answer = pb::AgreeRematchResponse {
+                new_game_id: rematch_id,
+                agreed_user_ids: agreed,
+            };
+            for p in &people {
+                self.notify(p, "ttakji.v1.AgreeRematchResponse", answer.encode_to_vec())
+                    .await;
+            }
+            Ok(Response::new(answer))
+        }
     }
 }

@@ -21,7 +21,7 @@ use anyhow::Context as _;
 use prost::Message as _;
 use tonic::{Request, Response, Status};
 use ttakji_platform::bus::{self, Bus, Delivery};
-use ttakji_platform::grpc::{GrpcServer, observe};
+use ttakji_platform::grpc::GrpcServer;
 use ttakji_platform::shutdown::Shutdown;
 use ttakji_platform::store::Database;
 use ttakji_proto::v1 as pb;
@@ -402,31 +402,27 @@ impl RatingsService for Ratings {
         &self,
         request: Request<pb::GetRatingRequest>,
     ) -> Result<Response<pb::GetRatingResponse>, Status> {
-        observe(
-            "GetRating",
-            async {
-                let req = request.into_inner();
-                let size = board_size(req.board_size)?;
-                let standing = store::standing(&self.db, &req.user_id, size)
-                    .await
-                    .map_err(store_status)?;
-                let entry = match standing {
-                    Some(s) => {
-                        let rank = self.rank_of(size, &req.user_id).await?.map_or(0, |r| r + 1);
-                        entry(u32::try_from(rank).unwrap_or(0), &s)
-                    }
-                    None => pb::LadderEntry {
-                        rank: 0,
-                        user_id: req.user_id,
-                        nickname: String::new(),
-                        rating: elo::START,
-                        games: 0,
-                    },
-                };
-                Ok(Response::new(pb::GetRatingResponse { entry: Some(entry) }))
-            }
-            .await,
-        )
+        {
+            let req = request.into_inner();
+            let size = board_size(req.board_size)?;
+            let standing = store::standing(&self.db, &req.user_id, size)
+                .await
+                .map_err(store_status)?;
+            let entry = match standing {
+                Some(s) => {
+                    let rank = self.rank_of(size, &req.user_id).await?.map_or(0, |r| r + 1);
+                    entry(u32::try_from(rank).unwrap_or(0), &s)
+                }
+                None => pb::LadderEntry {
+                    rank: 0,
+                    user_id: req.user_id,
+                    nickname: String::new(),
+                    rating: elo::START,
+                    games: 0,
+                },
+            };
+            Ok(Response::new(pb::GetRatingResponse { entry: Some(entry) }))
+        }
     }
 
     #[tracing::instrument(skip_all, fields(board_size = request.get_ref().board_size))]
@@ -434,40 +430,36 @@ impl RatingsService for Ratings {
         &self,
         request: Request<pb::GetLeaderboardRequest>,
     ) -> Result<Response<pb::GetLeaderboardResponse>, Status> {
-        observe(
-            "GetLeaderboard",
-            async {
-                let req = request.into_inner();
-                let size = board_size(req.board_size)?;
-                let top = match req.top {
-                    0 => 10,
-                    n => n.min(100) as usize,
+        {
+            let req = request.into_inner();
+            let size = board_size(req.board_size)?;
+            let top = match req.top {
+                0 => 10,
+                n => n.min(100) as usize,
+            };
+            let top = self
+                .ladder_slice(size, 0, top - 1)
+                .await?
+                .iter()
+                .map(|(r, s)| entry(*r, s))
+                .collect();
+            let mut around = Vec::new();
+            if !req.around_user_id.is_empty()
+                && let Some(rank) = self.rank_of(size, &req.around_user_id).await?
+            {
+                let n = match req.neighbours {
+                    0 => 2,
+                    n => n.min(10) as usize,
                 };
-                let top = self
-                    .ladder_slice(size, 0, top - 1)
+                around = self
+                    .ladder_slice(size, rank.saturating_sub(n), rank + n)
                     .await?
                     .iter()
                     .map(|(r, s)| entry(*r, s))
                     .collect();
-                let mut around = Vec::new();
-                if !req.around_user_id.is_empty()
-                    && let Some(rank) = self.rank_of(size, &req.around_user_id).await?
-                {
-                    let n = match req.neighbours {
-                        0 => 2,
-                        n => n.min(10) as usize,
-                    };
-                    around = self
-                        .ladder_slice(size, rank.saturating_sub(n), rank + n)
-                        .await?
-                        .iter()
-                        .map(|(r, s)| entry(*r, s))
-                        .collect();
-                }
-                Ok(Response::new(pb::GetLeaderboardResponse { top, around }))
             }
-            .await,
-        )
+            Ok(Response::new(pb::GetLeaderboardResponse { top, around }))
+        }
     }
 
     #[tracing::instrument(skip_all, fields(user_id = %request.get_ref().user_id))]
@@ -475,38 +467,34 @@ impl RatingsService for Ratings {
         &self,
         request: Request<pb::GetRatingHistoryRequest>,
     ) -> Result<Response<pb::GetRatingHistoryResponse>, Status> {
-        observe(
-            "GetRatingHistory",
-            async {
-                let req = request.into_inner();
-                let size = if req.board_size == 0 {
-                    0
-                } else {
-                    board_size(req.board_size)?
-                };
-                let limit = match req.limit {
-                    0 => 50,
-                    n => i64::from(n.min(500)),
-                };
-                let changes = store::history(&self.db, &req.user_id, size, limit)
-                    .await
-                    .map_err(store_status)?
-                    .into_iter()
-                    .map(|c| pb::RatingChange {
-                        game_id: c.game_id,
-                        board_size: u32::try_from(c.board_size).unwrap_or(9),
-                        opponent_user_id: c.opponent_id,
-                        opponent_nickname: c.opponent_nickname,
-                        before: i32::try_from(c.before).unwrap_or(elo::START),
-                        after: i32::try_from(c.after).unwrap_or(elo::START),
-                        score: c.score_half as f64 / 2.0,
-                        at_unix_ms: c.applied_at,
-                    })
-                    .collect();
-                Ok(Response::new(pb::GetRatingHistoryResponse { changes }))
-            }
-            .await,
-        )
+        {
+            let req = request.into_inner();
+            let size = if req.board_size == 0 {
+                0
+            } else {
+                board_size(req.board_size)?
+            };
+            let limit = match req.limit {
+                0 => 50,
+                n => i64::from(n.min(500)),
+            };
+            let changes = store::history(&self.db, &req.user_id, size, limit)
+                .await
+                .map_err(store_status)?
+                .into_iter()
+                .map(|c| pb::RatingChange {
+                    game_id: c.game_id,
+                    board_size: u32::try_from(c.board_size).unwrap_or(9),
+                    opponent_user_id: c.opponent_id,
+                    opponent_nickname: c.opponent_nickname,
+                    before: i32::try_from(c.before).unwrap_or(elo::START),
+                    after: i32::try_from(c.after).unwrap_or(elo::START),
+                    score: c.score_half as f64 / 2.0,
+                    at_unix_ms: c.applied_at,
+                })
+                .collect();
+            Ok(Response::new(pb::GetRatingHistoryResponse { changes }))
+        }
     }
 }
 

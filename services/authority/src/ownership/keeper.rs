@@ -56,7 +56,7 @@ async fn round(leases: &Leases, ownership: &Ownership, registry: &Registry, shut
     if !lost.is_empty() {
         metrics::counter!("ttakji_lease_renewals_total", "outcome" => "lost")
             .increment(lost.len() as u64);
-        tracing::warn!(shards = ?renewal.lost, "shard leases lost; their games are dropped here");
+        tracing::warn!(shards = %listed(&renewal.lost), "shard leases lost; their games are dropped here");
         for &s in &renewal.lost {
             ownership.dropped(s);
         }
@@ -93,6 +93,15 @@ async fn round(leases: &Leases, ownership: &Ownership, registry: &Registry, shut
 }
 
 /// The fewest shards any live instance holds (0 when one holds none).
+/// Shard numbers as a log field: `3,17,40`.
+fn listed(shards: &[u32]) -> String {
+    shards
+        .iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 fn least_held(renewal: &super::leases::Renewal) -> usize {
     let mut counts: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     for owner in renewal.owners.iter().flatten() {
@@ -130,7 +139,7 @@ async fn take(
     }
     let shards: Vec<u32> = taken.iter().map(|t| t.shard).collect();
     let longest_unowned = taken.iter().map(|t| t.unowned_ms).max().unwrap_or(0);
-    let span = tracing::info_span!("takeover", shards = ?shards, unowned_ms = longest_unowned, games = tracing::field::Empty);
+    let span = tracing::info_span!("takeover", shards = %listed(&shards), unowned_ms = longest_unowned, games = tracing::field::Empty);
     let registry = registry.clone();
     let ownership = ownership.clone();
     shutdown.spawn(
@@ -157,7 +166,7 @@ async fn hand_over(leases: &Leases, ownership: &Ownership, registry: &Registry, 
     if let Err(e) = leases.release(shards).await {
         tracing::warn!(error = %e, "shard leases not released; they lapse instead");
     }
-    tracing::info!(shards = ?shards, "shards handed over");
+    tracing::info!(shards = %listed(shards), "shards handed over");
 }
 
 /// On shutdown: leaves the members, so the others take everything, and
