@@ -593,7 +593,7 @@ impl Process {
 }
 
 /// The listeners a service's ready line names: `listening`, then
-/// `name=address` pairs (see the README's "The services").
+/// `name=address` pairs (see docs/operating.md).
 pub fn parse_ready_line(line: &str) -> Option<Vec<(String, SocketAddr)>> {
     let pairs = line.trim_end().strip_prefix("listening ")?;
     pairs
