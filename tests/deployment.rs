@@ -269,11 +269,7 @@ async fn deploy(services: Vec<Service>) {
             .env_clear()
             .envs(&env)
             .stdout(Stdio::piped())
-            .stderr(if std::env::var_os("TEST_LOG").is_some() {
-                Stdio::inherit()
-            } else {
-                Stdio::null()
-            })
+            .stderr(support::child_log())
             .spawn()
             .expect("the ttakji binary starts");
         let mut line = String::new();

@@ -25,11 +25,7 @@ fn loadtest(args: &[&str]) -> Value {
         .arg("--json")
         .env("RUST_LOG", "warn")
         .stdout(Stdio::piped())
-        .stderr(if std::env::var_os("TEST_LOG").is_some() {
-            Stdio::inherit()
-        } else {
-            Stdio::null()
-        })
+        .stderr(support::child_log())
         .spawn()
         .expect("the ttakji binary starts");
     let deadline = Instant::now() + Duration::from_secs(60);

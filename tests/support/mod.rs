@@ -605,6 +605,16 @@ pub fn parse_ready_line(line: &str) -> Option<Vec<(String, SocketAddr)>> {
         .collect()
 }
 
+/// Where a child process's log goes: to the test's output with `TEST_LOG`
+/// set, nowhere otherwise.
+pub fn child_log() -> Stdio {
+    if std::env::var_os("TEST_LOG").is_some() {
+        Stdio::inherit()
+    } else {
+        Stdio::null()
+    }
+}
+
 pub fn spawn(args: &[&str]) -> Process {
     let mut child = Command::new(env!("CARGO_BIN_EXE_ttakji"))
         .args(args)
@@ -615,11 +625,7 @@ pub fn spawn(args: &[&str]) -> Process {
             std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".to_owned()),
         )
         .stdout(Stdio::piped())
-        .stderr(if std::env::var_os("TEST_LOG").is_some() {
-            Stdio::inherit()
-        } else {
-            Stdio::null()
-        })
+        .stderr(child_log())
         .spawn()
         .expect("the ttakji binary starts");
     let stdout = child.stdout.take().expect("stdout");
