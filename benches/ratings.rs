@@ -174,12 +174,7 @@ async fn run() -> anyhow::Result<()> {
     for i in 0..GAMES {
         let (a, b) = (1 + (i * 2) % 50_000, 50_001 + (i * 3) % 50_000);
         let event = finished(i, &format!("u{a}"), &format!("u{b}"));
-        bus.publish(
-            bus::GAMES_FINISHED,
-            "ttakji.v1.GameEvent",
-            prost::Message::encode_to_vec(&event),
-        )
-        .await?;
+        bus.publish(&bus::games_finished(), &event).await?;
         if i % 50 == 49 {
             // At most 100 games in flight: the bus drops what a slow
             // subscriber cannot hold (256), and reconciliation (off here)

@@ -125,13 +125,9 @@ async fn a_ranked_win_moves_both_ratings_once_and_unranked_games_move_nothing() 
             .find(|e| matches!(e.kind, Some(pb::game_event::Kind::Finished(_))))
             .expect("the finished event");
     for _ in 0..2 {
-        bus.publish(
-            ttakji_platform::bus::GAMES_FINISHED,
-            "ttakji.v1.GameEvent",
-            prost::Message::encode_to_vec(&finished),
-        )
-        .await
-        .expect("publish");
+        bus.publish(&ttakji_platform::bus::games_finished(), &finished)
+            .await
+            .expect("publish");
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
     let again = rating(&mut ratings, &b.user_id).await;

@@ -23,6 +23,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let fds = protox::compile(&files, [&root])?;
     let out = std::path::PathBuf::from(std::env::var("OUT_DIR")?);
     std::fs::write(out.join("ttakji_descriptor.bin"), fds.encode_to_vec())?;
-    tonic_prost_build::configure().compile_fds(fds)?;
+    // Every message knows its full name (`prost::Name`): the bus names
+    // what it carries by it.
+    let mut config = tonic_prost_build::Config::new();
+    config.enable_type_names();
+    tonic_prost_build::configure().compile_fds_with_config(fds, config)?;
     Ok(())
 }

@@ -17,7 +17,7 @@ use std::time::Duration;
 use futures_util::StreamExt as _;
 use prost::Message as _;
 use tokio::sync::{Mutex, broadcast};
-use ttakji_proto::v1::BusEnvelope;
+use ttakji_proto::v1::{self as pb, BusEnvelope};
 
 use crate::shutdown::Shutdown;
 
@@ -27,21 +27,95 @@ use crate::shutdown::Shutdown;
 /// few events a second at most.
 const SUBSCRIBER_BUFFER: usize = 32;
 
-/// The channel of one game's events.
-#[must_use]
-pub fn game_channel(game_id: &str) -> String {
-    format!("ttakji.game.{game_id}")
+/// One kind of message on one channel: where it travels and, from its
+/// type, the name it travels under. Every publish and subscription goes
+/// through a topic, so no message type is named by a string, and a
+/// subscriber receives its own message type, decoded. Several topics may
+/// share a channel (a game's events and its presence).
+pub struct Topic<M> {
+    channel: String,
+    message: std::marker::PhantomData<fn() -> M>,
 }
 
-/// The channel of one player's own events: queue tickets, challenges,
-/// rematches.
-#[must_use]
-pub fn user_channel(user_id: &str) -> String {
-    format!("ttakji.user.{user_id}")
+impl<M> Clone for Topic<M> {
+    fn clone(&self) -> Self {
+        Topic {
+            channel: self.channel.clone(),
+            message: std::marker::PhantomData,
+        }
+    }
 }
 
-/// The channel every finished game is announced on.
-pub const GAMES_FINISHED: &str = "ttakji.games.finished";
+impl<M: prost::Name> std::fmt::Debug for Topic<M> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Topic({} on {})", M::NAME, self.channel)
+    }
+}
+
+impl<M: prost::Name> Topic<M> {
+    fn on(channel: String) -> Topic<M> {
+        Topic {
+            channel,
+            message: std::marker::PhantomData,
+        }
+    }
+
+    /// The channel it travels on.
+    #[must_use]
+    pub fn channel(&self) -> &str {
+        &self.channel
+    }
+
+    /// Whether an envelope's type names `M` (`ttakji.v1.GameEvent`).
+    fn carries(type_name: &str) -> bool {
+        type_name
+            .strip_prefix(M::PACKAGE)
+            .and_then(|rest| rest.strip_prefix('.'))
+            == Some(M::NAME)
+    }
+}
+
+/// One game's events, on `ttakji.game.<game_id>`.
+#[must_use]
+pub fn game_events(game_id: &str) -> Topic<pb::GameEvent> {
+    Topic::on(format!("ttakji.game.{game_id}"))
+}
+
+/// Who is watching one game, on the game's channel beside its events.
+#[must_use]
+pub fn presence(game_id: &str) -> Topic<pb::Presence> {
+    Topic::on(format!("ttakji.game.{game_id}"))
+}
+
+/// A player's queue tickets, on their channel `ttakji.user.<user_id>`.
+#[must_use]
+pub fn tickets(user_id: &str) -> Topic<pb::Ticket> {
+    Topic::on(format!("ttakji.user.{user_id}"))
+}
+
+/// A player's friend challenges, on their channel.
+#[must_use]
+pub fn challenges(user_id: &str) -> Topic<pb::Challenge> {
+    Topic::on(format!("ttakji.user.{user_id}"))
+}
+
+/// Answers to a player's rematch offers, on their channel.
+#[must_use]
+pub fn rematches(user_id: &str) -> Topic<pb::AgreeRematchResponse> {
+    Topic::on(format!("ttakji.user.{user_id}"))
+}
+
+/// Every game that ends, announced once on `ttakji.games.finished`.
+#[must_use]
+pub fn games_finished() -> Topic<pb::GameEvent> {
+    Topic::on("ttakji.games.finished".to_owned())
+}
+
+/// The gateways' heartbeats, on `ttakji.gateways`.
+#[must_use]
+pub fn gateways() -> Topic<pb::GatewayHeartbeat> {
+    Topic::on("ttakji.gateways".to_owned())
+}
 
 /// Why a bus operation failed.
 #[derive(Debug, thiserror::Error)]
@@ -98,31 +172,63 @@ struct RedisSubscriptions {
     sink: Mutex<Option<redis::aio::PubSubSink>>,
 }
 
-/// A subscription to one channel.
+/// A subscription to one topic.
 #[derive(Debug)]
-pub struct Subscription {
+pub struct Subscription<M> {
     receiver: broadcast::Receiver<Arc<BusEnvelope>>,
+    message: std::marker::PhantomData<fn() -> M>,
 }
 
 /// What a subscriber receives.
 #[derive(Debug)]
-pub enum Delivery {
-    Message(Arc<BusEnvelope>),
-    /// Messages were lost (the subscriber fell behind): fill the gap from
-    /// the store.
+pub enum Delivery<M> {
+    /// A message, with the trace context of the span that published it.
+    Message {
+        message: M,
+        trace_context: HashMap<String, String>,
+    },
+    /// Messages were lost (the subscriber fell behind, or the connection
+    /// to Redis came back): fill the gap from the store.
     Gap,
     /// The bus shut down.
     Closed,
 }
 
-impl Subscription {
-    /// The next message on the channel.
-    pub async fn recv(&mut self) -> Delivery {
-        match self.receiver.recv().await {
-            Ok(m) if m.r#type == GAP_TYPE => Delivery::Gap,
-            Ok(m) => Delivery::Message(m),
-            Err(broadcast::error::RecvError::Lagged(_)) => Delivery::Gap,
-            Err(broadcast::error::RecvError::Closed) => Delivery::Closed,
+impl<M: prost::Name + Default> Subscription<M> {
+    fn new(receiver: broadcast::Receiver<Arc<BusEnvelope>>) -> Subscription<M> {
+        Subscription {
+            receiver,
+            message: std::marker::PhantomData,
+        }
+    }
+
+    /// The next message of the topic. Other topics' messages on the same
+    /// channel are passed over, and one that does not decode is logged
+    /// and passed over.
+    pub async fn recv(&mut self) -> Delivery<M> {
+        loop {
+            let envelope = match self.receiver.recv().await {
+                Ok(envelope) => envelope,
+                Err(broadcast::error::RecvError::Lagged(_)) => return Delivery::Gap,
+                Err(broadcast::error::RecvError::Closed) => return Delivery::Closed,
+            };
+            if envelope.r#type == GAP_TYPE {
+                return Delivery::Gap;
+            }
+            if !Topic::<M>::carries(&envelope.r#type) {
+                continue;
+            }
+            match M::decode(envelope.payload.as_slice()) {
+                Ok(message) => {
+                    return Delivery::Message {
+                        message,
+                        trace_context: envelope.trace_context.clone(),
+                    };
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, message = M::NAME, "bus: a message that does not decode");
+                }
+            }
         }
     }
 }
@@ -172,21 +278,42 @@ impl Bus {
         })
     }
 
-    /// Publishes `payload` (an encoded message of type `type_name`) on
-    /// `channel`, with the current span's trace context.
+    /// Publishes `message` on its topic, with the current span's trace
+    /// context.
     ///
     /// # Errors
-    /// When Redis refuses the publish.
-    #[tracing::instrument(skip(self, payload), fields(bytes = payload.len()))]
-    pub async fn publish(
+    /// When Redis is away so long that its queue is full.
+    pub async fn publish<M: prost::Name>(
+        &self,
+        topic: &Topic<M>,
+        message: &M,
+    ) -> Result<(), BusError> {
+        self.publish_encoded(topic, message.encode_to_vec()).await
+    }
+
+    /// Publishes `payload`, an `M` already encoded (a stored event), on its
+    /// topic, with the current span's trace context.
+    ///
+    /// # Errors
+    /// As [`Bus::publish`].
+    #[tracing::instrument(name = "publish", skip_all, fields(channel = topic.channel(), message = M::NAME, bytes = payload.len()))]
+    pub async fn publish_encoded<M: prost::Name>(
+        &self,
+        topic: &Topic<M>,
+        payload: Vec<u8>,
+    ) -> Result<(), BusError> {
+        self.send(topic.channel(), M::full_name(), payload).await
+    }
+
+    async fn send(
         &self,
         channel: &str,
-        type_name: &str,
+        type_name: String,
         payload: Vec<u8>,
     ) -> Result<(), BusError> {
         let envelope = BusEnvelope {
             trace_context: crate::telemetry::current_context_headers(),
-            r#type: type_name.to_owned(),
+            r#type: type_name,
             payload,
         };
         match &*self.inner {
@@ -202,13 +329,25 @@ impl Bus {
         }
     }
 
-    /// Subscribes to `channel`. Messages published after this returns are
+    /// Subscribes to `topic`. Messages published after this returns are
     /// delivered (subject to the at-most-once caveat above).
     ///
     /// # Errors
     /// When Redis refuses the subscription.
-    #[tracing::instrument(skip(self))]
-    pub async fn subscribe(&self, channel: &str) -> Result<Subscription, BusError> {
+    #[tracing::instrument(skip_all, fields(channel = topic.channel(), message = M::NAME))]
+    pub async fn subscribe<M: prost::Name + Default>(
+        &self,
+        topic: &Topic<M>,
+    ) -> Result<Subscription<M>, BusError> {
+        self.subscribe_channel(topic.channel())
+            .await
+            .map(Subscription::new)
+    }
+
+    async fn subscribe_channel(
+        &self,
+        channel: &str,
+    ) -> Result<broadcast::Receiver<Arc<BusEnvelope>>, BusError> {
         match &*self.inner {
             Transport::Local(channels) => {
                 let mut channels = channels.lock().await;
@@ -216,9 +355,7 @@ impl Bus {
                 let sender = channels
                     .entry(channel.to_owned())
                     .or_insert_with(|| broadcast::channel(SUBSCRIBER_BUFFER).0);
-                Ok(Subscription {
-                    receiver: sender.subscribe(),
-                })
+                Ok(sender.subscribe())
             }
             Transport::Redis { subscriptions, .. } => subscriptions.subscribe(channel).await,
         }
@@ -226,7 +363,10 @@ impl Bus {
 }
 
 impl RedisSubscriptions {
-    async fn subscribe(&self, channel: &str) -> Result<Subscription, BusError> {
+    async fn subscribe(
+        &self,
+        channel: &str,
+    ) -> Result<broadcast::Receiver<Arc<BusEnvelope>>, BusError> {
         let mut channels = self.channels.lock().await;
         let mut sink = self.sink.lock().await;
         let idle: Vec<String> = channels
@@ -243,9 +383,7 @@ impl RedisSubscriptions {
             let _ = sink.unsubscribe(&idle).await;
         }
         if let Some(sender) = channels.get(channel) {
-            return Ok(Subscription {
-                receiver: sender.subscribe(),
-            });
+            return Ok(sender.subscribe());
         }
         let sender = broadcast::channel(SUBSCRIBER_BUFFER).0;
         let receiver = sender.subscribe();
@@ -254,7 +392,7 @@ impl RedisSubscriptions {
         }
         // Without a connection the channel is subscribed when it comes back.
         channels.insert(channel.to_owned(), sender);
-        Ok(Subscription { receiver })
+        Ok(receiver)
     }
 }
 
@@ -391,22 +529,42 @@ async fn run_redis_subscriber(
 mod tests {
     use super::*;
 
+    fn event(seq: u64) -> pb::GameEvent {
+        pb::GameEvent {
+            seq,
+            ..Default::default()
+        }
+    }
+
     #[tokio::test]
-    async fn an_in_process_subscriber_receives_what_is_published_after_it_subscribed() {
+    async fn an_in_process_subscriber_receives_its_topic_published_after_it_subscribed() {
         let bus = Bus::in_process();
-        bus.publish("ttakji.game.g1", "t", b"before".to_vec())
+        bus.publish(&game_events("g1"), &event(1))
             .await
             .expect("publish");
-        let mut sub = bus.subscribe("ttakji.game.g1").await.expect("subscribe");
-        bus.publish("ttakji.game.g2", "t", b"elsewhere".to_vec())
+        let mut sub = bus.subscribe(&game_events("g1")).await.expect("subscribe");
+        bus.publish(&game_events("g2"), &event(2))
             .await
             .expect("publish");
-        bus.publish("ttakji.game.g1", "t", b"after".to_vec())
+        // Another topic on the same channel is not this subscription's.
+        bus.publish(&presence("g1"), &pb::Presence::default())
+            .await
+            .expect("publish");
+        bus.publish(&game_events("g1"), &event(3))
             .await
             .expect("publish");
         match sub.recv().await {
-            Delivery::Message(m) => assert_eq!(m.payload, b"after"),
+            Delivery::Message { message, .. } => assert_eq!(message.seq, 3),
             other => panic!("expected a message, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn a_topic_knows_its_messages_by_their_full_name() {
+        assert!(Topic::<pb::GameEvent>::carries("ttakji.v1.GameEvent"));
+        assert!(!Topic::<pb::GameEvent>::carries("ttakji.v1.Presence"));
+        assert!(!Topic::<pb::GameEvent>::carries("ttakji.v1.GameEventX"));
+        assert!(!Topic::<pb::GameEvent>::carries("GameEvent"));
+        assert_eq!(game_events("g1").channel(), presence("g1").channel());
     }
 }

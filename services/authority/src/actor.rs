@@ -647,25 +647,17 @@ impl Actor {
     /// finished-games channel too. The bus delivers at most once: what it
     /// drops, watchers and the ratings service read from the store.
     async fn publish(&self, events: Vec<Outgoing>) {
-        let channel = bus::game_channel(&self.state.meta().id);
+        let topic = bus::game_events(&self.state.meta().id);
         for event in events {
             if event.finished
                 && let Err(e) = self
                     .bus
-                    .publish(
-                        bus::GAMES_FINISHED,
-                        "ttakji.v1.GameEvent",
-                        event.payload.clone(),
-                    )
+                    .publish_encoded(&bus::games_finished(), event.payload.clone())
                     .await
             {
                 tracing::warn!(error = %e, "finished game not announced; consumers reconcile from the store");
             }
-            if let Err(e) = self
-                .bus
-                .publish(&channel, "ttakji.v1.GameEvent", event.payload)
-                .await
-            {
+            if let Err(e) = self.bus.publish_encoded(&topic, event.payload).await {
                 tracing::warn!(error = %e, "event not published; watchers fill the gap from the store");
             }
         }

@@ -214,11 +214,7 @@ impl Registry {
         let _ = self
             .inner
             .bus
-            .publish(
-                &ttakji_platform::bus::game_channel(&id),
-                "ttakji.v1.GameEvent",
-                payload,
-            )
+            .publish_encoded(&ttakji_platform::bus::game_events(&id), payload)
             .await;
         Ok(snapshot)
     }

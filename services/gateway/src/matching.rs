@@ -10,7 +10,7 @@ use std::future::Future;
 use std::time::Duration;
 
 use tonic::{Request, Response, Status};
-use ttakji_platform::bus::{Delivery, Subscription};
+use ttakji_platform::bus::{self, Delivery, Subscription};
 use ttakji_proto::v1 as pb;
 use ttakji_proto::v1::match_service_server::MatchService;
 
@@ -30,9 +30,7 @@ const REMATCH_WAIT: Duration = Duration::from_secs(120);
 const UNRATED: u32 = 1200;
 
 /// A matchmaker record that a stream follows until it settles.
-trait Followed: prost::Message + Default + Clone + PartialEq + Send + 'static {
-    /// The record's type name on the player's bus channel.
-    const BUS_TYPE: &'static str;
+trait Followed: prost::Name + Default + Clone + PartialEq + Send + 'static {
     /// Messages buffered for a client that reads slowly.
     const BUFFER: usize;
     /// How long the stream may wait for the record to settle, if not for ever.
@@ -72,7 +70,6 @@ struct Queued {
 }
 
 impl Followed for pb::Ticket {
-    const BUS_TYPE: &'static str = "ttakji.v1.Ticket";
     const BUFFER: usize = 8;
     type Message = pb::FindMatchResponse;
     type Query = Queued;
@@ -112,7 +109,6 @@ impl Followed for pb::Ticket {
 }
 
 impl Followed for pb::Challenge {
-    const BUS_TYPE: &'static str = "ttakji.v1.Challenge";
     const BUFFER: usize = 4;
     type Message = pb::CreateChallengeResponse;
     type Query = pb::GetChallengeRequest;
@@ -135,7 +131,6 @@ impl Followed for pb::Challenge {
 }
 
 impl Followed for pb::AgreeRematchResponse {
-    const BUS_TYPE: &'static str = "ttakji.v1.AgreeRematchResponse";
     const BUFFER: usize = 4;
     /// An offer nobody takes up lapses: the stream ends.
     const LAPSES_AFTER: Option<Duration> = Some(REMATCH_WAIT);
@@ -166,19 +161,18 @@ impl Followed for pb::AgreeRematchResponse {
     }
 }
 
-/// Waits for the next message of `type_name` on the subscription, or the
-/// next poll time, whichever comes first.
-async fn next_news(
-    sub: &mut Subscription,
-    type_name: &str,
+/// Waits for the next message on the subscription, or the next poll
+/// time, whichever comes first.
+async fn next_news<R: Followed>(
+    sub: &mut Subscription<R>,
     poll: &mut tokio::time::Interval,
-) -> Option<Vec<u8>> {
+) -> Option<R> {
     loop {
         tokio::select! {
             _ = poll.tick() => return None,
             delivery = sub.recv() => match delivery {
-                Delivery::Message(envelope) if envelope.r#type == type_name => return Some(envelope.payload.clone()),
-                Delivery::Message(_) | Delivery::Gap => {}
+                Delivery::Message { message, .. } => return Some(message),
+                Delivery::Gap => {}
                 Delivery::Closed => {
                     poll.tick().await;
                     return None;
@@ -196,7 +190,7 @@ async fn next_news(
 /// notice fed itself.
 async fn follow<R: Followed>(
     tx: &Sender<R::Message>,
-    mut sub: Subscription,
+    mut sub: Subscription<R>,
     first: R,
     matchmaker: MatchmakerClient,
     query: R::Query,
@@ -207,11 +201,9 @@ async fn follow<R: Followed>(
     }
     let mut poll = tokio::time::interval(POLL);
     loop {
-        let fresh = match next_news(&mut sub, R::BUS_TYPE, &mut poll).await {
-            Some(bytes) => match R::decode(bytes.as_slice()) {
-                Ok(record) if record.is_news_of(&last) => Ok(record),
-                _ => continue,
-            },
+        let fresh = match next_news(&mut sub, &mut poll).await {
+            Some(record) if record.is_news_of(&last) => Ok(record),
+            Some(_) => continue,
             None => R::ask(matchmaker.clone(), query.clone()).await,
         };
         match fresh {
@@ -227,7 +219,7 @@ async fn follow<R: Followed>(
                 return;
             }
             // The matchmaker is briefly away: keep the stream and ask again.
-            Err(status) => tracing::warn!(%status, record = R::BUS_TYPE, "not read"),
+            Err(status) => tracing::warn!(%status, record = R::NAME, "not read"),
         }
     }
 }
@@ -236,7 +228,7 @@ impl Gateway {
     /// A stream of `first` and its changes (see [`follow`]).
     fn following<R: Followed>(
         &self,
-        sub: Subscription,
+        sub: Subscription<R>,
         first: R,
         query: R::Query,
     ) -> Stream<R::Message> {
@@ -285,7 +277,7 @@ impl MatchService for Gateway {
                 "sign in to play ranked games; guests play casual games",
             ));
         }
-        let sub = self.news_for(&me.user_id).await?;
+        let sub = self.news(&bus::tickets(&me.user_id)).await?;
         let rating = self.pairing_rating(&me.user_id, req.board_size).await;
         let enqueue = pb::EnqueueRequest {
             user_id: me.user_id.clone(),
@@ -371,7 +363,7 @@ impl MatchService for Gateway {
             keep_colors_on_rematch: table.as_ref().is_some_and(|t| t.keep_colors),
             computer_stands_in: table.is_some_and(|t| t.stand_in),
         };
-        let sub = self.news_for(&me.user_id).await?;
+        let sub = self.news(&bus::challenges(&me.user_id)).await?;
         let challenge = self
             .matchmaker()
             .make_challenge(made)
@@ -417,7 +409,7 @@ impl MatchService for Gateway {
     ) -> Result<Response<Self::RematchStream>, Status> {
         let me = Caller::of(&request)?;
         let old = GameId::parse(&request.get_ref().game_id)?;
-        let sub = self.news_for(&me.user_id).await?;
+        let sub = self.news(&bus::rematches(&me.user_id)).await?;
         let agree = pb::AgreeRematchRequest {
             game_id: old.into_string(),
             user_id: me.user_id,

@@ -5,7 +5,7 @@
 //! watcher says on the game's channel when it comes and when it goes, and
 //! each watcher answers a newcomer once with its own presence. What stays
 //! periodic is one heartbeat per gateway, on one channel
-//! ([`GATEWAYS_CHANNEL`]), whatever the number of games: each gateway notes
+//! ([`bus::gateways`]), whatever the number of games: each gateway notes
 //! who it hears, and when one falls silent for [`PRESENCE_TIMEOUT`] its
 //! watchers are told once, through a watch channel that wakes them only
 //! then.
@@ -16,18 +16,15 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 use tokio::time::Instant;
-use ttakji_platform::bus::{Bus, Delivery};
+use ttakji_platform::bus::{self, Bus, Delivery};
 use ttakji_platform::shutdown::Shutdown;
+use ttakji_proto::v1 as pb;
 
 /// How often a gateway says it is alive.
 pub const HEARTBEAT: Duration = Duration::from_secs(2);
 /// A gateway not heard from for this long is gone, and so are the players
 /// connected through it.
 pub const PRESENCE_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// The channel every gateway's heartbeat goes on.
-pub const GATEWAYS_CHANNEL: &str = "ttakji.gateways";
-const HEARTBEAT_TYPE: &str = "ttakji.gateway.alive";
 
 /// This gateway's name among the others, and the ones that fell silent.
 #[derive(Debug, Clone)]
@@ -45,7 +42,7 @@ impl Liveness {
         let me = id.clone();
         let mut stop = shutdown.clone();
         shutdown.spawn(async move {
-            let mut heard = match bus.subscribe(GATEWAYS_CHANNEL).await {
+            let mut heard = match bus.subscribe(&bus::gateways()).await {
                 Ok(subscription) => Some(subscription),
                 Err(e) => {
                     tracing::warn!(error = %e, "other gateways' heartbeats cannot be followed");
@@ -59,7 +56,8 @@ impl Liveness {
                 tokio::select! {
                     () = stop.wait() => break,
                     _ = beat.tick() => {
-                        let _ = bus.publish(GATEWAYS_CHANNEL, HEARTBEAT_TYPE, me.as_bytes().to_vec()).await;
+                        let beat = pb::GatewayHeartbeat { gateway_id: me.to_string() };
+                        let _ = bus.publish(&bus::gateways(), &beat).await;
                         let silent: Vec<String> = last_heard
                             .iter()
                             .filter(|(_, at)| at.elapsed() > PRESENCE_TIMEOUT)
@@ -81,8 +79,8 @@ impl Liveness {
                             None => std::future::pending().await,
                         }
                     } => match delivery {
-                        Delivery::Message(m) if m.r#type == HEARTBEAT_TYPE => {
-                            let id = String::from_utf8_lossy(&m.payload).into_owned();
+                        Delivery::Message { message, .. } => {
+                            let id = message.gateway_id;
                             if *id != *me && last_heard.insert(id.clone(), Instant::now()).is_none() {
                                 // Back, or new: no longer counted as gone.
                                 gone_tx.send_if_modified(|gone| {
@@ -90,7 +88,7 @@ impl Liveness {
                                 });
                             }
                         }
-                        Delivery::Message(_) | Delivery::Gap => {}
+                        Delivery::Gap => {}
                         Delivery::Closed => heard = None,
                     },
                 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use tonic::Status;
 use ttakji_platform::auth::TokenKeys;
-use ttakji_platform::bus::{Bus, Subscription, user_channel};
+use ttakji_platform::bus::{Bus, Subscription, Topic};
 use ttakji_platform::shutdown::Shutdown;
 use ttakji_platform::store::Database;
 
@@ -62,10 +62,14 @@ impl Gateway {
         self.ratings.clone()
     }
 
-    /// The matchmaker's news for `user_id`, from their bus channel.
-    pub(crate) async fn news_for(&self, user_id: &str) -> Result<Subscription, Status> {
+    /// The matchmaker's news of one kind for a player, from their bus
+    /// channel.
+    pub(crate) async fn news<M: prost::Name + Default>(
+        &self,
+        topic: &Topic<M>,
+    ) -> Result<Subscription<M>, Status> {
         self.bus
-            .subscribe(&user_channel(user_id))
+            .subscribe(topic)
             .await
             .map_err(|e| Status::unavailable(format!("cannot follow your queue: {e}")))
     }

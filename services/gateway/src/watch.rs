@@ -16,7 +16,6 @@
 
 use std::collections::HashMap;
 
-use prost::Message as _;
 use tonic::Status;
 use tracing::Instrument as _;
 use ttakji_platform::bus::{self, Delivery, Subscription};
@@ -30,9 +29,6 @@ use crate::validate::GameId;
 /// it reads; the stream's own buffers hold the rest).
 const WATCHER_BUFFER: usize = 8;
 
-const PRESENCE_TYPE: &str = "ttakji.v1.Presence";
-const EVENT_TYPE: &str = "ttakji.v1.GameEvent";
-
 /// What a watcher knows of one player's connection.
 #[derive(Debug)]
 struct Seen {
@@ -41,12 +37,18 @@ struct Seen {
     gateway: String,
 }
 
+/// A watcher's two subscriptions on the game's channel.
+#[derive(Debug)]
+struct Live {
+    events: Subscription<pb::GameEvent>,
+    presence: Subscription<pb::Presence>,
+}
+
 /// One watcher's view of a game.
 #[derive(Debug)]
 struct Watcher {
     gateway: Gateway,
     game_id: String,
-    channel: String,
     viewer: String,
     /// The game's players (the computer has no user id and is not here).
     players: Vec<String>,
@@ -87,14 +89,22 @@ pub async fn watch(
     viewer: String,
 ) -> Result<Stream<pb::WatchGameResponse>, Status> {
     let game_id = game_id.into_string();
-    let channel = bus::game_channel(&game_id);
     // Subscribe before reading the stored events, so nothing published in
     // between is missed.
-    let live = gateway
-        .bus
-        .subscribe(&channel)
-        .await
-        .map_err(|e| Status::unavailable(format!("cannot follow game {game_id}: {e}")))?;
+    let unfollowable =
+        |e: bus::BusError| Status::unavailable(format!("cannot follow game {game_id}: {e}"));
+    let live = Live {
+        events: gateway
+            .bus
+            .subscribe(&bus::game_events(&game_id))
+            .await
+            .map_err(unfollowable)?,
+        presence: gateway
+            .bus
+            .subscribe(&bus::presence(&game_id))
+            .await
+            .map_err(unfollowable)?,
+    };
     let game = gateway
         .authority
         .ask(
@@ -119,7 +129,6 @@ pub async fn watch(
     let mut watcher = Watcher {
         gateway: gateway.clone(),
         game_id,
-        channel,
         viewer,
         players,
         last: after_seq,
@@ -150,7 +159,7 @@ impl Watcher {
     async fn follow(
         &mut self,
         tx: &Sender<pb::WatchGameResponse>,
-        mut live: Subscription,
+        mut live: Live,
         backlog: Vec<pb::GameEvent>,
     ) {
         let mut gone = self.gateway.liveness.gone();
@@ -172,33 +181,42 @@ impl Watcher {
                     }
                     continue;
                 }
-                d = live.recv() => d,
-            };
-            let span = tracing::info_span!("watch.event", game_id = %self.game_id);
-            let events = match delivery {
-                Delivery::Message(envelope) if envelope.r#type == PRESENCE_TYPE => {
-                    if let Ok(presence) = pb::Presence::decode(envelope.payload.as_slice())
-                        && !self.presence(tx, presence).await
-                    {
-                        return;
+                presence = live.presence.recv() => {
+                    match presence {
+                        Delivery::Message { message, .. } => {
+                            if !self.presence(tx, message).await {
+                                return;
+                            }
+                        }
+                        // Who is here is told again as players come and go.
+                        Delivery::Gap => {}
+                        Delivery::Closed => return,
                     }
                     continue;
                 }
-                Delivery::Message(envelope) if envelope.r#type == EVENT_TYPE => {
+                d = live.events.recv() => d,
+            };
+            let span = tracing::info_span!("watch.event", game_id = %self.game_id);
+            let events = match delivery {
+                Delivery::Message {
+                    message: event,
+                    trace_context,
+                } => {
                     // The delivery joins the publisher's trace: one move is
                     // one trace from the mover's call to the watcher.
-                    ttakji_platform::telemetry::set_parent_from(&span, &envelope.trace_context);
-                    match pb::GameEvent::decode(envelope.payload.as_slice()) {
-                        Ok(event) if event.seq <= self.last => continue,
-                        Ok(event) if event.seq == self.last + 1 => vec![event],
+                    ttakji_platform::telemetry::set_parent_from(&span, &trace_context);
+                    if event.seq <= self.last {
+                        continue;
+                    } else if event.seq == self.last + 1 {
+                        vec![event]
+                    } else {
                         // A gap: read what was missed from the store.
-                        Ok(_) | Err(_) => match self.catch_up(tx).await {
+                        match self.catch_up(tx).await {
                             Some(events) => events,
                             None => return,
-                        },
+                        }
                     }
                 }
-                Delivery::Message(_) => continue,
                 Delivery::Gap => match self.catch_up(tx).await {
                     Some(events) => events,
                     None => return,
@@ -246,7 +264,7 @@ impl Watcher {
         let _ = self
             .gateway
             .bus
-            .publish(&self.channel, PRESENCE_TYPE, presence.encode_to_vec())
+            .publish(&bus::presence(&self.game_id), &presence)
             .await;
     }
 

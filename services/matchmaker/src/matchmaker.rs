@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 
 use tonic::Status;
 use ttakji_platform::authorities::Authorities;
-use ttakji_platform::bus::{Bus, user_channel};
+use ttakji_platform::bus::{self, Bus};
 use ttakji_platform::now_unix_ms;
 use ttakji_proto::v1 as pb;
 
@@ -105,13 +105,8 @@ impl Matchmaker {
 
     /// Tells a player, on their channel. A player not told still learns
     /// of it: their stream polls.
-    pub(crate) async fn notify(&self, user_id: &str, type_name: &str, payload: Vec<u8>) {
-        if let Err(e) = self
-            .inner
-            .bus
-            .publish(&user_channel(user_id), type_name, payload)
-            .await
-        {
+    pub(crate) async fn notify<M: prost::Name>(&self, topic: &bus::Topic<M>, message: &M) {
+        if let Err(e) = self.inner.bus.publish(topic, message).await {
             tracing::warn!(error = %e, "player not notified; their stream polls");
         }
     }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use baduk::Color;
 use baduk_ai::Level;
-use prost::Message as _;
+use ttakji_platform::bus;
 use ttakji_platform::now_unix_ms;
 use ttakji_platform::shutdown::Shutdown;
 use ttakji_proto::v1 as pb;
@@ -246,8 +246,7 @@ impl Matchmaker {
             if let Ok(Some(done)) = self.tickets().get(&t.id).await
                 && let Ok(pb_ticket) = self.ticket_pb(&done).await
             {
-                self.notify(&t.user_id, "ttakji.v1.Ticket", pb_ticket.encode_to_vec())
-                    .await;
+                self.notify(&bus::tickets(&t.user_id), &pb_ticket).await;
             }
         }
         tracing::info!("match made");

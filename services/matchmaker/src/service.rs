@@ -4,9 +4,9 @@
 
 use std::time::Duration;
 
-use prost::Message as _;
 use tonic::Code;
 use tonic::{Request, Response, Status};
+use ttakji_platform::bus;
 use ttakji_platform::now_unix_ms;
 use ttakji_platform::refusal::refused;
 use ttakji_proto::v1 as pb;
@@ -293,12 +293,8 @@ impl MatchmakerService for Matchmaker {
                 .await?;
             metrics::counter!("ttakji_challenges_total", "event" => "joined").increment(1);
             let challenge = self.challenge_pb(&record);
-            self.notify(
-                &record.maker_id,
-                "ttakji.v1.Challenge",
-                challenge.encode_to_vec(),
-            )
-            .await;
+            self.notify(&bus::challenges(&record.maker_id), &challenge)
+                .await;
             Ok(Response::new(pb::JoinChallengeResponse {
                 challenge: Some(challenge),
                 game: Some(game),
@@ -385,8 +381,7 @@ impl MatchmakerService for Matchmaker {
                 agreed_user_ids: agreed,
             };
             for p in &people {
-                self.notify(p, "ttakji.v1.AgreeRematchResponse", answer.encode_to_vec())
-                    .await;
+                self.notify(&bus::rematches(p), &answer).await;
             }
             Ok(Response::new(answer))
         }

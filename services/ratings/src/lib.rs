@@ -18,7 +18,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use prost::Message as _;
 use tonic::{Request, Response, Status};
 use ttakji_platform::bus::{self, Bus, Delivery};
 use ttakji_platform::grpc::GrpcServer;
@@ -577,7 +576,7 @@ impl App {
     pub async fn run_until_stopped(self) -> anyhow::Result<()> {
         let mut finished = self
             .bus
-            .subscribe(bus::GAMES_FINISHED)
+            .subscribe(&bus::games_finished())
             .await
             .context("subscribing to finished games")?;
         let consumer = self.ratings.clone();
@@ -589,10 +588,7 @@ impl App {
                     d = finished.recv() => d,
                 };
                 match delivery {
-                    Delivery::Message(envelope) => {
-                        let Ok(event) = pb::GameEvent::decode(envelope.payload.as_slice()) else {
-                            continue;
-                        };
+                    Delivery::Message { message: event, .. } => {
                         if let Some(game) = event.snapshot.as_ref().and_then(ranked_game)
                             && let Err(status) = consumer.apply(&game).await
                         {
