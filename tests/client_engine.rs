@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use support::{Player, embedded, sign_in, sqlite_memory};
 use tonic::Code;
-use ttakji_platform::authorities::RETRY_AFTER_HEADER;
 use ttakji_platform::bus::Bus;
+use ttakji_platform::refusal::RETRY_AFTER_HEADER;
 use ttakji_proto::v1 as pb;
 
 async fn service() -> (support::Embedded, String) {

@@ -10,8 +10,8 @@ use std::net::IpAddr;
 use std::time::{Duration, Instant};
 
 use support::{channel_from, embedded, sign_in_on, sqlite_memory};
-use ttakji_platform::authorities::RETRY_AFTER_HEADER;
 use ttakji_platform::bus::Bus;
+use ttakji_platform::refusal::RETRY_AFTER_HEADER;
 use ttakji_proto::v1 as pb;
 use ttakji_proto::v1::auth_service_client::AuthServiceClient;
 

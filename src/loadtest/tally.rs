@@ -225,7 +225,7 @@ impl Tally {
 
     /// A call was refused (or failed) with `status`.
     pub fn refused(&self, status: &tonic::Status) {
-        let name = ttakji_platform::grpc::code_name(status.code());
+        let name = ttakji_platform::refusal::code_name(status.code());
         let mut state = self.state();
         *state.errors.entry(name).or_default() += 1;
         state

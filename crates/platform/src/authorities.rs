@@ -29,6 +29,7 @@ use tonic::{Code, Status};
 use ttakji_proto::v1::authority_service_client::AuthorityServiceClient;
 
 use crate::grpc::{self, TracedChannel};
+use crate::refusal::RETRY_AFTER_HEADER;
 
 /// The number of shards games hash into. Fixed: changing it moves games
 /// between shards, so every authority of a deployment must agree on it.
@@ -40,9 +41,6 @@ pub const OWNER_HEADER: &str = "ttakji-owner";
 /// Request metadata an authority sets on a call it forwards: the receiver
 /// answers it or refuses it, never forwards it again.
 pub const FORWARDED_HEADER: &str = "ttakji-forwarded";
-
-/// Metadata on an UNAVAILABLE answer: how long to wait before trying again.
-pub const RETRY_AFTER_HEADER: &str = "ttakji-retry-after-ms";
 
 /// How long [`Authorities::call`] keeps trying before it answers UNAVAILABLE.
 pub const RETRY_BUDGET: Duration = Duration::from_secs(10);
@@ -404,7 +402,7 @@ impl Authorities {
             if Instant::now() + wait >= give_up {
                 tracing::warn!(
                     tries,
-                    code = crate::grpc::code_name(last.code()),
+                    code = crate::refusal::code_name(last.code()),
                     message = last.message(),
                     "authority not reachable; giving up"
                 );
@@ -420,7 +418,7 @@ impl Authorities {
             }
             tracing::debug!(
                 tries,
-                code = crate::grpc::code_name(last.code()),
+                code = crate::refusal::code_name(last.code()),
                 message = last.message(),
                 "authority call retried"
             );

@@ -122,31 +122,6 @@ impl tonic::service::Interceptor for PropagateTrace {
     }
 }
 
-/// The gRPC name of a status code, as dashboards show it.
-#[must_use]
-pub fn code_name(code: tonic::Code) -> &'static str {
-    use tonic::Code;
-    match code {
-        Code::Ok => "OK",
-        Code::Cancelled => "CANCELLED",
-        Code::Unknown => "UNKNOWN",
-        Code::InvalidArgument => "INVALID_ARGUMENT",
-        Code::DeadlineExceeded => "DEADLINE_EXCEEDED",
-        Code::NotFound => "NOT_FOUND",
-        Code::AlreadyExists => "ALREADY_EXISTS",
-        Code::PermissionDenied => "PERMISSION_DENIED",
-        Code::ResourceExhausted => "RESOURCE_EXHAUSTED",
-        Code::FailedPrecondition => "FAILED_PRECONDITION",
-        Code::Aborted => "ABORTED",
-        Code::OutOfRange => "OUT_OF_RANGE",
-        Code::Unimplemented => "UNIMPLEMENTED",
-        Code::Internal => "INTERNAL",
-        Code::Unavailable => "UNAVAILABLE",
-        Code::DataLoss => "DATA_LOSS",
-        Code::Unauthenticated => "UNAUTHENTICATED",
-    }
-}
-
 /// Rewrites tonic's answer to a message over the size limit (OUT_OF_RANGE,
 /// sent before any handler runs) as INVALID_ARGUMENT: for a client, an
 /// oversized request is a malformed one. Our handlers never answer
@@ -405,7 +380,7 @@ impl Browsers {
                 header("grpc-status"),
                 header("grpc-message"),
                 header("grpc-status-details-bin"),
-                header(crate::authorities::RETRY_AFTER_HEADER),
+                header(crate::refusal::RETRY_AFTER_HEADER),
             ])
             .max_age(std::time::Duration::from_secs(24 * 3600))
     }

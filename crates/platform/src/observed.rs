@@ -19,7 +19,7 @@ use http_body::Frame;
 use prost::Message as _;
 use tracing::Instrument as _;
 
-use crate::grpc::code_name;
+use crate::refusal::code_name;
 
 /// The calls a server answers, spanned, counted and timed.
 #[derive(Debug, Clone, Copy, Default)]

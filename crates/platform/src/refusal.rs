@@ -12,6 +12,10 @@
 use tonic::{Code, Status};
 use tonic_types::{ErrorDetails, StatusExt as _};
 
+/// Metadata on a refusal worth retrying (UNAVAILABLE, RESOURCE_EXHAUSTED):
+/// how many milliseconds to wait before trying again.
+pub const RETRY_AFTER_HEADER: &str = "ttakji-retry-after-ms";
+
 /// The `domain` of every reason this service gives.
 pub const DOMAIN: &str = "ttakji.app";
 
@@ -72,11 +76,36 @@ pub fn with_code_reason(status: Status) -> Status {
 }
 
 /// The reason of a refusal that names none of its own: its code's name
-/// ([`crate::grpc::code_name`]), which says at least what kind of mistake
+/// ([`code_name`]), which says at least what kind of mistake
 /// it was.
 #[must_use]
 pub fn code_reason(code: Code) -> &'static str {
-    crate::grpc::code_name(code)
+    code_name(code)
+}
+
+/// The gRPC name of a status code, as dashboards show it.
+#[must_use]
+pub fn code_name(code: tonic::Code) -> &'static str {
+    use tonic::Code;
+    match code {
+        Code::Ok => "OK",
+        Code::Cancelled => "CANCELLED",
+        Code::Unknown => "UNKNOWN",
+        Code::InvalidArgument => "INVALID_ARGUMENT",
+        Code::DeadlineExceeded => "DEADLINE_EXCEEDED",
+        Code::NotFound => "NOT_FOUND",
+        Code::AlreadyExists => "ALREADY_EXISTS",
+        Code::PermissionDenied => "PERMISSION_DENIED",
+        Code::ResourceExhausted => "RESOURCE_EXHAUSTED",
+        Code::FailedPrecondition => "FAILED_PRECONDITION",
+        Code::Aborted => "ABORTED",
+        Code::OutOfRange => "OUT_OF_RANGE",
+        Code::Unimplemented => "UNIMPLEMENTED",
+        Code::Internal => "INTERNAL",
+        Code::Unavailable => "UNAVAILABLE",
+        Code::DataLoss => "DATA_LOSS",
+        Code::Unauthenticated => "UNAUTHENTICATED",
+    }
 }
 
 #[cfg(test)]

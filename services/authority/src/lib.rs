@@ -10,6 +10,7 @@ pub mod actor;
 pub mod codec;
 pub mod convert;
 pub mod game;
+pub mod keeper;
 pub mod listing;
 pub mod ownership;
 pub mod records;
@@ -149,7 +150,7 @@ impl App {
         let registry = registry::Registry::new(db, bus, config.ai, shutdown.clone(), owned.clone());
         if let Some(leases) = leases {
             tracing::info!(%addr, url = %me, member = leases.member(), "authority ready; taking shards");
-            shutdown.spawn(ownership::keeper::keep(
+            shutdown.spawn(keeper::keep(
                 leases,
                 owned,
                 registry.clone(),

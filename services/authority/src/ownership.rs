@@ -16,7 +16,6 @@
 //! stops serving the moment it runs again, before it learns from Redis
 //! that the shard has gone.
 
-pub mod keeper;
 pub mod leases;
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -80,7 +79,7 @@ impl Ownership {
         Ownership::new(me, false)
     }
 
-    /// One instance of several, owning the shards its [`keeper`] holds.
+    /// One instance of several, owning the shards its [`crate::keeper`] holds.
     #[must_use]
     pub fn shared(me: String) -> Ownership {
         Ownership::new(me, true)

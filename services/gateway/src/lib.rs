@@ -21,6 +21,7 @@ pub mod ladder;
 pub mod limits;
 pub mod matching;
 pub mod presence;
+pub mod seen;
 pub mod sign_in;
 pub mod state;
 pub mod streams;

@@ -505,7 +505,7 @@ mod tests {
         );
         let hint = status
             .metadata()
-            .get(ttakji_platform::authorities::RETRY_AFTER_HEADER)
+            .get(ttakji_platform::refusal::RETRY_AFTER_HEADER)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.parse::<u64>().ok())
             .expect("a retry hint in milliseconds");

@@ -396,7 +396,7 @@ impl MatchService for Gateway {
             .await?
             .into_inner();
         Ok(Response::new(pb::AcceptChallengeResponse {
-            game: crate::games::seen_by(joined.game, &viewer),
+            game: crate::seen::seen_by(joined.game, &viewer),
         }))
     }
 

@@ -356,7 +356,7 @@ impl Watcher {
             self.last = event.seq;
             let finished = matches!(event.kind, Some(pb::game_event::Kind::Finished(_)));
             let event = pb::GameEvent {
-                snapshot: crate::games::seen_by(event.snapshot, &self.viewer),
+                snapshot: crate::seen::seen_by(event.snapshot, &self.viewer),
                 ..event
             };
             // The computer took the viewer's seat, but the viewer is here

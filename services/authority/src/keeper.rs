@@ -11,7 +11,7 @@ use tracing::Instrument as _;
 use ttakji_platform::authorities::SHARDS;
 use ttakji_platform::shutdown::Shutdown;
 
-use super::{Leases, Ownership};
+use crate::ownership::{Leases, Ownership};
 use crate::registry::Registry;
 
 /// The most shards handed over in one renewal when others have fewer: the
@@ -102,7 +102,7 @@ fn listed(shards: &[u32]) -> String {
         .join(",")
 }
 
-fn least_held(renewal: &super::leases::Renewal) -> usize {
+fn least_held(renewal: &crate::ownership::leases::Renewal) -> usize {
     let mut counts: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     for owner in renewal.owners.iter().flatten() {
         *counts.entry(owner.as_str()).or_default() += 1;
