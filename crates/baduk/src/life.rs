@@ -8,10 +8,8 @@
 //! each side), and tactical vetoes (seki, eye room, friends nearby,
 //! capturing races whose win would save it, unclear fights) that keep a
 //! candidate as a [`DoubtfulGroup`]. Last, a group is removed only if it
-//! is shut in: on an open board (a fifth of its points undecided in the
-//! playouts) its own empty area must not be contested, and in any case
-//! that area must hold no friendly stone that stays on the board, as in a
-//! game ended with a side still open.
+//! is shut in: the empty area it can reach holds no friendly stone that
+//! stays on the board, as in a game ended with a side still open.
 //!
 //! Everything is deterministic: SplitMix64 with the fixed seed
 //! [`DEAD_STONE_SEED`], one thread, a fixed number of playouts, so the same
@@ -43,21 +41,6 @@ const SHAKY: u32 = PLAYOUTS_PER_SIDE * 3 / 10;
 /// How far past a candidate's liberties, in steps through empty points, an
 /// enemy stone still counts as enclosing it.
 const NEAR_STEPS: usize = 2;
-
-/// Share of all playouts, in percent, in which each side must own an empty
-/// point for it to count as undecided.
-const UNDECIDED_SHARE_PERCENT: u32 = 20;
-
-/// The board is open, its fights not played out, when at least one of its
-/// points in this many is undecided (16 on 9×9). A finished game has its
-/// areas closed: 1,202 of the 1,450 finished test games have no undecided
-/// point and nine have this many, against 181 of the 432 stopped early.
-const OPEN_BOARD_DIVISOR: usize = 5;
-
-/// Undecided points a group's own empty area must hold, on an open board,
-/// for the group to keep its chance of living there: room the enemy has
-/// not taken, the size of a living shape and more.
-const OPEN_AREA_UNDECIDED: usize = 12;
 
 /// Chains of `color` that are pass-alive (Benson): they cannot be captured
 /// even if their owner passes every turn. Returned as a mask over vertices.
@@ -193,8 +176,7 @@ pub enum Doubt {
     Eyes,
     /// A living friendly stone is two steps away, or the empty area it
     /// can reach, however far, holds a friendly stone that stays on the
-    /// board, or the board is open and that area is contested in the
-    /// playouts: it is not shut in.
+    /// board: it is not shut in.
     Escape,
     /// A touching enemy group has no more liberties, is captured in a
     /// fifth of the lines where this group moves first, and taking it off
@@ -281,27 +263,7 @@ pub fn analyse(board: &Board) -> LifeAndDeath {
         verdicts.push((stones, verdict));
     }
 
-    // 4. Open boards: while many points of the board are undecided (the
-    //    game ended early, its fights not played out), a group whose own
-    //    empty area is contested in the playouts still has room to live
-    //    there, even with no friend in reach. In a finished game the area
-    //    around a dead group is the enemy's, and the board is not open.
-    let undecided = board
-        .vertices()
-        .filter(|&v| board.is_empty(v) && lost.undecided(v))
-        .count();
-    if undecided >= board.size().points() / OPEN_BOARD_DIVISOR {
-        for (stones, verdict) in &mut verdicts {
-            if matches!(verdict, Verdict::Dead) && contested_area(board, &lost, stones) {
-                for &s in stones.iter() {
-                    dead[s] = false;
-                }
-                *verdict = Verdict::Doubtful(Doubt::Escape);
-            }
-        }
-    }
-
-    // 5. Open areas: a group is shut in only if the empty area it can
+    // 4. Open areas: a group is shut in only if the empty area it can
     //    reach holds no friendly stone that stays on the board. If it does,
     //    the two can still join and the group can still live, however far
     //    apart they are: it stays, and so may another group that was to be
@@ -357,34 +319,6 @@ fn open_to_a_friend(board: &Board, stones: &[Vertex], dead: &[bool]) -> bool {
     area_reaches_friend(board, color, stones, &libs, |v| dead[v])
 }
 
-/// Whether the empty area reached from the group's liberties, through empty
-/// points however far, holds at least [`OPEN_AREA_UNDECIDED`] points that
-/// each side owns in a fifth of the playouts.
-fn contested_area(board: &Board, lost: &Losses, stones: &[Vertex]) -> bool {
-    let libs = group_liberties(board, stones);
-    let mut seen = vec![false; MAX_VERTICES];
-    let mut stack = libs.clone();
-    for &l in &libs {
-        seen[l] = true;
-    }
-    let mut count = 0;
-    while let Some(x) = stack.pop() {
-        if lost.undecided(x) {
-            count += 1;
-            if count >= OPEN_AREA_UNDECIDED {
-                return true;
-            }
-        }
-        for n in board.neighbours(x) {
-            if board.is_empty(n) && !seen[n] {
-                seen[n] = true;
-                stack.push(n);
-            }
-        }
-    }
-    false
-}
-
 /// Whether the empty area reached from `libs` through empty points borders
 /// a stone of `color` outside `stones` that is not `gone`.
 fn area_reaches_friend(
@@ -428,20 +362,9 @@ pub struct Losses {
     /// For each playout (those with Black first, then those with White
     /// first), the stones lost in it, as a bit set over vertices.
     lines: Vec<[u64; MAX_VERTICES / 64]>,
-    /// For each empty point, in how many playouts (all of them, either side
-    /// first) it ended owned by Black, and by White.
-    owned: [Vec<u32>; 2],
 }
 
 impl Losses {
-    /// Whether the empty point `v` ended owned by each side in at least
-    /// [`UNDECIDED_SHARE_PERCENT`]% of all the playouts: the reading leaves
-    /// it to either.
-    fn undecided(&self, v: Vertex) -> bool {
-        let share = 2 * PLAYOUTS_PER_SIDE * UNDECIDED_SHARE_PERCENT / 100;
-        self.owned[0][v] >= share && self.owned[1][v] >= share
-    }
-
     /// Whether every stone of `stones` was lost in playout `line`.
     fn all_lost_in(&self, line: usize, stones: &[Vertex]) -> bool {
         let lost = &self.lines[line];
@@ -456,7 +379,6 @@ pub fn playout_losses(board: &Board) -> Losses {
         black_first: vec![0; MAX_VERTICES],
         white_first: vec![0; MAX_VERTICES],
         lines: Vec::with_capacity(2 * PLAYOUTS_PER_SIDE as usize),
-        owned: [vec![0; MAX_VERTICES], vec![0; MAX_VERTICES]],
     };
     for first in [Color::Black, Color::White] {
         for _ in 0..PLAYOUTS_PER_SIDE {
@@ -469,18 +391,11 @@ pub fn playout_losses(board: &Board) -> Losses {
             };
             let mut line = [0u64; MAX_VERTICES / 64];
             for v in board.vertices() {
-                let owner = owner_at_end(&b, v);
-                match board.color_at(v) {
-                    Some(c) if owner == Some(c.opponent()) => {
-                        tally[v] += 1;
-                        line[v / 64] |= 1 << (v % 64);
-                    }
-                    Some(_) => {}
-                    None => {
-                        if let Some(o) = owner {
-                            losses.owned[o.index()][v] += 1;
-                        }
-                    }
+                if let Some(c) = board.color_at(v)
+                    && owner_at_end(&b, v) == Some(c.opponent())
+                {
+                    tally[v] += 1;
+                    line[v / 64] |= 1 << (v % 64);
                 }
             }
             losses.lines.push(line);
