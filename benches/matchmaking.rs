@@ -12,8 +12,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use tonic::Request;
+use ttakji::stack::{Stack, StackConfig};
 use ttakji_platform::auth::TokenKeys;
 use ttakji_platform::bus::Bus;
+use ttakji_platform::grpc::ServiceKey;
 use ttakji_platform::shutdown;
 use ttakji_platform::store::Database;
 use ttakji_proto::v1 as pb;
@@ -51,52 +53,24 @@ async fn run() -> anyhow::Result<()> {
     println!("authority store {}", db.kind());
     let bus = Bus::redis(REDIS, stop.clone()).await?;
     let namespace = format!("ttakji-bench:{}:", uuid::Uuid::new_v4().simple());
-    let local = "127.0.0.1:0".parse()?;
-    let authority = ttakji_authority::App::build(
-        ttakji_authority::Config::new(local),
-        db.clone(),
-        bus.clone(),
-        stop.clone(),
-    )
-    .await?;
-    let authority_url = format!("http://{}", authority.addr());
-    let mut config = ttakji_matchmaker::Config::new(local, authority_url.clone());
+    let key = ServiceKey::random();
+    let mut config = StackConfig::local(TokenKeys::random(Duration::from_secs(3600)));
+    config.service_key = Some(key.clone());
     // Nobody plays the computer here: every ticket waits for a person.
-    config.rules.ai_after = Duration::from_secs(3600);
-    config.rules.grace = Duration::from_secs(3600);
-    let matchmaker = ttakji_matchmaker::App::build(
+    config.matchmaker.rules.ai_after = Duration::from_secs(3600);
+    config.matchmaker.rules.grace = Duration::from_secs(3600);
+    config.gateway.limits = ttakji_gateway::limits::Settings::exempting(&["127.0.0.1"]);
+    let stack = Stack::build(
         config,
-        ttakji_matchmaker::Tickets::redis_in(REDIS, &namespace).await?,
-        bus.clone(),
-        stop.clone(),
-    )
-    .await?;
-    let matchmaker_url = format!("http://{}", matchmaker.addr());
-    let gateway = ttakji_gateway::App::build(
-        ttakji_gateway::Config {
-            listen: local,
-            metrics_listen: None,
-            service_key: None,
-            authority_url,
-            matchmaker_url: matchmaker_url.clone(),
-            // No ratings service here: everyone counts as 1200.
-            ratings_url: "http://127.0.0.1:1".to_owned(),
-            token_keys: TokenKeys::random(Duration::from_secs(3600)),
-            google_client_id: None,
-            google_jwks_url: String::new(),
-            web_origins: Vec::new(),
-            limits: ttakji_gateway::limits::Settings::exempting(&["127.0.0.1"]),
-            guest_sweep_every: std::time::Duration::from_secs(3600),
-        },
         db,
         bus,
+        ttakji_matchmaker::Tickets::redis_in(REDIS, &namespace).await?,
         stop.clone(),
     )
     .await?;
-    let gateway_url = format!("http://{}", gateway.addr());
-    tokio::spawn(authority.run_until_stopped());
-    tokio::spawn(matchmaker.run_until_stopped());
-    tokio::spawn(gateway.run_until_stopped());
+    let gateway_url = format!("http://{}", stack.gateway_addr());
+    let matchmaker_url = format!("http://{}", stack.matchmaker_addr());
+    tokio::spawn(stack.run_until_stopped());
 
     // 1. From the second player's ticket to both players' "match found".
     let gw = tonic::transport::Endpoint::from_shared(gateway_url)?
@@ -155,11 +129,7 @@ async fn run() -> anyhow::Result<()> {
         percentile(&latencies, 0.99).as_secs_f64() * 1e3,
     );
     // 2. Tickets accepted and paired per second.
-    let channel = tonic::transport::Endpoint::from_shared(matchmaker_url)?
-        .tcp_nodelay(true)
-        .connect()
-        .await
-        .context("matchmaker")?;
+    let channel = ttakji_platform::grpc::client(&matchmaker_url, "matchmaker", Some(&key))?;
     let started = Instant::now();
     let mut workers = tokio::task::JoinSet::new();
     for w in 0..CONCURRENCY {

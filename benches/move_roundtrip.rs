@@ -16,8 +16,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use tonic::Request;
+use ttakji::stack::{Stack, StackConfig};
 use ttakji_platform::auth::TokenKeys;
 use ttakji_platform::bus::Bus;
+use ttakji_platform::grpc::ServiceKey;
 use ttakji_platform::shutdown;
 use ttakji_platform::store::Database;
 use ttakji_proto::v1 as pb;
@@ -96,41 +98,22 @@ async fn run() -> anyhow::Result<()> {
         Err(_) => Bus::in_process(),
     };
     println!("store {}, bus {:?}", db.kind(), bus);
-    let local = "127.0.0.1:0".parse()?;
-    let authority = ttakji_authority::App::build(
-        ttakji_authority::Config::new(local),
-        db.clone(),
-        bus.clone(),
-        stop.clone(),
-    )
-    .await?;
-    let authority_url = format!("http://{}", authority.addr());
-    let keys = TokenKeys::random(Duration::from_secs(3600));
-    let gateway = ttakji_gateway::App::build(
-        ttakji_gateway::Config {
-            listen: local,
-            metrics_listen: None,
-            service_key: None,
-            authority_url: authority_url.clone(),
-            matchmaker_url: "http://127.0.0.1:1".to_owned(),
-            // No ratings service here: everyone counts as 1200.
-            ratings_url: "http://127.0.0.1:1".to_owned(),
-            token_keys: keys,
-            google_client_id: None,
-            google_jwks_url: String::new(),
-            web_origins: Vec::new(),
-            limits: ttakji_gateway::limits::Settings::exempting(&["127.0.0.1"]),
-            guest_sweep_every: std::time::Duration::from_secs(3600),
-        },
+    let key = ServiceKey::random();
+    let mut config = StackConfig::local(TokenKeys::random(Duration::from_secs(3600)));
+    config.service_key = Some(key.clone());
+    config.gateway.limits = ttakji_gateway::limits::Settings::exempting(&["127.0.0.1"]);
+    let stack = Stack::build(
+        config,
         db,
         bus,
+        ttakji_matchmaker::Tickets::memory(),
         stop.clone(),
     )
     .await?;
-    let gateway_addr = gateway.addr();
+    let gateway_addr = stack.gateway_addr();
     let gateway_url = format!("http://{gateway_addr}");
-    tokio::spawn(authority.run_until_stopped());
-    tokio::spawn(gateway.run_until_stopped());
+    let authority_url = format!("http://{}", stack.authority_addr());
+    tokio::spawn(stack.run_until_stopped());
 
     let channel = tonic::transport::Endpoint::from_shared(gateway_url)?
         .tcp_nodelay(true)
@@ -148,7 +131,11 @@ async fn run() -> anyhow::Result<()> {
             .into_inner();
         players.push((signed.user_id, signed.access_token));
     }
-    let mut authority_client = AuthorityServiceClient::connect(authority_url).await?;
+    let mut authority_client = AuthorityServiceClient::new(ttakji_platform::grpc::client(
+        &authority_url,
+        "authority",
+        Some(&key),
+    )?);
     let games = GameServiceClient::new(channel.clone());
 
     // Warm up, then the bare unary call.

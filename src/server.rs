@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::Context as _;
+use ttakji::stack::{Stack, StackConfig};
 use ttakji_gateway::{TOKEN_TTL, TokenKeysParser};
 use ttakji_platform::auth::TokenKeys;
 use ttakji_platform::bus::Bus;
@@ -331,71 +332,40 @@ pub fn serve(args: &ServeArgs) -> anyhow::Result<()> {
         let metrics = ttakji_platform::metrics::serve(args.metrics_listen, shutdown.clone())
             .await
             .with_context(|| format!("binding metrics to {}", args.metrics_listen))?;
-        // The services in this process share a key of their own: their
-        // internal ports answer nothing else.
-        let service_key = Some(ttakji_platform::grpc::ServiceKey::random());
-        let mut authority_config = ttakji_authority::Config::new(args.authority_listen);
-        authority_config.ai = args.ai.clone();
-        authority_config.service_key = service_key.clone();
-        let authority = ttakji_authority::App::build(
-            authority_config,
-            db.clone(),
-            bus.clone(),
-            shutdown.clone(),
-        )
-        .await?;
-        let authority_url = format!("http://{}", authority.addr());
         let tickets = match &args.redis_url {
             Some(url) => queue(url, ttakji_matchmaker::tickets::DEFAULT_NAMESPACE).await?,
             None => ttakji_matchmaker::Tickets::memory(),
         };
-        let mut matching =
-            ttakji_matchmaker::Config::new(args.matchmaker_listen, authority_url.clone());
-        matching.rules = args.pairing.clone();
-        matching.seconds_per_move = args.seconds_per_move;
-        matching.link_base = args
+        // The services in this process share a key of their own (the
+        // stack's): their internal ports answer nothing else.
+        let mut config = StackConfig::local(keys);
+        config.authority.listen = args.authority_listen;
+        config.authority.ai = args.ai.clone();
+        config.matchmaker.listen = args.matchmaker_listen;
+        config.matchmaker.rules = args.pairing.clone();
+        config.matchmaker.seconds_per_move = args.seconds_per_move;
+        config.matchmaker.link_base = args
             .link_base
             .clone()
             .unwrap_or_else(|| format!("http://{}/c/", args.listen));
-        matching.service_key = service_key.clone();
-        let matchmaker =
-            ttakji_matchmaker::App::build(matching, tickets, bus.clone(), shutdown.clone()).await?;
-        let mut ratings_config =
-            ttakji_ratings::Config::new(args.ratings_listen, authority_url.clone());
-        ratings_config.redis_url = args.redis_url.clone();
-        ratings_config.service_key = service_key.clone();
-        let ratings =
-            ttakji_ratings::App::build(ratings_config, db.clone(), bus.clone(), shutdown.clone())
-                .await?;
-        let gateway = ttakji_gateway::App::build(
-            ttakji_gateway::Config {
-                listen: args.listen,
-                metrics_listen: None,
-                service_key,
-                authority_url,
-                matchmaker_url: format!("http://{}", matchmaker.addr()),
-                ratings_url: format!("http://{}", ratings.addr()),
-                token_keys: keys,
-                google_client_id: args.google_client_id.clone(),
-                google_jwks_url: args.google_jwks_url.clone(),
-                web_origins: args.web_origins.clone(),
-                limits: args.limits.clone(),
-                guest_sweep_every: args.guest_sweep_every,
-            },
-            db.clone(),
-            bus,
-            shutdown.clone(),
-        )
-        .await?;
+        config.ratings.listen = args.ratings_listen;
+        config.ratings.redis_url = args.redis_url.clone();
+        config.gateway.listen = args.listen;
+        config.gateway.google_client_id = args.google_client_id.clone();
+        config.gateway.google_jwks_url = args.google_jwks_url.clone();
+        config.gateway.web_origins = args.web_origins.clone();
+        config.gateway.limits = args.limits.clone();
+        config.gateway.guest_sweep_every = args.guest_sweep_every;
+        let stack = Stack::build(config, db, bus, tickets, shutdown.clone()).await?;
         Listening::default()
-            .on("gateway", gateway.addr())
-            .on("authority", authority.addr())
-            .on("matchmaker", matchmaker.addr())
-            .on("ratings", ratings.addr())
+            .on("gateway", stack.gateway_addr())
+            .on("authority", stack.authority_addr())
+            .on("matchmaker", stack.matchmaker_addr())
+            .on("ratings", stack.ratings_addr())
             .on("metrics", metrics)
             .announce(&format!(
                 "ttakji serving: play in a browser at http://{}/ (apps connect there too, gRPC or gRPC-web), metrics at http://{}/metrics, database {}, bus {}",
-                gateway.addr(),
+                stack.gateway_addr(),
                 metrics,
                 ttakji_platform::store::redact(&args.database_url),
                 if args.redis_url.is_some() {
@@ -404,13 +374,7 @@ pub fn serve(args: &ServeArgs) -> anyhow::Result<()> {
                     "in-process"
                 },
             ));
-        let (a, m, r, g) = tokio::join!(
-            authority.run_until_stopped(),
-            matchmaker.run_until_stopped(),
-            ratings.run_until_stopped(),
-            gateway.run_until_stopped()
-        );
-        a.and(m).and(r).and(g)
+        stack.run_until_stopped().await
     })
 }
 

@@ -162,73 +162,35 @@ pub async fn embedded_tuned(
 ) -> Embedded {
     init_logs();
     let (trigger, shutdown) = shutdown::channel();
-    let local = "127.0.0.1:0".parse().expect("address");
-    let authority = ttakji_authority::App::build(
-        ttakji_authority::Config {
-            ai: quick_ai(),
-            service_key: Some(service_key()),
-            ..ttakji_authority::Config::new(local)
-        },
-        db.clone(),
-        bus.clone(),
-        shutdown.clone(),
-    )
-    .await
-    .expect("authority builds");
-    let authority_addr = authority.addr();
-    let mut matching = quick_matching(local, format!("http://{authority_addr}"));
-    tune(&mut matching);
-    let matchmaker =
-        ttakji_matchmaker::App::build(matching, tickets, bus.clone(), shutdown.clone())
-            .await
-            .expect("matchmaker builds");
-    let matchmaker_addr = matchmaker.addr();
-    let ratings = ttakji_ratings::App::build(
-        ratings_config(authority_addr),
-        db.clone(),
-        bus.clone(),
-        shutdown.clone(),
-    )
-    .await
-    .expect("ratings builds");
-    let ratings_addr = ratings.addr();
-    let gateway = ttakji_gateway::App::build(
-        ttakji_gateway::Config {
-            listen: local,
-            metrics_listen: None,
-            service_key: Some(service_key()),
-            authority_url: format!("http://{authority_addr}"),
-            matchmaker_url: format!("http://{matchmaker_addr}"),
-            ratings_url: format!("http://{ratings_addr}"),
-            token_keys: keys(),
-            google_client_id: google.as_ref().map(|g| g.0.clone()),
-            google_jwks_url: google.map(|g| g.1).unwrap_or_default(),
-            web_origins: Vec::new(),
-            limits: ttakji_gateway::limits::Settings::exempting(&["127.0.0.1"]),
-            guest_sweep_every: std::time::Duration::from_secs(3600),
-        },
-        db,
-        bus,
-        shutdown,
-    )
-    .await
-    .expect("gateway builds");
-    let gateway_addr = gateway.addr();
-    let tasks = trigger.subscribe();
-    tasks.spawn(authority.run_until_stopped());
-    tasks.spawn(matchmaker.run_until_stopped());
-    tasks.spawn(ratings.run_until_stopped());
-    tasks.spawn(gateway.run_until_stopped());
-    Embedded {
-        gateway: gateway_addr,
-        authority: authority_addr,
-        matchmaker: matchmaker_addr,
-        ratings: ratings_addr,
+    let mut config = ttakji::stack::StackConfig::local(keys());
+    config.service_key = Some(service_key());
+    config.authority.ai = quick_ai();
+    config.matchmaker = quick_matching(config.matchmaker.listen, String::new());
+    tune(&mut config.matchmaker);
+    config.gateway.limits = ttakji_gateway::limits::Settings::exempting(&["127.0.0.1"]);
+    if let Some((client_id, key_set)) = google {
+        config.gateway.google_client_id = Some(client_id);
+        config.gateway.google_jwks_url = key_set;
+    }
+    let stack = ttakji::stack::Stack::build(config, db, bus, tickets, shutdown)
+        .await
+        .expect("the services build");
+    let embedded = Embedded {
+        gateway: stack.gateway_addr(),
+        authority: stack.authority_addr(),
+        matchmaker: stack.matchmaker_addr(),
+        ratings: stack.ratings_addr(),
         _running: Running {
-            addr: gateway_addr,
+            addr: stack.gateway_addr(),
             trigger,
         },
-    }
+    };
+    embedded
+        ._running
+        .trigger
+        .subscribe()
+        .spawn(stack.run_until_stopped());
+    embedded
 }
 
 /// An in-memory SQLite store.

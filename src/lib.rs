@@ -1,0 +1,4 @@
+//! The `ttakji` binary's library half: what the binary, the end-to-end
+//! tests and the benchmarks share.
+
+pub mod stack;
