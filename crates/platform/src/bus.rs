@@ -75,34 +75,44 @@ impl<M: prost::Name> Topic<M> {
     }
 }
 
+/// The channel of one game: its events and who is watching it.
+fn game_channel(game_id: &str) -> String {
+    format!("ttakji.game.{game_id}")
+}
+
+/// The channel of one player's own news from the matchmaker.
+fn user_channel(user_id: &str) -> String {
+    format!("ttakji.user.{user_id}")
+}
+
 /// One game's events, on `ttakji.game.<game_id>`.
 #[must_use]
 pub fn game_events(game_id: &str) -> Topic<pb::GameEvent> {
-    Topic::on(format!("ttakji.game.{game_id}"))
+    Topic::on(game_channel(game_id))
 }
 
 /// Who is watching one game, on the game's channel beside its events.
 #[must_use]
 pub fn presence(game_id: &str) -> Topic<pb::Presence> {
-    Topic::on(format!("ttakji.game.{game_id}"))
+    Topic::on(game_channel(game_id))
 }
 
 /// A player's queue tickets, on their channel `ttakji.user.<user_id>`.
 #[must_use]
 pub fn tickets(user_id: &str) -> Topic<pb::Ticket> {
-    Topic::on(format!("ttakji.user.{user_id}"))
+    Topic::on(user_channel(user_id))
 }
 
 /// A player's friend challenges, on their channel.
 #[must_use]
 pub fn challenges(user_id: &str) -> Topic<pb::Challenge> {
-    Topic::on(format!("ttakji.user.{user_id}"))
+    Topic::on(user_channel(user_id))
 }
 
 /// Answers to a player's rematch offers, on their channel.
 #[must_use]
 pub fn rematches(user_id: &str) -> Topic<pb::AgreeRematchResponse> {
-    Topic::on(format!("ttakji.user.{user_id}"))
+    Topic::on(user_channel(user_id))
 }
 
 /// Every game that ends, announced once on `ttakji.games.finished`.

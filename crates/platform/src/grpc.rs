@@ -249,9 +249,9 @@ pub fn client(url: &str, service: &str, key: Option<&ServiceKey>) -> anyhow::Res
 /// is bound first (so the address is known before it runs), then every
 /// added service is reported SERVING to gRPC health checking, reflection is
 /// served beside them, each call is spanned, counted and timed
-/// ([`crate::observed`]), oversized requests are INVALID_ARGUMENT, a broken connection to a
-/// service behind is UNAVAILABLE ([`answered_codes`]), and the server stops
-/// on the shutdown signal.
+/// ([`crate::observed`]), oversized requests are INVALID_ARGUMENT, a
+/// broken connection to a service behind is UNAVAILABLE
+/// ([`answered_codes`]), and the server stops on the shutdown signal.
 #[derive(Debug)]
 pub struct GrpcServer {
     name: &'static str,
@@ -472,11 +472,9 @@ impl GrpcServer {
                 .await;
         }
         // Reflection lists only what this server serves (the gateway's
-        // port does not advertise the internal services), over v1 and the
-        // v1alpha that older clients speak.
-        // Every file a listed service needs is served with it, so a client
-        // can resolve any of them (both reflection versions answer for
-        // both, and health is listed too).
+        // port does not advertise the internal services), and health,
+        // over v1 and the v1alpha that older clients speak; every file a
+        // listed service needs is served with it, so each resolves.
         let reflection = || {
             self.serving.iter().fold(
                 tonic_reflection::server::Builder::configure()

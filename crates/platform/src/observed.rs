@@ -7,7 +7,8 @@
 //! refusal, from its trailers for a call that ran, `CANCELLED` for an
 //! answer dropped before its end (a client that hung up). Only methods of
 //! the compiled contracts (ours, health, reflection) are named; any other
-//! path is `unknown`, so a client's made-up names never become labels.
+//! path is [`Rpc::UNKNOWN`], so a client's made-up names never become
+//! labels.
 
 use std::collections::HashMap;
 use std::pin::Pin;
@@ -47,11 +48,20 @@ pub struct Rpc {
 }
 
 impl Rpc {
-    /// The RPC a request path names, if it is a method of a contract the
-    /// servers know.
+    /// What a path that names no known method is counted and spanned as.
+    pub const UNKNOWN: Rpc = Rpc {
+        service: "unknown",
+        method: "unknown",
+    };
+
+    /// The RPC a request path names: a method of a contract the servers
+    /// know, or [`Rpc::UNKNOWN`].
     #[must_use]
-    pub fn of_path(path: &str) -> Option<Rpc> {
-        KNOWN.get(path.strip_prefix('/')?).copied()
+    pub fn of_path(path: &str) -> Rpc {
+        path.strip_prefix('/')
+            .and_then(|name| KNOWN.get(name))
+            .copied()
+            .unwrap_or(Rpc::UNKNOWN)
     }
 }
 
@@ -99,16 +109,15 @@ static KNOWN: LazyLock<HashMap<String, Rpc>> = LazyLock::new(|| {
 /// The span of a call: named `service/method` for the trace backend, a
 /// child of the caller's trace context, with the `rpc.*` attributes and
 /// room for the caller (`enduser.id`) and the status.
-fn span_of(rpc: Option<Rpc>, headers: &http::HeaderMap) -> tracing::Span {
-    let (service, method) = rpc.map_or(("unknown", "unknown"), |r| (r.service, r.method));
+fn span_of(rpc: Rpc, headers: &http::HeaderMap) -> tracing::Span {
     let span = tracing::info_span!(
         "rpc",
-        otel.name = %format_args!("{service}/{method}"),
+        otel.name = %rpc,
         otel.kind = "server",
         otel.status_code = tracing::field::Empty,
         rpc.system = "grpc",
-        rpc.service = service,
-        rpc.method = method,
+        rpc.service = rpc.service,
+        rpc.method = rpc.method,
         rpc.grpc.status_code = tracing::field::Empty,
         enduser.id = tracing::field::Empty,
     );
@@ -168,7 +177,7 @@ fn grpc_status(headers: &http::HeaderMap) -> Option<tonic::Code> {
 /// count it and time it. Done once, when the status is known, or on drop.
 #[derive(Debug)]
 struct Ending {
-    rpc: Option<Rpc>,
+    rpc: Rpc,
     span: tracing::Span,
     started: Instant,
     done: bool,
@@ -179,9 +188,7 @@ impl Ending {
         if std::mem::replace(&mut self.done, true) {
             return;
         }
-        let (service, method) = self
-            .rpc
-            .map_or(("unknown", "unknown"), |r| (r.service, r.method));
+        let Rpc { service, method } = self.rpc;
         let name = code_name(code);
         self.span.record("rpc.grpc.status_code", code as i32);
         if server_fault(code) {
@@ -287,15 +294,16 @@ mod tests {
 
     #[test]
     fn methods_of_every_contract_are_named_and_others_are_not() {
-        let play = Rpc::of_path("/ttakji.v1.GameService/PlayMove").expect("known");
+        let play = Rpc::of_path("/ttakji.v1.GameService/PlayMove");
         assert_eq!(play.to_string(), "ttakji.v1.GameService/PlayMove");
         assert_eq!(
             (play.service, play.method),
             ("ttakji.v1.GameService", "PlayMove")
         );
-        assert!(Rpc::of_path("/grpc.health.v1.Health/Check").is_some());
-        assert!(
-            Rpc::of_path("/grpc.reflection.v1.ServerReflection/ServerReflectionInfo").is_some()
+        assert_ne!(Rpc::of_path("/grpc.health.v1.Health/Check"), Rpc::UNKNOWN);
+        assert_ne!(
+            Rpc::of_path("/grpc.reflection.v1.ServerReflection/ServerReflectionInfo"),
+            Rpc::UNKNOWN
         );
         for made_up in [
             "/ttakji.v1.GameService/MadeUp",
@@ -304,7 +312,7 @@ mod tests {
             "/",
             "",
         ] {
-            assert_eq!(Rpc::of_path(made_up), None, "{made_up}");
+            assert_eq!(Rpc::of_path(made_up), Rpc::UNKNOWN, "{made_up}");
         }
     }
 }

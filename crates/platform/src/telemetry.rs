@@ -202,7 +202,8 @@ where
             drop(extensions);
             line.insert("span".into(), Value::Object(described));
             let cx = tracing::Span::current().context();
-            let context = cx.span().span_context().clone();
+            let span = cx.span();
+            let context = span.span_context();
             if context.is_valid() {
                 line.insert(
                     "trace_id".into(),
