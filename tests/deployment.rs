@@ -14,13 +14,14 @@
 mod support;
 
 use std::collections::BTreeMap;
-use std::io::{BufRead as _, BufReader};
 use std::net::SocketAddr;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 
 use support::operator::{promtool_check, start_collector};
-use support::{SERVICE_KEY, TOKEN_KEYS, free_port, fresh_postgres, redis_server, scrape, sign_in};
+use support::{
+    Process, SERVICE_KEY, TOKEN_KEYS, free_port, fresh_postgres, redis_server, scrape, sign_in,
+};
 use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_client::HealthClient;
 use ttakji_proto::v1 as pb;
@@ -206,19 +207,14 @@ fn local(port: u16) -> SocketAddr {
     SocketAddr::from(([127, 0, 0, 1], port))
 }
 
-/// A running service, its gRPC and metrics addresses.
+/// A running service (stopped when dropped), at the gRPC and metrics
+/// addresses the others were told.
 struct Running {
     name: String,
-    child: Child,
+    kind: String,
+    _process: Process,
     grpc: SocketAddr,
     metrics: Option<SocketAddr>,
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// Starts every service of a deployment on this machine with its own
@@ -264,27 +260,16 @@ async fn deploy(services: Vec<Service>) {
         if let Some(url) = env.get_mut("TTAKJI_DATABASE_URL") {
             url.clone_from(&db);
         }
-        let mut child = Command::new(env!("CARGO_BIN_EXE_ttakji"))
+        let mut command = Command::new(env!("CARGO_BIN_EXE_ttakji"));
+        command
             .args(&service.args)
             .env_clear()
             .envs(&env)
-            .stdout(Stdio::piped())
-            .stderr(support::child_log())
-            .spawn()
-            .expect("the ttakji binary starts");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().expect("stdout"))
-            .read_line(&mut line)
-            .expect("a first line");
-        assert!(
-            support::parse_ready_line(&line).is_some(),
-            "{} ({:?}) did not start: {line:?}",
-            service.name,
-            service.args
-        );
+            .stderr(support::child_log());
         running.push(Running {
             name: service.name.clone(),
-            child,
+            kind: service.args[0].clone(),
+            _process: Process::start(command),
             grpc,
             metrics,
         });
@@ -311,11 +296,7 @@ async fn deploy(services: Vec<Service>) {
 
     let gateway = running
         .iter()
-        .find(|s| {
-            services
-                .iter()
-                .any(|d| d.name == s.name && d.args[0] == "gateway")
-        })
+        .find(|s| s.kind == "gateway")
         .expect("a gateway");
     let jin = sign_in(&format!("http://{}", gateway.grpc), "jin").await;
     let game = jin.start(pb::ColorChoice::Black).await;

@@ -7,59 +7,35 @@
 mod support;
 
 use std::io::{BufRead as _, BufReader};
-use std::net::SocketAddr;
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use support::operator::{Received, promtool_check, start_collector};
-use support::{Process, parse_ready_line, serve_args, sign_in};
+use support::{Process, http, serve_args, sign_in, temp_sqlite};
 use ttakji_proto::v1 as pb;
-
-fn temp_db() -> String {
-    let dir = std::env::temp_dir().join(format!("ttakji-test-{}", uuid::Uuid::new_v4().simple()));
-    std::fs::create_dir_all(&dir).expect("a temp dir");
-    format!("sqlite://{}", dir.join("ttakji.db").display())
-}
 
 /// `ttakji serve` with `extra` arguments and `env`, its standard error
 /// (the log) kept line by line.
 fn serve_logging(extra: &[&str], env: &[(&str, &str)]) -> (Process, Arc<Mutex<Vec<String>>>) {
-    let mut args = serve_args(&temp_db(), "127.0.0.1:0");
+    let mut args = serve_args(&temp_sqlite(), "127.0.0.1:0");
     args.extend(extra.iter().map(|a| (*a).to_owned()));
     let mut command = Command::new(env!("CARGO_BIN_EXE_ttakji"));
     command
         .args(&args)
         .env("TTAKJI_LIMITS_EXEMPT", "127.0.0.1")
-        .stdout(Stdio::piped())
+        .envs(env.iter().copied())
         .stderr(Stdio::piped());
-    for (key, value) in env {
-        command.env(key, value);
-    }
-    let mut child = command.spawn().expect("the ttakji binary starts");
+    let mut server = Process::start(command);
     let log = Arc::new(Mutex::new(Vec::new()));
-    let stderr = child.stderr.take().expect("stderr");
+    let stderr = server.child.stderr.take().expect("stderr");
     let lines = log.clone();
     std::thread::spawn(move || {
         for line in BufReader::new(stderr).lines().map_while(Result::ok) {
             lines.lock().expect("not poisoned").push(line);
         }
     });
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().expect("stdout"))
-        .read_line(&mut line)
-        .expect("reads the first line");
-    let listeners = parse_ready_line(&line).unwrap_or_else(|| panic!("no ready line: {line:?}"));
-    let addrs: Vec<SocketAddr> = listeners.iter().map(|(_, a)| *a).collect();
-    (
-        Process {
-            child,
-            addr: addrs[0],
-            addrs,
-            listeners,
-        },
-        log,
-    )
+    (server, log)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -153,19 +129,6 @@ async fn spans_reach_an_otlp_collector_by_rpc_name_and_log_lines_carry_their_tra
     }
     assert!(joined, "no 'game created' line in {lines:#?}");
     server.kill();
-}
-
-/// Sends `request` (a whole HTTP/1.1 request) to `addr` and reads the
-/// answer to its end.
-async fn http(addr: SocketAddr, request: &str) -> String {
-    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
-    let mut stream = tokio::net::TcpStream::connect(addr)
-        .await
-        .expect("the metrics listener");
-    stream.write_all(request.as_bytes()).await.expect("sent");
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer).await.expect("an answer");
-    answer
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -225,19 +225,33 @@ pub struct Player {
     pub channel: Channel,
 }
 
-/// GET `/metrics` from `addr`.
+/// GET `/metrics` from `addr`: the whole answer, headers and page.
 pub async fn scrape(addr: SocketAddr) -> String {
+    http(
+        addr,
+        "GET /metrics HTTP/1.1\r\nhost: test\r\nconnection: close\r\n\r\n",
+    )
+    .await
+}
+
+/// Sends `request` (a whole HTTP/1.1 request) to `addr` and reads the
+/// answer to its end.
+pub async fn http(addr: SocketAddr, request: &str) -> String {
     use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
     let mut stream = tokio::net::TcpStream::connect(addr)
         .await
-        .expect("metrics listener");
-    stream
-        .write_all(b"GET /metrics HTTP/1.1\r\nhost: test\r\nconnection: close\r\n\r\n")
-        .await
-        .expect("request");
-    let mut page = String::new();
-    stream.read_to_string(&mut page).await.expect("response");
-    page
+        .expect("the listener");
+    stream.write_all(request.as_bytes()).await.expect("sent");
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).await.expect("an answer");
+    answer
+}
+
+/// An SQLite file of its own in a new temporary folder, as a database URL.
+pub fn temp_sqlite() -> String {
+    let dir = std::env::temp_dir().join(format!("ttakji-test-{}", uuid::Uuid::new_v4().simple()));
+    std::fs::create_dir_all(&dir).expect("a temp dir");
+    format!("sqlite://{}", dir.join("ttakji.db").display())
 }
 
 /// Retries `f` until it succeeds or `within` passes (a service restarting).
@@ -578,7 +592,8 @@ pub fn child_log() -> Stdio {
 }
 
 pub fn spawn(args: &[&str]) -> Process {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ttakji"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_ttakji"));
+    command
         .args(args)
         .env("TTAKJI_SERVICE_KEY", SERVICE_KEY)
         .env("TTAKJI_LIMITS_EXEMPT", "127.0.0.1")
@@ -586,24 +601,33 @@ pub fn spawn(args: &[&str]) -> Process {
             "RUST_LOG",
             std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".to_owned()),
         )
-        .stdout(Stdio::piped())
-        .stderr(child_log())
-        .spawn()
-        .expect("the ttakji binary starts");
-    let stdout = child.stdout.take().expect("stdout");
-    let mut line = String::new();
-    BufReader::new(stdout)
-        .read_line(&mut line)
-        .expect("reads the first line");
-    let listeners = parse_ready_line(&line)
-        .filter(|listeners| !listeners.is_empty())
-        .unwrap_or_else(|| panic!("no ready line but {line:?} from ttakji {args:?}"));
-    let addrs: Vec<SocketAddr> = listeners.iter().map(|(_, addr)| *addr).collect();
-    Process {
-        child,
-        addr: addrs[0],
-        addrs,
-        listeners,
+        .stderr(child_log());
+    Process::start(command)
+}
+
+impl Process {
+    /// Runs `command` (a `ttakji` service) and waits for the ready line
+    /// its first line on standard output is.
+    pub fn start(mut command: Command) -> Process {
+        let mut child = command
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("the ttakji binary starts");
+        let stdout = child.stdout.take().expect("stdout");
+        let mut line = String::new();
+        BufReader::new(stdout)
+            .read_line(&mut line)
+            .expect("reads the first line");
+        let listeners = parse_ready_line(&line)
+            .filter(|listeners| !listeners.is_empty())
+            .unwrap_or_else(|| panic!("no ready line but {line:?} from {command:?}"));
+        let addrs: Vec<SocketAddr> = listeners.iter().map(|(_, addr)| *addr).collect();
+        Process {
+            child,
+            addr: addrs[0],
+            addrs,
+            listeners,
+        }
     }
 }
 
