@@ -1,9 +1,12 @@
 //! The computer player's decisions on drawn positions.
 
+mod positions;
+
 use std::time::Duration;
 
 use baduk::{Board, Color, Game, Move, Rules};
 use baduk_ai::{Budget, Decision, Level, MctsPlayer, Settings, Tuning, search};
+use positions::{five_stones_in_atari, game_from};
 
 fn settings(playouts: u32, seed: u64) -> Settings {
     Settings {
@@ -20,11 +23,6 @@ fn settings(playouts: u32, seed: u64) -> Settings {
     }
 }
 
-fn game_from(ascii: &str, rules: Rules, to_move: Color) -> Game {
-    let board = Board::from_ascii(ascii).expect("drawn position");
-    Game::from_setup(rules, board, to_move)
-}
-
 #[test]
 fn a_seeded_search_with_a_playout_budget_repeats_exactly() {
     let game = Game::new(Rules::ttakji());
@@ -36,24 +34,6 @@ fn a_seeded_search_with_a_playout_budget_repeats_exactly() {
     let b = search(&game, budget, 1, 42);
     assert_eq!(a.moves, b.moves);
     assert_eq!(a.playouts, 500);
-}
-
-/// White's five stones in the middle have one liberty left, at F5, and
-/// could run out through F5 and G5 to the wall on the right.
-fn five_stones_in_atari() -> Game {
-    game_from(
-        ". . . . . . O . .
-         . . . . . . O . .
-         . . . X X X O . .
-         . . X O O O X O .
-         . . X O O . . O .
-         . . . X X . O . .
-         . . . . . . O . .
-         . . . . . . O . .
-         . . . . . . O . .",
-        Rules::ttakji(),
-        Color::Black,
-    )
 }
 
 #[test]

@@ -1,11 +1,14 @@
 //! A review's reading of positions whose best move is known: the move it
 //! calls better, the line it expects, and the chances it gives.
 
+mod positions;
+
 use std::time::Duration;
 
-use baduk::{Board, Color, Game, Komi, Point, Rules};
+use baduk::{Color, Game, Komi, Point, Rules};
 use baduk_ai::gtp::{Reply, Session};
 use baduk_ai::{Budget, Level, MctsPlayer, Settings};
+use positions::{five_stones_in_atari, game_from};
 
 fn reviewer(seed: u64) -> MctsPlayer {
     let mut settings = Settings::for_level(Level::Hard);
@@ -18,30 +21,13 @@ fn reviewer(seed: u64) -> MctsPlayer {
     MctsPlayer::with_settings(Level::Hard, settings)
 }
 
-fn game_from(ascii: &str, rules: Rules, to_move: Color) -> Game {
-    let board = Board::from_ascii(ascii).expect("drawn position");
-    Game::from_setup(rules, board, to_move)
-}
-
 fn point(game: &Game, name: &str) -> Option<Point> {
     Some(game.rules().board_size.parse_point(name).expect("point"))
 }
 
-/// White's five stones in the middle have one liberty left, at F5, and run
-/// out through F5 and G5 to the wall on the right if Black lets them.
-const FIVE_IN_ATARI: &str = ". . . . . . O . .
-                             . . . . . . O . .
-                             . . . X X X O . .
-                             . . X O O O X O .
-                             . . X O O . . O .
-                             . . . X X . O . .
-                             . . . . . . O . .
-                             . . . . . . O . .
-                             . . . . . . O . .";
-
 #[test]
 fn the_better_move_in_a_position_with_a_capture_is_the_capture() {
-    let game = game_from(FIVE_IN_ATARI, Rules::ttakji(), Color::Black);
+    let game = five_stones_in_atari();
     for seed in [1, 2, 3] {
         let a = reviewer(seed).analyse(&game, 4000, 6);
         assert_eq!(
