@@ -4,7 +4,7 @@ mod positions;
 
 use std::time::Duration;
 
-use baduk::{Board, Color, Game, Move, Rules};
+use baduk::{Color, Game, Move, Rules};
 use baduk_ai::{Budget, Decision, Level, MctsPlayer, Settings, Tuning, search};
 use positions::{five_stones_in_atari, game_from};
 
