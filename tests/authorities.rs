@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use support::{Player, Process, TOKEN_KEYS, fresh_postgres, redis_url, scrape, sign_in, spawn};
 use tonic::transport::Channel;
-use ttakji_platform::authorities::{Authorities, FORWARDED_HEADER, OWNER_HEADER};
+use ttakji_platform::authorities::{Authorities, OWNER_HEADER};
 use ttakji_proto::v1 as pb;
 use ttakji_proto::v1::authority_service_client::AuthorityServiceClient;
 
@@ -486,16 +486,14 @@ async fn an_owner_paused_past_its_lease_is_fenced_off_and_lets_the_game_go() {
         .expect("the owner answers");
 
     signal(cluster.process(owner), "STOP");
-    // A move sent to the stopped owner, marked so it answers it itself.
+    // A move and a read sent to the stopped owner itself.
     let late_move = submit(&id, "b", 5, pb::Point { column: 8, row: 3 });
-    let late = tokio::spawn(async move {
-        let mut request = with_key(late_move);
-        request.metadata_mut().insert(
-            FORWARDED_HEADER,
-            tonic::metadata::MetadataValue::from_static("1"),
-        );
-        stale.submit_action(request).await
-    });
+    let mut stale_reader = stale.clone();
+    let late = tokio::spawn(async move { stale.submit_action(with_key(late_move)).await });
+    let late_read = {
+        let id = id.clone();
+        tokio::spawn(async move { stale_reader.load_game(with_key(load(&id))).await })
+    };
     tokio::time::sleep(Duration::from_millis(LEASE_MS * 2)).await;
     let moved_on = cluster
         .through(other)
@@ -514,6 +512,25 @@ async fn an_owner_paused_past_its_lease_is_fenced_off_and_lets_the_game_go() {
         .expect("task");
     let refused = late.expect_err("the late move is refused");
     assert_eq!(refused.code(), tonic::Code::Unavailable, "{refused:?}");
+    // The read it took before it stopped is answered only with what the
+    // new owner acknowledged, or refused (to be asked there): never the
+    // position from before its pause.
+    let read = tokio::time::timeout(Duration::from_secs(10), late_read)
+        .await
+        .expect("the late read is answered")
+        .expect("task");
+    match read {
+        Ok(answer) => assert!(
+            answer
+                .get_ref()
+                .game
+                .as_ref()
+                .is_some_and(|g| g.move_count >= 5),
+            "a stale read after the pause: {:?}",
+            answer.get_ref().game.as_ref().map(|g| g.move_count)
+        ),
+        Err(status) => assert_eq!(status.code(), tonic::Code::Unavailable, "{status:?}"),
+    }
 
     // It learns it lost its leases, and burns no CPU afterwards.
     let metrics = cluster.process(owner).listener("metrics");
@@ -546,6 +563,74 @@ async fn an_owner_paused_past_its_lease_is_fenced_off_and_lets_the_game_go() {
         })
         .await
         .expect("the game goes on through either instance");
+}
+
+/// A stopped owner holds no game for the length of its pause: a caller
+/// that knew it abandons the call stuck there, and the game takes moves
+/// again soon after the lease runs out. Resumed, the old owner answers
+/// nothing older than what the new one acknowledged.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_game_whose_owner_is_stopped_for_five_seconds_takes_moves_again_within_the_lease_and_a_second()
+ {
+    let cluster = Cluster::start(2).await;
+    let id = cluster.create("b", "w", 0).await;
+    // One caller for the whole game, as a gateway: it learns the owner.
+    let callers = router(&cluster.urls());
+    for number in 1..=2 {
+        let user = if number % 2 == 1 { "b" } else { "w" };
+        callers
+            .ask(
+                submit(&id, user, number, point(number)),
+                |mut c, r| async move { c.submit_action(r).await },
+            )
+            .await
+            .expect("move");
+    }
+    let owner = cluster.owner_of(&id).await;
+    signal(cluster.process(owner), "STOP");
+    let stopped = Instant::now();
+    let answer = callers
+        .ask(submit(&id, "b", 3, point(3)), |mut c, r| async move {
+            c.submit_action(r).await
+        })
+        .await
+        .expect("the move is accepted while the owner is stopped");
+    let waited = stopped.elapsed();
+    let new_owner = answer
+        .metadata()
+        .get(OWNER_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    assert_eq!(new_owner, Some(cluster.url(1 - owner)));
+    // The lease is 1 s and a stuck try is abandoned after 1 s: about 2 s,
+    // with room for a busy machine, and far from the 5 s pause.
+    assert!(
+        waited < Duration::from_millis(3_500),
+        "the game waited {waited:?} for its stopped owner"
+    );
+    tokio::time::sleep(Duration::from_secs(5).saturating_sub(stopped.elapsed())).await;
+    signal(cluster.process(owner), "CONT");
+    // The first answers of the resumed process about the game: a refusal
+    // (a redirect, or no owner) or the game with move 3.
+    let mut resumed = AuthorityServiceClient::new(
+        Channel::from_shared(cluster.url(owner))
+            .expect("url")
+            .connect()
+            .await
+            .expect("connects"),
+    );
+    for _ in 0..5 {
+        match resumed.load_game(with_key(load(&id))).await {
+            Ok(answer) => assert_eq!(
+                answer.get_ref().game.as_ref().map(|g| g.move_count),
+                Some(3),
+                "the resumed owner answered a position older than the new owner's"
+            ),
+            Err(status) => assert_eq!(status.code(), tonic::Code::Unavailable, "{status:?}"),
+        }
+    }
+    let stored = cluster.stored_moves(&id).await;
+    assert_eq!(stored.len(), 3, "{stored:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

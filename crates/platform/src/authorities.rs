@@ -1,23 +1,29 @@
 //! Finding the authority that owns a game, for its callers (the gateway,
-//! the matchmaker, the ratings service) and for authorities forwarding to
-//! each other.
+//! the matchmaker, the ratings service).
 //!
 //! Games hash into [`SHARDS`] shards by id ([`shard_of`]); each shard is
 //! owned by one authority instance at a time (the authority's ownership
 //! module keeps the leases). A caller sends a game's call to the instance
-//! it last saw answer for the game's shard, or to any configured instance;
-//! an instance that does not own the game forwards the call to the owner
-//! once, so a caller with a stale guess still gets its answer. Every answer
-//! about a game names its owner in the [`OWNER_HEADER`] metadata, so the
-//! next call goes straight there.
+//! it last saw answer for the game's shard, or to any configured instance.
+//! An instance that knows another owns the game does not answer it: it
+//! redirects the caller ([`redirect`]: UNAVAILABLE naming the owner in
+//! [`OWNER_HEADER`]), and the caller sends the call there at once. Every
+//! answer about a game names its owner in the same metadata, so the next
+//! call goes straight there. One router, here, learns owners and retries;
+//! the authorities never call each other.
 //!
-//! While a game has no owner (its instance died and the lease has not run
-//! out yet, or it is being handed over) calls are answered UNAVAILABLE;
-//! [`Authorities::call`] retries those, and transport failures, with a
-//! short back-off until [`RETRY_BUDGET`] is spent, so a failover that
-//! completes in time shows as a slower call. Every retried call is safe to
-//! repeat: a move names its number and a repeated one gets the first
-//! answer, a game is created under the id its caller chose.
+//! While a game has no owner (its instance died or stopped and the lease
+//! has not run out yet, or it is being handed over) calls are answered
+//! UNAVAILABLE; [`Authorities::call`] retries those, and transport
+//! failures, with a short back-off until [`RETRY_BUDGET`] is spent, so a
+//! failover that completes in time shows as a slower call. A try that has
+//! no answer after [`TRY_TIMEOUT`] is abandoned and its instance is
+//! suspected for [`SUSPECT_FOR`]: a stopped process keeps its connections
+//! open and would hold the call for as long as it is stopped, so calls go
+//! to the other instances (which redirect to the new owner once the lease
+//! has moved). Every retried call is safe to repeat: a move names its
+//! number and a repeated one gets the first answer, a game is created
+//! under the id its caller chose.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -38,12 +44,20 @@ pub const SHARDS: u32 = 64;
 /// Response metadata naming the URL of the instance that owns the game.
 pub const OWNER_HEADER: &str = "ttakji-owner";
 
-/// Request metadata an authority sets on a call it forwards: the receiver
-/// answers it or refuses it, never forwards it again.
-pub const FORWARDED_HEADER: &str = "ttakji-forwarded";
-
 /// How long [`Authorities::call`] keeps trying before it answers UNAVAILABLE.
 pub const RETRY_BUDGET: Duration = Duration::from_secs(10);
+
+/// How long one try waits for its answer before it is abandoned and sent
+/// elsewhere. Far above a call's ordinary time (a store write), well under
+/// a lease.
+pub const TRY_TIMEOUT: Duration = Duration::from_millis(1_000);
+
+/// How long an instance whose try was abandoned is passed over.
+pub const SUSPECT_FOR: Duration = Duration::from_secs(5);
+
+/// Redirects followed one after another before the caller backs off (two
+/// instances that each name the other while a shard moves).
+const REDIRECTS_AT_ONCE: u32 = 3;
 
 /// The first wait between tries; it doubles up to [`MAX_BACKOFF`].
 const FIRST_BACKOFF: Duration = Duration::from_millis(25);
@@ -65,6 +79,20 @@ pub fn shard_of(game_id: &str) -> u32 {
         hash = hash.wrapping_mul(0x0100_0000_01b3);
     }
     u32::try_from(hash % u64::from(SHARDS)).unwrap_or(0)
+}
+
+/// The answer of an instance about a game `owner` serves: UNAVAILABLE,
+/// naming the owner in [`OWNER_HEADER`], to be asked there at once.
+#[must_use]
+pub fn redirect(game_id: &str, owner: &str) -> Status {
+    let mut status = unavailable(
+        format!("game {game_id} is served by the authority at {owner}; ask there"),
+        Duration::ZERO,
+    );
+    if let Ok(value) = owner.parse() {
+        status.metadata_mut().insert(OWNER_HEADER, value);
+    }
+    status
 }
 
 /// UNAVAILABLE with a retry hint.
@@ -101,12 +129,15 @@ fn with_retry_hint(mut status: Status, retry_after: Duration) -> Status {
 /// an "h2 protocol error" when an instance shutting down reset the stream
 /// after its headers; our servers never answer any of these themselves,
 /// and our callers never cancel a call they still wait for) or said the
-/// game has no owner right now.
+/// game has no owner right now. A RESOURCE_EXHAUSTED without a retry hint
+/// is the transport's too (tonic's word for an HTTP/2 stream reset with
+/// ENHANCE_YOUR_CALM): the authority's own limits always carry one.
 #[must_use]
 pub fn is_retryable(status: &Status) -> bool {
     match status.code() {
         Code::Unavailable | Code::Unknown | Code::Cancelled => true,
         Code::Internal => status.message().starts_with(TRANSPORT_RESET),
+        Code::ResourceExhausted => status.metadata().get(RETRY_AFTER_HEADER).is_none(),
         _ => false,
     }
 }
@@ -182,6 +213,8 @@ struct State {
     resolved_at: Option<Instant>,
     /// The owner last seen answering for each shard.
     owners: HashMap<u32, String>,
+    /// Instances whose last try was abandoned, passed over until then.
+    suspects: HashMap<String, Instant>,
     channels: HashMap<String, TracedChannel>,
 }
 
@@ -211,13 +244,6 @@ impl Authorities {
         Ok(Authorities::with(configured, RETRY_BUDGET, None))
     }
 
-    /// Clients of instances named only by the owners they report (an
-    /// authority forwarding to its peers).
-    #[must_use]
-    pub fn peers(key: Option<grpc::ServiceKey>) -> Authorities {
-        Authorities::with(Vec::new(), RETRY_BUDGET, key)
-    }
-
     fn with(
         configured: Vec<String>,
         budget: Duration,
@@ -230,6 +256,7 @@ impl Authorities {
                     endpoints: Vec::new(),
                     resolved_at: None,
                     owners: HashMap::new(),
+                    suspects: HashMap::new(),
                     channels: HashMap::new(),
                 }),
                 next: AtomicUsize::new(0),
@@ -299,30 +326,51 @@ impl Authorities {
         state.resolved_at = Some(Instant::now());
     }
 
-    /// Where to send a call about `shard` next.
+    /// Where to send a call about `shard` next: its owner as last seen,
+    /// unless suspected; otherwise the next configured instance not
+    /// suspected (the next one, when every one is).
     fn target(&self, shard: Option<u32>) -> Option<String> {
-        let state = self.state();
-        if let Some(owner) = shard.and_then(|s| state.owners.get(&s)) {
+        let mut state = self.state();
+        let now = Instant::now();
+        state.suspects.retain(|_, until| *until > now);
+        if let Some(owner) = shard.and_then(|s| state.owners.get(&s))
+            && !state.suspects.contains_key(owner)
+        {
             return Some(owner.clone());
         }
-        if state.endpoints.is_empty() {
+        let n = state.endpoints.len();
+        if n == 0 {
             return None;
         }
-        let i = self.inner.next.fetch_add(1, Ordering::Relaxed) % state.endpoints.len();
-        Some(state.endpoints[i].clone())
+        let start = self.inner.next.fetch_add(1, Ordering::Relaxed);
+        let pick = (0..n)
+            .map(|k| &state.endpoints[(start + k) % n])
+            .find(|url| !state.suspects.contains_key(*url))
+            .unwrap_or(&state.endpoints[start % n]);
+        Some(pick.clone())
     }
 
-    fn learn(&self, shard: Option<u32>, metadata: &tonic::metadata::MetadataMap) {
+    /// Records the owner `metadata` names for `shard`: true when it names
+    /// one that is not suspected.
+    fn learn(&self, shard: Option<u32>, metadata: &tonic::metadata::MetadataMap) -> bool {
         let (Some(shard), Some(owner)) = (
             shard,
             metadata.get(OWNER_HEADER).and_then(|v| v.to_str().ok()),
         ) else {
-            return;
+            return false;
         };
         let mut state = self.state();
+        if state
+            .suspects
+            .get(owner)
+            .is_some_and(|until| *until > Instant::now())
+        {
+            return false;
+        }
         if state.owners.get(&shard).map(String::as_str) != Some(owner) {
             state.owners.insert(shard, owner.to_owned());
         }
+        true
     }
 
     fn forget(&self, shard: Option<u32>, url: &str) {
@@ -331,6 +379,24 @@ impl Authorities {
             && state.owners.get(&shard).is_some_and(|o| o == url)
         {
             state.owners.remove(&shard);
+        }
+    }
+
+    /// `url` left a try unanswered: it is passed over for [`SUSPECT_FOR`],
+    /// and for every shard it was seen owning, until it answers again.
+    fn suspect(&self, url: &str) {
+        let mut state = self.state();
+        state
+            .suspects
+            .insert(url.to_owned(), Instant::now() + SUSPECT_FOR);
+        state.owners.retain(|_, owner| owner != url);
+    }
+
+    /// `url` answered: it is no longer suspected.
+    fn answered(&self, url: &str) {
+        let mut state = self.state();
+        if !state.suspects.is_empty() {
+            state.suspects.remove(url);
         }
     }
 
@@ -371,16 +437,17 @@ impl Authorities {
         let give_up = Instant::now() + self.inner.budget;
         let mut backoff = FIRST_BACKOFF;
         let mut tries = 0u32;
+        let mut redirects = 0u32;
         loop {
             self.resolve_if_due().await;
+            // A try abandoned has waited long enough: the next goes at once.
+            let mut abandoned = false;
             let last = match self.target(shard) {
                 Some(url) => {
-                    let outcome = match self.client(&url) {
-                        Ok(client) => send(client).await,
-                        Err(status) => return Err(status),
-                    };
-                    match outcome {
-                        Ok(response) => {
+                    let client = self.client(&url)?;
+                    match tokio::time::timeout(TRY_TIMEOUT, send(client)).await {
+                        Ok(Ok(response)) => {
+                            self.answered(&url);
                             self.learn(shard, response.metadata());
                             if tries > 0 {
                                 metrics::counter!("ttakji_authority_retries_total", "outcome" => "answered")
@@ -388,17 +455,46 @@ impl Authorities {
                             }
                             return Ok(response);
                         }
-                        Err(status) if is_retryable(&status) => {
+                        Ok(Err(status)) if is_retryable(&status) => {
                             self.forget(shard, &url);
+                            // A redirect: ask the owner it names at once.
+                            if self.learn(shard, status.metadata()) && redirects < REDIRECTS_AT_ONCE
+                            {
+                                redirects += 1;
+                                tries += 1;
+                                continue;
+                            }
                             status
                         }
-                        Err(status) => return Err(status),
+                        Ok(Err(status)) => {
+                            self.answered(&url);
+                            return Err(status);
+                        }
+                        Err(_) => {
+                            self.suspect(&url);
+                            abandoned = true;
+                            unavailable(
+                                format!(
+                                    "the authority at {url} did not answer within {} ms",
+                                    TRY_TIMEOUT.as_millis()
+                                ),
+                                Duration::ZERO,
+                            )
+                        }
                     }
                 }
                 None => Status::unavailable("no authority address resolves"),
             };
+            redirects = 0;
             tries += 1;
-            let wait = retry_after(&last).unwrap_or(backoff).min(MAX_BACKOFF);
+            let wait = if abandoned {
+                Duration::ZERO
+            } else {
+                retry_after(&last)
+                    .filter(|hint| !hint.is_zero())
+                    .unwrap_or(backoff)
+                    .min(MAX_BACKOFF)
+            };
             if Instant::now() + wait >= give_up {
                 tracing::warn!(
                     tries,
@@ -490,6 +586,61 @@ mod tests {
         assert!(!is_retryable(&Status::invalid_argument(
             "h2 protocol error"
         )));
+        // The authority's own limit carries a hint; the transport's does not.
+        assert!(is_retryable(&Status::resource_exhausted("stream reset")));
+        assert!(!is_retryable(&resource_exhausted(
+            "SERVER_AI_LIMIT",
+            "too many games",
+            Duration::from_secs(60)
+        )));
+    }
+
+    /// An HTTP/2 stream the authority's side resets with ENHANCE_YOUR_CALM
+    /// is RESOURCE_EXHAUSTED in tonic; through the router it reaches the
+    /// caller as UNAVAILABLE with a retry hint, never as a rate limit.
+    #[tokio::test]
+    async fn a_stream_reset_reaches_the_caller_as_unavailable_never_as_a_rate_limit() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("port");
+        let addr = listener.local_addr().expect("addr");
+        let resets = Arc::new(AtomicUsize::new(0));
+        let counted = resets.clone();
+        tokio::spawn(async move {
+            while let Ok((socket, _)) = listener.accept().await {
+                let counted = counted.clone();
+                tokio::spawn(async move {
+                    let Ok(mut connection) = h2::server::handshake(socket).await else {
+                        return;
+                    };
+                    while let Some(Ok((_request, mut respond))) = connection.accept().await {
+                        counted.fetch_add(1, Ordering::Relaxed);
+                        respond.send_reset(h2::Reason::ENHANCE_YOUR_CALM);
+                    }
+                });
+            }
+        });
+        let url = format!("http://{addr}");
+        let export = |mut c: AuthorityClient| async move {
+            c.export_record(ttakji_proto::v1::ExportRecordRequest {
+                game_id: "g".into(),
+            })
+            .await
+        };
+        let authorities = Authorities::new(&url)
+            .expect("valid")
+            .with_budget(Duration::from_millis(300));
+        let raw = export(authorities.client(&url).expect("client"))
+            .await
+            .expect_err("the stream is reset");
+        assert_eq!(raw.code(), Code::ResourceExhausted, "{raw:?}");
+        let err = authorities
+            .call(Some("g"), export)
+            .await
+            .expect_err("every stream is reset");
+        assert_eq!(err.code(), Code::Unavailable, "{err:?}");
+        assert!(err.metadata().get(RETRY_AFTER_HEADER).is_some());
+        assert!(resets.load(Ordering::Relaxed) >= 3, "the reset was retried");
     }
 
     #[test]

@@ -136,30 +136,47 @@ pub fn oversized_is_invalid_argument<B>(mut response: http::Response<B>) -> http
     response
 }
 
-/// Rewrites UNKNOWN as UNAVAILABLE. Our handlers never answer UNKNOWN;
-/// tonic does, when the connection to a service behind this one broke
-/// ("transport error", an h2 error), and such a call is worth retrying.
-/// A client that retries only on UNAVAILABLE, as gRPC's own retry policy
-/// advises, would otherwise give up.
-pub fn unknown_is_unavailable<B>(mut response: http::Response<B>) -> http::Response<B> {
-    let unknown = http::HeaderValue::from_static("2");
-    if response.headers().get("grpc-status") == Some(&unknown) {
+/// Rewrites the answers tonic makes of a broken connection to a service
+/// behind this one as UNAVAILABLE with a retry hint: UNKNOWN ("transport
+/// error"), CANCELLED (the connection closed under the call), INTERNAL
+/// "h2 protocol error" (a stream reset), and RESOURCE_EXHAUSTED without a
+/// retry hint (a stream reset with ENHANCE_YOUR_CALM). Our handlers answer
+/// none of these themselves, and our rate limits always give a hint, so a
+/// client reads RESOURCE_EXHAUSTED only as its own limit and retries the
+/// rest, as gRPC's own retry policy advises for UNAVAILABLE.
+pub fn transport_failure_is_unavailable<B>(mut response: http::Response<B>) -> http::Response<B> {
+    let headers = response.headers();
+    let broken = match headers.get("grpc-status").map(http::HeaderValue::as_bytes) {
+        Some(b"1" | b"2") => true,
+        Some(b"8") => !headers.contains_key(crate::refusal::RETRY_AFTER_HEADER),
+        Some(b"13") => headers
+            .get("grpc-message")
+            .and_then(|m| m.to_str().ok())
+            .is_some_and(|m| m.replace("%20", " ").starts_with("h2 protocol error")),
+        _ => false,
+    };
+    if broken {
         metrics::counter!("grpc_unknown_rewritten_total").increment(1);
-        response
-            .headers_mut()
-            .insert("grpc-status", http::HeaderValue::from_static("14"));
+        let headers = response.headers_mut();
+        headers.insert("grpc-status", http::HeaderValue::from_static("14"));
+        if !headers.contains_key(crate::refusal::RETRY_AFTER_HEADER) {
+            headers.insert(
+                crate::refusal::RETRY_AFTER_HEADER,
+                http::HeaderValue::from_static("500"),
+            );
+        }
     }
     response
 }
 
 /// The status codes a client of ours may rely on: see
 /// [`oversized_is_invalid_argument`], [`undecodable_is_invalid_argument`]
-/// and [`unknown_is_unavailable`]; and a reason in every refusal
+/// and [`transport_failure_is_unavailable`]; and a reason in every refusal
 /// ([`with_a_reason`]).
 pub fn answered_codes<B>(response: http::Response<B>) -> http::Response<B> {
-    with_a_reason(unknown_is_unavailable(undecodable_is_invalid_argument(
-        oversized_is_invalid_argument(response),
-    )))
+    with_a_reason(transport_failure_is_unavailable(
+        undecodable_is_invalid_argument(oversized_is_invalid_argument(response)),
+    ))
 }
 
 /// Gives a refusal that names no reason of its own (tonic's, or one made
@@ -542,11 +559,48 @@ mod tests {
 
     #[test]
     fn a_broken_connection_behind_is_worth_a_retry() {
-        assert_eq!(
-            answered("2").as_deref(),
-            Some("14"),
-            "UNKNOWN → UNAVAILABLE"
+        for (code, what) in [("2", "UNKNOWN"), ("1", "CANCELLED"), ("8", "a reset")] {
+            assert_eq!(
+                answered(code).as_deref(),
+                Some("14"),
+                "{what} → UNAVAILABLE"
+            );
+        }
+        let mut reset = http::Response::new(());
+        reset
+            .headers_mut()
+            .insert("grpc-status", http::HeaderValue::from_static("13"));
+        reset.headers_mut().insert(
+            "grpc-message",
+            http::HeaderValue::from_static("h2%20protocol%20error: stream reset"),
         );
+        let reset = super::answered_codes(reset);
+        assert_eq!(reset.headers()["grpc-status"], "14");
+        assert!(
+            reset
+                .headers()
+                .contains_key(crate::refusal::RETRY_AFTER_HEADER),
+            "with a retry hint"
+        );
+    }
+
+    /// A rate limit (RESOURCE_EXHAUSTED with its hint) stays what it is, and
+    /// so does the server's own INTERNAL.
+    #[test]
+    fn a_rate_limit_and_an_internal_error_stay_as_they_are() {
+        let limited = crate::authorities::resource_exhausted(
+            "RATE_LIMITED",
+            "slow down",
+            std::time::Duration::from_secs(1),
+        );
+        let mut response = http::Response::new(());
+        limited.add_header(response.headers_mut()).expect("headers");
+        response
+            .headers_mut()
+            .extend(limited.metadata().clone().into_headers());
+        let response = super::answered_codes(response);
+        assert_eq!(response.headers()["grpc-status"], "8");
+        assert_eq!(answered("13").as_deref(), Some("13"));
     }
 
     #[test]

@@ -38,7 +38,7 @@ pub const CATALOG: &[(&str, Kind, &str)] = &[
     (
         "grpc_unknown_rewritten_total",
         Kind::Counter,
-        "UNKNOWN answers (a broken connection to a service behind) sent as UNAVAILABLE",
+        "Answers from a broken connection to a service behind (UNKNOWN, CANCELLED, an HTTP/2 reset) sent as UNAVAILABLE",
     ),
     (
         "ttakji_authority_retries_total",

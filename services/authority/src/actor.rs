@@ -23,6 +23,7 @@ use ttakji_platform::store::Database;
 use ttakji_proto::v1 as pb;
 
 use crate::game::{CountAction, OnlineGame, Refusal, Requested, Step};
+use crate::ownership::{Ownership, Placement};
 use crate::records::{AiEngine, StoredEvent};
 use crate::{codec, store, view};
 
@@ -188,6 +189,8 @@ pub struct Actor {
     ai_config: AiConfig,
     db: Database,
     bus: Bus,
+    /// Whether the game's shard is served here, checked before answering.
+    ownership: Ownership,
     mailbox: mpsc::Sender<Command>,
     shutdown: Shutdown,
 }
@@ -204,12 +207,14 @@ impl std::fmt::Debug for Actor {
 
 impl Actor {
     #[must_use]
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         state: OnlineGame,
         epoch: u64,
         ai_config: &AiConfig,
         db: Database,
         bus: Bus,
+        ownership: Ownership,
         mailbox: mpsc::Sender<Command>,
         shutdown: Shutdown,
     ) -> Actor {
@@ -223,6 +228,7 @@ impl Actor {
             ai_config: ai_config.clone(),
             db,
             bus,
+            ownership,
             mailbox,
             shutdown,
         }
@@ -280,6 +286,13 @@ impl Actor {
     }
 
     async fn handle(&mut self, command: Command) {
+        if !self.current().await {
+            // Another authority may have moved the game on: leave the
+            // command unanswered and stop; the registry asks afresh.
+            self.fence();
+            drop(command);
+            return;
+        }
         // A request that arrives after the deadline, before the timer has
         // fired, finds the game already lost on time.
         if self.state.out_of_time(now_unix_ms()) {
@@ -504,6 +517,24 @@ impl Actor {
             })
             .collect();
         Ok((played, outgoing))
+    }
+
+    /// Whether this actor's copy of the game is current, so it may answer
+    /// from it. While the game's shard is served here (its lease renewed
+    /// within the serving window) no other instance can have taken the
+    /// game. Past that window (Redis unreachable, or this process paused)
+    /// a game being played is answered only once the store confirms its
+    /// epoch is still this actor's: every owner takes a game over in the
+    /// store before it acknowledges anything, so a newer owner's moves are
+    /// never hidden behind this copy. A finished game never changes.
+    async fn current(&self) -> bool {
+        let id = &self.state.meta().id;
+        if !self.state.is_playing()
+            || matches!(self.ownership.placement(id), Placement::Here { .. })
+        {
+            return true;
+        }
+        matches!(store::epoch(&self.db, id).await, Ok(Some(epoch)) if epoch == self.epoch)
     }
 
     /// Whether another authority has taken the game over since this actor

@@ -96,7 +96,6 @@ pub struct App {
     metrics_addr: Option<SocketAddr>,
     server: GrpcServer,
     registry: registry::Registry,
-    service_key: Option<ttakji_platform::grpc::ServiceKey>,
     shutdown: Shutdown,
 }
 
@@ -168,7 +167,6 @@ impl App {
             metrics_addr,
             server,
             registry,
-            service_key: config.service_key,
             shutdown,
         })
     }
@@ -190,7 +188,7 @@ impl App {
     /// # Errors
     /// When the server fails.
     pub async fn run_until_stopped(self) -> anyhow::Result<()> {
-        let service = service::Authority::new(self.registry, self.service_key);
+        let service = service::Authority::new(self.registry);
         self.server
             .add_service(AuthorityServiceServer::new(service))
             .serve(self.shutdown)

@@ -55,12 +55,16 @@ struct Inner {
 /// doing (a store write) and stop.
 const LETTING_GO: std::time::Duration = std::time::Duration::from_secs(5);
 
-/// The answer for a game being played that this instance does not serve.
-fn not_here(game_id: &str) -> Status {
-    ttakji_platform::authorities::unavailable(
-        format!("game {game_id} is moving between authorities; try again"),
-        std::time::Duration::from_millis(100),
-    )
+/// The answer for a game being played that this instance does not serve:
+/// a redirect to its owner, or UNAVAILABLE while it has none.
+fn not_here(game_id: &str, placement: &Placement) -> Status {
+    match placement {
+        Placement::Elsewhere(owner) => ttakji_platform::authorities::redirect(game_id, owner),
+        Placement::Here { .. } | Placement::Nobody => ttakji_platform::authorities::unavailable(
+            format!("game {game_id} is moving between authorities; try again"),
+            std::time::Duration::from_millis(100),
+        ),
+    }
 }
 
 impl Registry {
@@ -167,11 +171,9 @@ impl Registry {
 
     /// Creates a game: stored first, then its actor starts.
     pub async fn create(&self, meta: GameMeta) -> Result<pb::GameSnapshot, Status> {
-        if !matches!(
-            self.inner.ownership.placement(&meta.id),
-            Placement::Here { .. }
-        ) {
-            return Err(not_here(&meta.id));
+        let placement = self.inner.ownership.placement(&meta.id);
+        if !matches!(placement, Placement::Here { .. }) {
+            return Err(not_here(&meta.id, &placement));
         }
         let (state, started) = OnlineGame::new(meta);
         let event = view::event(&state, &started);
@@ -228,6 +230,7 @@ impl Registry {
             &self.inner.ai,
             self.inner.db.clone(),
             self.inner.bus.clone(),
+            self.inner.ownership.clone(),
             tx.clone(),
             self.inner.shutdown.clone(),
         );
@@ -322,7 +325,7 @@ impl Registry {
         let state = OnlineGame::restore(stored, &moves).map_err(|what| corrupt(game_id, &what))?;
         if state.is_playing() {
             if !matches!(placement, Placement::Here { .. }) {
-                return Err(not_here(game_id));
+                return Err(not_here(game_id, &placement));
             }
             metrics::gauge!("ttakji_live_games").increment(1.0);
             if epoch > store::FIRST_EPOCH {

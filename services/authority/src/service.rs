@@ -13,86 +13,33 @@ use crate::ownership::Placement;
 use crate::records::{AiEngine, GameMeta, Seat};
 use crate::registry::Registry;
 use crate::{codec, listing, store};
-use ttakji_platform::authorities::{
-    Authorities, AuthorityClient, FORWARDED_HEADER, OWNER_HEADER, is_retryable, resource_exhausted,
-    unavailable,
-};
+use ttakji_platform::authorities::{OWNER_HEADER, redirect, resource_exhausted, unavailable};
 
 /// The AuthorityService implementation.
 #[derive(Debug, Clone)]
 pub struct Authority {
     registry: Registry,
-    /// The other instances, for calls about games they own.
-    peers: Authorities,
     /// This instance's URL as the owner metadata of its answers.
     me: Option<tonic::metadata::MetadataValue<tonic::metadata::Ascii>>,
 }
 
-/// Where a call about a game is answered.
-enum Route {
-    /// Here; `owner` when this instance serves the game (a finished game
-    /// is read anywhere).
-    Here { owner: bool },
-    /// At the owner, once.
-    There(Box<AuthorityClient>),
-}
-
-/// `message` as a call forwarded from an authority.
-fn forwarded<T>(message: T) -> Request<T> {
-    let mut request = Request::new(message);
-    request.metadata_mut().insert(
-        FORWARDED_HEADER,
-        tonic::metadata::MetadataValue::from_static("1"),
-    );
-    request
-}
-
-/// The owner's answer to a forwarded call, as this instance's answer: the
-/// message and the owner's name, or a refusal. An owner that could not be
-/// reached is UNAVAILABLE with a retry hint (never tonic's UNKNOWN).
-fn relayed<T>(answer: Result<Response<T>, Status>) -> Result<Response<T>, Status> {
-    match answer {
-        Ok(response) => {
-            let owner = response.metadata().get(OWNER_HEADER).cloned();
-            let mut relayed = Response::new(response.into_inner());
-            if let Some(owner) = owner {
-                relayed.metadata_mut().insert(OWNER_HEADER, owner);
-            }
-            Ok(relayed)
-        }
-        Err(status) if is_retryable(&status) => Err(unavailable(
-            format!(
-                "the game's authority could not be reached ({}); try again",
-                status.message()
-            ),
-            std::time::Duration::from_millis(100),
-        )),
-        Err(status) => Err(status),
-    }
-}
-
 impl Authority {
     #[must_use]
-    pub fn new(registry: Registry, key: Option<ttakji_platform::grpc::ServiceKey>) -> Authority {
+    pub fn new(registry: Registry) -> Authority {
         let me = registry.ownership().me().parse().ok();
-        Authority {
-            registry,
-            peers: Authorities::peers(key),
-            me,
-        }
+        Authority { registry, me }
     }
 
-    /// Where a call about `game_id` is answered: at the owner when another
-    /// instance serves it and the call was not forwarded already; here
-    /// otherwise (a game being played that is not served here is then
-    /// refused as UNAVAILABLE, to be asked again).
-    fn route<T>(&self, request: &Request<T>, game_id: &str) -> Result<Route, Status> {
+    /// Whether this instance serves `game_id` now (its answers then name
+    /// it as the owner); a call about a game another instance serves is
+    /// redirected there. A game served nowhere right now goes to the
+    /// registry, which answers a finished game from anywhere and refuses
+    /// one being played until an owner has it.
+    fn serves(&self, game_id: &str) -> Result<bool, Status> {
         match self.registry.ownership().placement(game_id) {
-            Placement::Here { .. } => Ok(Route::Here { owner: true }),
-            Placement::Elsewhere(url) if request.metadata().get(FORWARDED_HEADER).is_none() => {
-                Ok(Route::There(Box::new(self.peers.client(&url)?)))
-            }
-            Placement::Elsewhere(_) | Placement::Nobody => Ok(Route::Here { owner: false }),
+            Placement::Here { .. } => Ok(true),
+            Placement::Elsewhere(owner) => Err(redirect(game_id, &owner)),
+            Placement::Nobody => Ok(false),
         }
     }
 
@@ -197,12 +144,7 @@ impl AuthorityService for Authority {
             let owner = if given.is_empty() {
                 true
             } else {
-                match self.route(&request, &given)? {
-                    Route::There(mut peer) => {
-                        return relayed(peer.create_game(forwarded(request.into_inner())).await);
-                    }
-                    Route::Here { owner } => owner,
-                }
+                self.serves(&given)?
             };
             let req = request.into_inner();
             let size = convert::board_size(req.board_size)?;
@@ -294,12 +236,7 @@ impl AuthorityService for Authority {
         request: Request<pb::LoadGameRequest>,
     ) -> Result<Response<pb::LoadGameResponse>, Status> {
         {
-            let owner = match self.route(&request, &request.get_ref().game_id)? {
-                Route::There(mut peer) => {
-                    return relayed(peer.load_game(forwarded(request.into_inner())).await);
-                }
-                Route::Here { owner } => owner,
-            };
+            let owner = self.serves(&request.get_ref().game_id)?;
             let req = request.into_inner();
             let id = convert::game_id(&req.game_id)?;
             let preview = req.include_score_preview;
@@ -317,12 +254,7 @@ impl AuthorityService for Authority {
         request: Request<pb::SubmitActionRequest>,
     ) -> Result<Response<pb::SubmitActionResponse>, Status> {
         {
-            let owner = match self.route(&request, &request.get_ref().game_id)? {
-                Route::There(mut peer) => {
-                    return relayed(peer.submit_action(forwarded(request.into_inner())).await);
-                }
-                Route::Here { owner } => owner,
-            };
+            let owner = self.serves(&request.get_ref().game_id)?;
             let req = request.into_inner();
             let id = convert::game_id(&req.game_id)?.to_owned();
             if req.user_id.is_empty() {
@@ -366,12 +298,7 @@ impl AuthorityService for Authority {
         request: Request<pb::SwitchAiEngineRequest>,
     ) -> Result<Response<pb::SwitchAiEngineResponse>, Status> {
         {
-            let owner = match self.route(&request, &request.get_ref().game_id)? {
-                Route::There(mut peer) => {
-                    return relayed(peer.switch_ai_engine(forwarded(request.into_inner())).await);
-                }
-                Route::Here { owner } => owner,
-            };
+            let owner = self.serves(&request.get_ref().game_id)?;
             let req = request.into_inner();
             let id = convert::game_id(&req.game_id)?.to_owned();
             if req.user_id.is_empty() {
@@ -406,12 +333,7 @@ impl AuthorityService for Authority {
         request: Request<pb::TakeBackRequest>,
     ) -> Result<Response<pb::TakeBackResponse>, Status> {
         {
-            let owner = match self.route(&request, &request.get_ref().game_id)? {
-                Route::There(mut peer) => {
-                    return relayed(peer.take_back(forwarded(request.into_inner())).await);
-                }
-                Route::Here { owner } => owner,
-            };
+            let owner = self.serves(&request.get_ref().game_id)?;
             let req = request.into_inner();
             let id = convert::game_id(&req.game_id)?.to_owned();
             let game = self
@@ -433,12 +355,7 @@ impl AuthorityService for Authority {
         request: Request<pb::PreviewScoreRequest>,
     ) -> Result<Response<pb::PreviewScoreResponse>, Status> {
         {
-            let owner = match self.route(&request, &request.get_ref().game_id)? {
-                Route::There(mut peer) => {
-                    return relayed(peer.preview_score(forwarded(request.into_inner())).await);
-                }
-                Route::Here { owner } => owner,
-            };
+            let owner = self.serves(&request.get_ref().game_id)?;
             let id = convert::game_id(&request.get_ref().game_id)?;
             let count = self
                 .registry
@@ -454,12 +371,7 @@ impl AuthorityService for Authority {
         request: Request<pb::ExportRecordRequest>,
     ) -> Result<Response<pb::ExportRecordResponse>, Status> {
         {
-            let owner = match self.route(&request, &request.get_ref().game_id)? {
-                Route::There(mut peer) => {
-                    return relayed(peer.export_record(forwarded(request.into_inner())).await);
-                }
-                Route::Here { owner } => owner,
-            };
+            let owner = self.serves(&request.get_ref().game_id)?;
             let id = convert::game_id(&request.get_ref().game_id)?;
             let sgf = self
                 .registry
@@ -475,12 +387,7 @@ impl AuthorityService for Authority {
         request: Request<pb::ListEventsRequest>,
     ) -> Result<Response<pb::ListEventsResponse>, Status> {
         {
-            let owner = match self.route(&request, &request.get_ref().game_id)? {
-                Route::There(mut peer) => {
-                    return relayed(peer.list_events(forwarded(request.into_inner())).await);
-                }
-                Route::Here { owner } => owner,
-            };
+            let owner = self.serves(&request.get_ref().game_id)?;
             let req = request.into_inner();
             let id = convert::game_id(&req.game_id)?;
             // Make sure the game exists (NOT_FOUND otherwise).
@@ -499,12 +406,7 @@ impl AuthorityService for Authority {
         request: Request<pb::ProposeDrawRequest>,
     ) -> Result<Response<pb::ProposeDrawResponse>, Status> {
         {
-            let owner = match self.route(&request, &request.get_ref().game_id)? {
-                Route::There(mut peer) => {
-                    return relayed(peer.propose_draw(forwarded(request.into_inner())).await);
-                }
-                Route::Here { owner } => owner,
-            };
+            let owner = self.serves(&request.get_ref().game_id)?;
             let req = request.into_inner();
             let id = convert::game_id(&req.game_id)?.to_owned();
             let game = self
@@ -525,12 +427,7 @@ impl AuthorityService for Authority {
         request: Request<pb::RespondToDrawRequest>,
     ) -> Result<Response<pb::RespondToDrawResponse>, Status> {
         {
-            let owner = match self.route(&request, &request.get_ref().game_id)? {
-                Route::There(mut peer) => {
-                    return relayed(peer.respond_to_draw(forwarded(request.into_inner())).await);
-                }
-                Route::Here { owner } => owner,
-            };
+            let owner = self.serves(&request.get_ref().game_id)?;
             let req = request.into_inner();
             let id = convert::game_id(&req.game_id)?.to_owned();
             let game = self
@@ -552,12 +449,7 @@ impl AuthorityService for Authority {
         request: Request<pb::SettleCountRequest>,
     ) -> Result<Response<pb::SettleCountResponse>, Status> {
         {
-            let owner = match self.route(&request, &request.get_ref().game_id)? {
-                Route::There(mut peer) => {
-                    return relayed(peer.settle_count(forwarded(request.into_inner())).await);
-                }
-                Route::Here { owner } => owner,
-            };
+            let owner = self.serves(&request.get_ref().game_id)?;
             let req = request.into_inner();
             let id = convert::game_id(&req.game_id)?.to_owned();
             if req.user_id.is_empty() {
@@ -606,12 +498,7 @@ impl AuthorityService for Authority {
         request: Request<pb::ReportPresenceRequest>,
     ) -> Result<Response<pb::ReportPresenceResponse>, Status> {
         {
-            let owner = match self.route(&request, &request.get_ref().game_id)? {
-                Route::There(mut peer) => {
-                    return relayed(peer.report_presence(forwarded(request.into_inner())).await);
-                }
-                Route::Here { owner } => owner,
-            };
+            let owner = self.serves(&request.get_ref().game_id)?;
             let req = request.into_inner();
             let id = convert::game_id(&req.game_id)?.to_owned();
             if req.user_id.is_empty() {

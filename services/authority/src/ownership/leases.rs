@@ -33,7 +33,7 @@ pub struct LeaseConfig {
     pub namespace: String,
     /// How long a shard lease lasts unless renewed (renewed twelve times as
     /// often): the longest a dead instance's games wait for a new owner.
-    #[arg(long = "lease-ms", env = "TTAKJI_LEASE_MS", default_value_t = 3000, value_parser = clap::value_parser!(u64).range(200..=60_000))]
+    #[arg(long = "lease-ms", env = "TTAKJI_LEASE_MS", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(200..=60_000))]
     pub lease_ms: u64,
 }
 
@@ -41,7 +41,7 @@ impl Default for LeaseConfig {
     fn default() -> Self {
         LeaseConfig {
             namespace: "ttakji".into(),
-            lease_ms: 3000,
+            lease_ms: 1000,
         }
     }
 }
