@@ -12,13 +12,22 @@
 //! a rematch, so the games stay live. With `--rate` a shared pacer spaces
 //! all the moves; otherwise each move is sent as soon as the bot sees its
 //! turn.
+//!
+//! With `--chaos` it starts a deployment of its own and brings faults in
+//! turn ([`chaos`]); with `--check-history` (always, with `--chaos`) it
+//! records every move and read of every game with when it was sent and
+//! answered, and checks each game's history for linearizability
+//! ([`history`]).
 
 mod bot;
+mod chaos;
 mod faults;
 mod histogram;
+mod history;
 mod tally;
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -77,7 +86,8 @@ pub struct LoadtestArgs {
     /// Board size: 9, 13 or 19.
     #[arg(long, default_value_t = 9, value_parser = parse_board_size)]
     pub board_size: u32,
-    /// Seconds between faults (the first after one interval).
+    /// Seconds between faults (the first after one interval; 6 with
+    /// `--chaos` unless set).
     #[arg(long, value_parser = parse_seconds, requires = "fault")]
     pub fault_every: Option<f64>,
     /// A shell command run at each fault, e.g. "redis-cli -p 6379 shutdown nosave".
@@ -88,6 +98,25 @@ pub struct LoadtestArgs {
     /// kills with SIGKILL and starts again; it is stopped at the end.
     #[arg(long, group = "fault")]
     pub fault_restart: Option<String>,
+    /// Start a deployment of its own on `--database-url` (Redis, which
+    /// must be installed, three authorities, a matchmaker, the ratings
+    /// service and two gateways, as processes of this program), play
+    /// through both gateways, and bring faults in turn: an authority
+    /// killed, an authority stopped for 2 to 7 s, Redis killed and
+    /// restarted, a gateway killed. Checks every game's history.
+    #[arg(long, group = "fault", requires = "database_url")]
+    pub chaos: bool,
+    /// The PostgreSQL database of a `--chaos` run's services.
+    #[arg(long, requires = "chaos")]
+    pub database_url: Option<String>,
+    /// Record every move and read of every game, with when each was sent
+    /// and answered, and check each game's history for linearizability.
+    #[arg(long)]
+    pub check_history: bool,
+    /// Where the history of each game that is not linearizable is written
+    /// (`history-<game>.json`).
+    #[arg(long, default_value = ".")]
+    pub history_dir: PathBuf,
     /// Print the final report as one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
@@ -160,6 +189,8 @@ pub struct Run {
     pub tally: Tally,
     pub pacer: Option<Pacer>,
     pub board_size: u32,
+    /// Every game's calls, when histories are checked.
+    pub histories: Option<history::Histories>,
 }
 
 /// Bots signed in at once.
@@ -216,15 +247,16 @@ async fn reach(endpoint: &Endpoint, url: &str, wait: Duration) -> anyhow::Result
     }
 }
 
-/// Signs in `count` bots with nicknames unique to this run.
-async fn sign_in_bots(endpoint: &Endpoint, count: usize) -> anyhow::Result<Vec<Bot>> {
+/// Signs in `count` bots with nicknames unique to this run, bot `i`
+/// through `endpoints[i % endpoints.len()]`.
+async fn sign_in_bots(endpoints: &[Endpoint], count: usize) -> anyhow::Result<Vec<Bot>> {
     let run_id = uuid::Uuid::new_v4().simple().to_string();
     let prefix = format!("lt{}", run_id.get(..6).unwrap_or("000000"));
     let seed = uuid::Uuid::new_v4().as_u64_pair().0;
     let gate = Arc::new(tokio::sync::Semaphore::new(SIGN_IN_AT_ONCE));
     let mut signing = JoinSet::new();
     for i in 0..count {
-        let endpoint = endpoint.clone();
+        let endpoint = endpoints[i % endpoints.len()].clone();
         let gate = gate.clone();
         let nickname = format!("{prefix}-{i}");
         let seed = seed
@@ -354,6 +386,8 @@ async fn baseline(endpoint: Endpoint, run: Arc<Run>, rate: f64, moves_last_secon
 enum Injection {
     Command(String),
     Restart(Arc<Mutex<Restartable>>),
+    /// The faults of a chaos run, in turn, with a seed for their lengths.
+    Chaos(Arc<Mutex<chaos::Deployment>>, u64),
 }
 
 /// Injects a fault every `every` until the run ends at `end` (none at
@@ -395,33 +429,73 @@ async fn inject(run: Arc<Run>, every: Duration, end: Instant, injection: Injecti
                     Err(e) => eprintln!("restarting the process failed: {e}"),
                 }
             }
+            Injection::Chaos(deployment, seed) => {
+                let kind = chaos::Kind::ALL[(n - 1) % chaos::Kind::ALL.len()];
+                run.tally.fault(kind.name().to_owned(), at);
+                eprintln!("fault {n} at {elapsed:.1} s: {}", kind.name());
+                let (deployment, seed) = (deployment.clone(), *seed);
+                // Waits out a stopped process's pause: one fault at a time.
+                let brought = tokio::task::spawn_blocking(move || {
+                    deployment
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .fault(n - 1, seed)
+                })
+                .await;
+                match brought {
+                    Ok(Ok((_, what))) => eprintln!("fault {n}: {what}"),
+                    Ok(Err(e)) => eprintln!("fault {n} went wrong: {e}"),
+                    Err(e) => eprintln!("fault {n} failed: {e}"),
+                }
+            }
         }
     }
 }
 
 async fn drive(args: &LoadtestArgs) -> anyhow::Result<()> {
-    let url = &args.gateway_url;
-    let endpoint = bot::endpoint(url)?;
     let process = match &args.fault_restart {
         Some(command) => Some(Arc::new(Mutex::new(Restartable::start(command)?))),
         None => None,
     };
-    let wait = if process.is_some() {
+    let deployment = match (&args.database_url, args.chaos) {
+        (Some(database_url), true) => Some(Arc::new(Mutex::new(chaos::Deployment::start(
+            database_url,
+        )?))),
+        _ => None,
+    };
+    let urls = match &deployment {
+        Some(d) => d
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .gateway_urls
+            .clone(),
+        None => vec![args.gateway_url.clone()],
+    };
+    let wait = if process.is_some() || deployment.is_some() {
         START_WAIT
     } else {
         Duration::ZERO
     };
-    reach(&endpoint, url, wait).await?;
+    let mut endpoints = Vec::new();
+    for url in &urls {
+        let endpoint = bot::endpoint(url)?;
+        reach(&endpoint, url, wait).await?;
+        endpoints.push(endpoint);
+    }
+    let url = urls.join(", ");
     let count = args.games as usize * 2;
     eprintln!(
         "signing in {count} bots at {url}, then playing {} games for {} s",
         args.games, args.duration
     );
-    let bots = sign_in_bots(&endpoint, count).await?;
+    // One more bot reads every game at the end.
+    let mut bots = sign_in_bots(&endpoints, count + 1).await?;
+    let reader = bots.pop().context("no bot signed in")?;
     let run = Arc::new(Run {
         tally: Tally::new(),
         pacer: (args.rate > 0.0).then(|| Pacer::new(args.rate)),
         board_size: args.board_size,
+        histories: (args.check_history || args.chaos).then(history::Histories::new),
     });
     for bot in &bots {
         run.tally.add_bot(&bot.user_id);
@@ -443,17 +517,24 @@ async fn drive(args: &LoadtestArgs) -> anyhow::Result<()> {
     let moves_last_second = Arc::new(AtomicU64::new(0));
     tasks.spawn(progress(run.clone(), moves_last_second.clone()));
     tasks.spawn(baseline(
-        endpoint.clone(),
+        endpoints[0].clone(),
         run.clone(),
         args.rate,
         moves_last_second,
     ));
     let end = run.tally.started() + Duration::from_secs_f64(args.duration);
-    if let Some(every) = args.fault_every {
-        let injection = match (&args.fault_command, &process) {
-            (Some(command), _) => Some(Injection::Command(command.clone())),
-            (None, Some(process)) => Some(Injection::Restart(process.clone())),
-            (None, None) => None,
+    let fault_every = args
+        .fault_every
+        .or(deployment.as_ref().map(|_| CHAOS_FAULT_EVERY));
+    if let Some(every) = fault_every {
+        let injection = match (&args.fault_command, &process, &deployment) {
+            (Some(command), _, _) => Some(Injection::Command(command.clone())),
+            (None, Some(process), _) => Some(Injection::Restart(process.clone())),
+            (None, None, Some(deployment)) => Some(Injection::Chaos(
+                deployment.clone(),
+                uuid::Uuid::new_v4().as_u64_pair().0,
+            )),
+            (None, None, None) => None,
         };
         if let Some(injection) = injection {
             tasks.spawn(inject(
@@ -467,6 +548,28 @@ async fn drive(args: &LoadtestArgs) -> anyhow::Result<()> {
     tokio::time::sleep_until(end).await;
     let totals = run.tally.totals();
     tasks.shutdown().await;
+    let checked = match &run.histories {
+        Some(histories) => {
+            if let Some(deployment) = deployment.clone() {
+                // A fault under way (a stopped authority) ends first.
+                let _ = tokio::task::spawn_blocking(move || {
+                    drop(deployment.lock().unwrap_or_else(PoisonError::into_inner));
+                })
+                .await;
+            }
+            Some(check_histories(histories, &reader, &run, &args.history_dir).await?)
+        }
+        None => None,
+    };
+    if let Some(deployment) = deployment {
+        let _ = tokio::task::spawn_blocking(move || {
+            deployment
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .stop();
+        })
+        .await;
+    }
     if let Some(process) = process {
         let _ = tokio::task::spawn_blocking(move || {
             process
@@ -476,13 +579,114 @@ async fn drive(args: &LoadtestArgs) -> anyhow::Result<()> {
         })
         .await;
     }
-    let report = Report { args, totals };
+    let report = Report {
+        args,
+        url,
+        totals,
+        checked,
+    };
     if args.json {
         println!("{}", report.json());
     } else {
         print!("{}", report.text());
     }
     Ok(())
+}
+
+/// Seconds between a chaos run's faults unless `--fault-every` says.
+const CHAOS_FAULT_EVERY: f64 = 6.0;
+
+/// How long the reads of every game at the end keep trying.
+const FINAL_READ_WAIT: Duration = Duration::from_secs(30);
+
+/// What the check of the games' histories found.
+#[derive(Debug, Default)]
+struct Checked {
+    games: usize,
+    calls: usize,
+    linearizable: usize,
+    /// Games not linearizable, and the file each one's history is in.
+    violations: Vec<(String, String, PathBuf)>,
+    /// Acknowledged moves the record read at the end does not hold.
+    lost_moves: u64,
+    /// Games whose record holds more moves than were ever sent.
+    duplicated: usize,
+    /// Games whose record could not be read at the end.
+    unread: usize,
+}
+
+/// Reads every game once more at the end (the record as it stands, after
+/// every fault), then checks each game's history.
+async fn check_histories(
+    histories: &history::Histories,
+    reader: &Bot,
+    run: &Run,
+    dir: &std::path::Path,
+) -> anyhow::Result<Checked> {
+    let mut checked = Checked::default();
+    for game_id in histories.game_ids() {
+        let deadline = Instant::now() + FINAL_READ_WAIT;
+        while reader.read_game(&game_id, run).await.is_none() {
+            if Instant::now() > deadline {
+                checked.unread += 1;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+    (checked.games, checked.calls) = histories.size();
+    for (game_id, ops) in histories.all() {
+        let last_read = ops
+            .iter()
+            .filter_map(|o| match o.call {
+                history::Call::Read { moves } => Some((o.sent_us, moves)),
+                _ => None,
+            })
+            .max()
+            .map(|(_, moves)| moves);
+        let acknowledged = ops
+            .iter()
+            .filter_map(|o| match o.call {
+                history::Call::Move { number, .. } => Some(number),
+                _ => None,
+            })
+            .max();
+        let sent = ops
+            .iter()
+            .filter_map(|o| match o.call {
+                history::Call::Move { number, .. }
+                | history::Call::Refused { number }
+                | history::Call::Unknown { number } => Some(number),
+                history::Call::Read { .. } => None,
+            })
+            .max()
+            .unwrap_or(0);
+        if let (Some(read), Some(acked)) = (last_read, acknowledged) {
+            checked.lost_moves += u64::from(acked.saturating_sub(read));
+        }
+        if last_read.is_some_and(|read| read > sent) {
+            checked.duplicated += 1;
+        }
+        match history::check(&ops) {
+            Ok(()) => checked.linearizable += 1,
+            Err(violation) => {
+                std::fs::create_dir_all(dir)
+                    .with_context(|| format!("creating {}", dir.display()))?;
+                let path = dir.join(format!("history-{game_id}.json"));
+                let written = serde_json::json!({
+                    "game_id": game_id,
+                    "first_unexplained": violation.op,
+                    "ops": ops,
+                });
+                std::fs::write(&path, format!("{written:#}\n"))
+                    .with_context(|| format!("writing {}", path.display()))?;
+                checked
+                    .violations
+                    .push((game_id, format!("{:?}", violation.op), path));
+            }
+        }
+    }
+    Ok(checked)
 }
 
 /// A duration as milliseconds, to the microsecond.
@@ -497,7 +701,10 @@ fn millis(d: Option<Duration>) -> String {
 /// The final report of a run.
 struct Report<'a> {
     args: &'a LoadtestArgs,
+    /// The gateways played through.
+    url: String,
     totals: Totals,
+    checked: Option<Checked>,
 }
 
 fn latencies(h: &Histogram) -> serde_json::Value {
@@ -592,7 +799,7 @@ impl Report<'_> {
         let q = |h: &Histogram, q: f64| millis(h.quantile(q));
         let mut out = format!(
             "ttakji loadtest against {}: {} games ({} pairing, {}x{}), {pace}, {:.1} s\n",
-            a.gateway_url,
+            self.url,
             a.games,
             a.pairing.name(),
             a.board_size,
@@ -643,7 +850,35 @@ impl Report<'_> {
             out.push_str(&self.fault_line(i + 1, fault));
             out.push('\n');
         }
+        for (kind, longest) in self.longest_gaps() {
+            out.push_str(&format!(
+                "longest a game waited, {kind}: {}\n",
+                longest.map_or_else(|| "-".to_owned(), |d| format!("{:.3} s", d.as_secs_f64()))
+            ));
+        }
+        if let Some(c) = &self.checked {
+            out.push_str(&format!(
+                "histories         {} of {} games linearizable ({} calls); {} acknowledged moves lost, {} games with duplicated moves, {} games unread at the end\n",
+                c.linearizable, c.games, c.calls, c.lost_moves, c.duplicated, c.unread
+            ));
+            for (game_id, op, path) in &c.violations {
+                out.push_str(&format!(
+                    "  game {game_id} not linearizable at {op}: {}\n",
+                    path.display()
+                ));
+            }
+        }
         out
+    }
+
+    /// The longest gap between a game's accepted moves, per kind of fault.
+    fn longest_gaps(&self) -> BTreeMap<&str, Option<Duration>> {
+        let mut gaps: BTreeMap<&str, Option<Duration>> = BTreeMap::new();
+        for fault in &self.totals.faults {
+            let longest = gaps.entry(fault.what.as_str()).or_default();
+            *longest = (*longest).max(fault.longest_gap);
+        }
+        gaps
     }
 
     fn json(&self) -> serde_json::Value {
@@ -666,8 +901,28 @@ impl Report<'_> {
                 })
             })
             .collect();
+        let checked = self.checked.as_ref().map(|c| {
+            serde_json::json!({
+                "games": c.games,
+                "calls": c.calls,
+                "linearizable": c.linearizable,
+                "not_linearizable": c.violations.iter().map(|(game_id, op, path)| serde_json::json!({
+                    "game_id": game_id,
+                    "first_unexplained": op,
+                    "history": path,
+                })).collect::<Vec<_>>(),
+                "lost_moves": c.lost_moves,
+                "duplicated_games": c.duplicated,
+                "unread_games": c.unread,
+            })
+        });
+        let longest_gaps: BTreeMap<&str, Option<f64>> = self
+            .longest_gaps()
+            .into_iter()
+            .map(|(kind, gap)| (kind, gap.map(ms)))
+            .collect();
         serde_json::json!({
-            "gateway_url": a.gateway_url,
+            "gateway_url": self.url,
             "games": a.games,
             "pairing": a.pairing.name(),
             "board_size": a.board_size,
@@ -686,6 +941,8 @@ impl Report<'_> {
             "games_finished": t.games_finished,
             "live_games": t.live_games,
             "faults": faults,
+            "longest_gap_ms_by_fault": longest_gaps,
+            "histories": checked,
         })
     }
 }

@@ -18,6 +18,7 @@ use ttakji_proto::v1::game_service_client::GameServiceClient;
 use ttakji_proto::v1::match_service_client::MatchServiceClient;
 
 use super::Run;
+use super::history::Call;
 use super::tally::Tally;
 
 /// How long a unary call may take before it counts as DEADLINE_EXCEEDED.
@@ -574,10 +575,14 @@ impl Bot {
         }
         let action = choose(view, excluded, &mut self.rng);
         let tally = &run.tally;
+        if run.histories.is_some() {
+            self.read_game(game_id, run).await;
+        }
         tally.move_sent(game_id, number, Instant::now());
         let mut backoff = Backoff::new();
         loop {
             let sent = Instant::now();
+            let recorded = run.histories.as_ref().map(|h| h.sent(game_id, number));
             let mut games = self.games.clone();
             let answer = match action {
                 Action::Play(p) => call(
@@ -590,7 +595,7 @@ impl Bot {
                     })),
                 )
                 .await
-                .map(|_| ()),
+                .map(|answer| answer.game.map(|g| g.move_count)),
                 Action::Pass => call(
                     tally,
                     games.pass(self.req(pb::PassRequest {
@@ -600,10 +605,21 @@ impl Bot {
                     })),
                 )
                 .await
-                .map(|_| ()),
+                .map(|answer| answer.game.map(|g| g.move_count)),
             };
+            if let (Some(histories), Some(recorded)) = (&run.histories, recorded) {
+                let call = match &answer {
+                    Ok(Some(moves)) => Call::Move {
+                        number,
+                        moves: *moves,
+                    },
+                    Err(status) if !worth_a_retry(status.code()) => Call::Refused { number },
+                    Ok(None) | Err(_) => Call::Unknown { number },
+                };
+                histories.answered(&recorded, call);
+            }
             match answer {
-                Ok(()) => {
+                Ok(_) => {
                     tally.move_acknowledged(game_id, sent, Instant::now());
                     return Turn::Played(number);
                 }
@@ -611,6 +627,25 @@ impl Bot {
                 Err(_) => return Turn::Refused(action),
             }
         }
+    }
+
+    /// Reads the game (`GetGame`) and records the read in the run's
+    /// histories; the number of moves it shows, if it was answered.
+    pub async fn read_game(&self, game_id: &str, run: &Run) -> Option<u32> {
+        let sent_us = run.histories.as_ref().map(|h| h.now_us());
+        let look = call(
+            &run.tally,
+            self.games.clone().get_game(self.req(pb::GetGameRequest {
+                game_id: game_id.to_owned(),
+                include_score_preview: false,
+            })),
+        )
+        .await;
+        let moves = look.ok().and_then(|g| g.game).map(|g| g.move_count);
+        if let (Some(histories), Some(sent_us), Some(moves)) = (&run.histories, sent_us, moves) {
+            histories.read(game_id, sent_us, moves);
+        }
+        moves
     }
 
     /// After a refused move: the move count to wait for on the stream

@@ -65,6 +65,13 @@ impl Restartable {
         }
     }
 
+    /// Sends `signal` (`STOP`, `CONT`) to the command's process group.
+    pub fn signal(&mut self, signal: &str) {
+        if let Some(child) = self.child.as_mut() {
+            signal_group(child, signal);
+        }
+    }
+
     /// Kills the command at once and starts it again.
     pub fn restart(&mut self) -> io::Result<()> {
         self.kill();

@@ -134,8 +134,26 @@ async fn take(
     if taken.is_empty() {
         return;
     }
+    let ttl = leases.config().ttl();
+    // A shard Redis has no word of may still be served by a holder that
+    // has not heard Redis lost it, until that holder's window ends: it is
+    // served a whole lease after it was taken, and its games get that
+    // lease back on their clocks.
+    let serve_from = if taken.iter().any(|t| t.unowned_ms < 0) {
+        sent + ttl
+    } else {
+        sent
+    };
     for t in &taken {
-        ownership.took(t.shard, sent, leases.config().ttl(), t.unowned_ms);
+        let (give_back_ms, from) = if t.unowned_ms < 0 {
+            (
+                i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX),
+                sent + ttl,
+            )
+        } else {
+            (t.unowned_ms, sent)
+        };
+        ownership.took(t.shard, sent, ttl, give_back_ms, from);
     }
     let shards: Vec<u32> = taken.iter().map(|t| t.shard).collect();
     let longest_unowned = taken.iter().map(|t| t.unowned_ms).max().unwrap_or(0);
@@ -144,6 +162,7 @@ async fn take(
     let ownership = ownership.clone();
     shutdown.spawn(
         async move {
+            tokio::time::sleep_until(serve_from.into()).await;
             let started = Instant::now();
             let games = registry.take_up(&shards).await;
             for &s in &shards {

@@ -74,7 +74,9 @@ pub struct Renewal {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Taken {
     pub shard: u32,
-    /// Since the shard was last known held; 0 when it never was.
+    /// Since the shard was last known held; -1 when Redis has no word of
+    /// it (a new deployment, or a Redis that lost its data: a holder may
+    /// still be serving it, within its window).
     pub unowned_ms: i64,
 }
 
@@ -215,7 +217,7 @@ for i = 1, #KEYS / 2 do
   if redis.call('SET', KEYS[2 * i - 1], ARGV[1], 'NX', 'PX', ARGV[2]) then
     local seen = tonumber(redis.call('GET', KEYS[2 * i]) or '')
     table.insert(taken, i - 1)
-    table.insert(unowned, seen and math.max(0, now - seen) or 0)
+    table.insert(unowned, seen and math.max(0, now - seen) or -1)
     redis.call('SET', KEYS[2 * i], now)
   end
 end
@@ -328,7 +330,10 @@ mod tests {
 
         let taken = a.take(&[3, 4]).await.expect("take");
         assert_eq!(taken.iter().map(|t| t.shard).collect::<Vec<_>>(), [3, 4]);
-        assert!(taken.iter().all(|t| t.unowned_ms == 0), "never held before");
+        assert!(
+            taken.iter().all(|t| t.unowned_ms == -1),
+            "never held before: no word of it"
+        );
         assert!(
             b.take(&[4, 5])
                 .await
