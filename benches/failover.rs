@@ -204,7 +204,7 @@ async fn main() -> anyhow::Result<()> {
     }
     failovers.sort();
     println!(
-        "failover: {KILLS} kills -9 of a game's owner among {AUTHORITIES} authorities (lease 3 s): \
+        "failover: {KILLS} kills -9 of a game's owner among {AUTHORITIES} authorities (the default 1 s lease): \
          kill to next accepted move median {:.2?}, worst {:.2?}; acknowledged moves lost: {lost}",
         failovers[KILLS / 2],
         failovers[KILLS - 1]
