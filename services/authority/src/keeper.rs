@@ -38,7 +38,8 @@ async fn round(leases: &Leases, ownership: &Ownership, registry: &Registry, shut
     let ttl = leases.config().ttl();
     let held = ownership.held();
     let sent = Instant::now();
-    let renewal = match leases.renew(&held).await {
+    let serving = ownership.within_window(sent);
+    let renewal = match leases.renew(&held, &serving).await {
         Ok(renewal) => renewal,
         Err(e) => {
             // The serving window runs out on its own if this goes on.

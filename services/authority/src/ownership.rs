@@ -160,6 +160,18 @@ impl Ownership {
             .collect()
     }
 
+    /// The shards held here and still within their serving window at
+    /// `now` (served, or waiting to be).
+    #[must_use]
+    pub fn within_window(&self, now: Instant) -> Vec<u32> {
+        self.state()
+            .shards
+            .iter()
+            .zip(0..)
+            .filter_map(|(s, i)| s.held_until.filter(|until| *until > now).map(|_| i))
+            .collect()
+    }
+
     /// Records a renewal sent at `sent` for every shard in `renewed`.
     pub(crate) fn renewed(&self, renewed: &[u32], sent: Instant, ttl: Duration) {
         let until = sent + serving_window(ttl);

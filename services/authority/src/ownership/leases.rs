@@ -146,11 +146,15 @@ impl Leases {
     }
 
     /// Renews this instance's membership and its leases of `held`, and
-    /// reads who holds every shard.
+    /// reads who holds every shard. A lease of `serving` (held shards
+    /// still within their serving window) that Redis no longer has (a
+    /// Redis restarted empty) is taken again at once: no other instance
+    /// can be serving it, and one that takes it first waits a lease
+    /// before serving ([`Taken::unowned_ms`]).
     ///
     /// # Errors
     /// When Redis cannot be reached.
-    pub async fn renew(&self, held: &[u32]) -> redis::RedisResult<Renewal> {
+    pub async fn renew(&self, held: &[u32], serving: &[u32]) -> redis::RedisResult<Renewal> {
         static RENEW: LazyLock<Script> = LazyLock::new(|| {
             Script::new(
                 r"
@@ -163,10 +167,12 @@ local n = (#KEYS - 1) / 2
 local lost, owners = {}, {}
 for i = 1, n do
   local v = redis.call('GET', KEYS[1 + i])
-  if string.sub(ARGV[4], i, i) == '1' then
-    if v == ARGV[2] then
+  local flag = string.sub(ARGV[4], i, i)
+  if flag ~= '0' then
+    if v == ARGV[2] or (flag == '2' and not v) then
       redis.call('SET', KEYS[1 + i], ARGV[2], 'PX', ttl)
       redis.call('SET', KEYS[1 + n + i], now)
+      v = ARGV[2]
     else
       table.insert(lost, i - 1)
     end
@@ -179,7 +185,7 @@ return {redis.call('ZCARD', KEYS[1]), lost, owners}
         });
         let mut flags = vec![b'0'; SHARDS as usize];
         for &s in held {
-            flags[s as usize] = b'1';
+            flags[s as usize] = if serving.contains(&s) { b'2' } else { b'1' };
         }
         let mut call = RENEW.prepare_invoke();
         call.key(self.members_key());
@@ -324,7 +330,7 @@ mod tests {
         let ns = format!("test-{}", uuid::Uuid::new_v4().simple());
         let a = leases(&ns, "http://a").await;
         let b = leases(&ns, "http://b").await;
-        let first = a.renew(&[]).await.expect("renewal");
+        let first = a.renew(&[], &[]).await.expect("renewal");
         assert_eq!(first.members, 1);
         assert!(first.owners.iter().all(Option::is_none));
 
@@ -343,7 +349,7 @@ mod tests {
                 .eq([5])
         );
 
-        let seen_by_b = b.renew(&[5]).await.expect("renewal");
+        let seen_by_b = b.renew(&[5], &[5]).await.expect("renewal");
         assert_eq!(seen_by_b.members, 2);
         assert!(seen_by_b.lost.is_empty());
         assert_eq!(seen_by_b.owners[3].as_deref(), Some("http://a"));
@@ -359,10 +365,33 @@ mod tests {
         // Not renewed: the lease lapses, its holder learns it lost it, and
         // the dead member leaves the count.
         tokio::time::sleep(Duration::from_millis(500)).await;
-        let late = a.renew(&[4]).await.expect("renewal");
+        let late = a.renew(&[4], &[]).await.expect("renewal");
         assert_eq!(late.lost, [4]);
         assert_eq!(late.members, 1, "b's membership ran out too");
         a.leave().await.expect("leave");
-        assert_eq!(b.renew(&[]).await.expect("renewal").members, 1);
+        assert_eq!(b.renew(&[], &[]).await.expect("renewal").members, 1);
+
+        // Redis forgets b's lease of 5 (restarted empty): b, still within
+        // its window, takes it again as it renews; past its window it
+        // would have lost it.
+        let mut conn = redis::Client::open(ttakji_test_support::redis_url())
+            .expect("url")
+            .get_multiplexed_async_connection()
+            .await
+            .expect("redis");
+        let _: i64 = redis::cmd("DEL")
+            .arg(b.shard_key(5))
+            .query_async(&mut conn)
+            .await
+            .expect("del");
+        let kept = b.renew(&[5], &[5]).await.expect("renewal");
+        assert!(kept.lost.is_empty(), "{kept:?}");
+        assert_eq!(kept.owners[5].as_deref(), Some("http://b"));
+        let _: i64 = redis::cmd("DEL")
+            .arg(b.shard_key(5))
+            .query_async(&mut conn)
+            .await
+            .expect("del");
+        assert_eq!(b.renew(&[5], &[]).await.expect("renewal").lost, [5]);
     }
 }
