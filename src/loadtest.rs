@@ -381,6 +381,19 @@ async fn baseline(endpoint: Endpoint, run: Arc<Run>, rate: f64, moves_last_secon
     }
 }
 
+/// Runs `act` on what `shared` holds, on the blocking pool (it waits for
+/// processes, and for a fault under way that holds the lock).
+async fn blocking<T: Send + 'static, R: Send + 'static>(
+    shared: &Arc<Mutex<T>>,
+    act: impl FnOnce(&mut T) -> R + Send + 'static,
+) -> Result<R, tokio::task::JoinError> {
+    let shared = shared.clone();
+    tokio::task::spawn_blocking(move || {
+        act(&mut shared.lock().unwrap_or_else(PoisonError::into_inner))
+    })
+    .await
+}
+
 /// The fault to inject at each interval.
 #[derive(Debug)]
 enum Injection {
@@ -415,14 +428,7 @@ async fn inject(run: Arc<Run>, every: Duration, end: Instant, injection: Injecti
             Injection::Restart(process) => {
                 run.tally.fault("restart".to_owned(), at);
                 eprintln!("fault {n} at {elapsed:.1} s: killing the process and starting it again");
-                let process = process.clone();
-                let restarted = tokio::task::spawn_blocking(move || {
-                    process
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .restart()
-                })
-                .await;
+                let restarted = blocking(process, Restartable::restart).await;
                 match restarted {
                     Ok(Ok(())) => {}
                     Ok(Err(e)) => eprintln!("the process did not start again: {e}"),
@@ -430,20 +436,14 @@ async fn inject(run: Arc<Run>, every: Duration, end: Instant, injection: Injecti
                 }
             }
             Injection::Chaos(deployment, seed) => {
-                let kind = chaos::Kind::ALL[(n - 1) % chaos::Kind::ALL.len()];
+                let kind = chaos::Kind::of(n - 1);
                 run.tally.fault(kind.name().to_owned(), at);
                 eprintln!("fault {n} at {elapsed:.1} s: {}", kind.name());
-                let (deployment, seed) = (deployment.clone(), *seed);
+                let seed = *seed;
                 // Waits out a stopped process's pause: one fault at a time.
-                let brought = tokio::task::spawn_blocking(move || {
-                    deployment
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .fault(n - 1, seed)
-                })
-                .await;
+                let brought = blocking(deployment, move |d| d.fault(n - 1, seed)).await;
                 match brought {
-                    Ok(Ok((_, what))) => eprintln!("fault {n}: {what}"),
+                    Ok(Ok(what)) => eprintln!("fault {n}: {what}"),
                     Ok(Err(e)) => eprintln!("fault {n} went wrong: {e}"),
                     Err(e) => eprintln!("fault {n} failed: {e}"),
                 }
@@ -550,34 +550,19 @@ async fn drive(args: &LoadtestArgs) -> anyhow::Result<()> {
     tasks.shutdown().await;
     let checked = match &run.histories {
         Some(histories) => {
-            if let Some(deployment) = deployment.clone() {
+            if let Some(deployment) = &deployment {
                 // A fault under way (a stopped authority) ends first.
-                let _ = tokio::task::spawn_blocking(move || {
-                    drop(deployment.lock().unwrap_or_else(PoisonError::into_inner));
-                })
-                .await;
+                let _ = blocking(deployment, |_| ()).await;
             }
             Some(check_histories(histories, &reader, &run, &args.history_dir).await?)
         }
         None => None,
     };
-    if let Some(deployment) = deployment {
-        let _ = tokio::task::spawn_blocking(move || {
-            deployment
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .stop();
-        })
-        .await;
+    if let Some(deployment) = &deployment {
+        let _ = blocking(deployment, chaos::Deployment::stop).await;
     }
-    if let Some(process) = process {
-        let _ = tokio::task::spawn_blocking(move || {
-            process
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .stop();
-        })
-        .await;
+    if let Some(process) = &process {
+        let _ = blocking(process, Restartable::stop).await;
     }
     let report = Report {
         args,

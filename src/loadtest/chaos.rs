@@ -23,7 +23,8 @@ use super::faults::Restartable;
 const SERVICE_KEY: &str = "service-key-of-a-chaos-run";
 const TOKEN_KEYS: &str = "c1=token-secret-of-a-chaos-run";
 
-/// The authorities' lease: the default.
+/// The instances of each service started; the authorities keep the
+/// default lease.
 const AUTHORITIES: usize = 3;
 const GATEWAYS: usize = 2;
 
@@ -55,6 +56,11 @@ impl Kind {
         Kind::RestartRedis,
         Kind::KillGateway,
     ];
+
+    /// The kind of fault number `n` (from 0).
+    pub fn of(n: usize) -> Kind {
+        Kind::ALL[n % Kind::ALL.len()]
+    }
 
     pub fn name(self) -> &'static str {
         match self {
@@ -95,11 +101,12 @@ impl Deployment {
         let namespace = format!("chaos{}", uuid::Uuid::new_v4().simple());
         let service = |what: &str, args: &str| {
             format!(
-                "RUST_LOG=warn TTAKJI_SERVICE_KEY={} exec {exe} {what} --database-url {} --redis-url {redis_url} --metrics-listen 127.0.0.1:0 {args}",
-                quoted(SERVICE_KEY),
-                quoted(database_url)
+                "RUST_LOG=warn TTAKJI_SERVICE_KEY={} exec {exe} {what} --redis-url {redis_url} --metrics-listen 127.0.0.1:0 {args}",
+                quoted(SERVICE_KEY)
             )
         };
+        // Every service but the matchmaker keeps its data in the database.
+        let database = format!("--database-url {}", quoted(database_url));
         let mut authority_urls = Vec::new();
         let mut authorities = Vec::new();
         for _ in 0..AUTHORITIES {
@@ -107,20 +114,23 @@ impl Deployment {
             authority_urls.push(format!("http://127.0.0.1:{port}"));
             authorities.push(Restartable::start(&service(
                 "authority",
-                &format!("--listen 127.0.0.1:{port} --redis-namespace {namespace}"),
+                &format!("{database} --listen 127.0.0.1:{port} --redis-namespace {namespace}"),
             ))?);
         }
         let authority_url = authority_urls.join(",");
         let (matchmaker_port, ratings_port) = (free_port()?, free_port()?);
-        // The matchmaker keeps no database; the ratings service does.
-        let matchmaker = Restartable::start(&format!(
-            "RUST_LOG=warn TTAKJI_SERVICE_KEY={} exec {exe} matchmaker --redis-url {redis_url} --redis-namespace {namespace} --metrics-listen 127.0.0.1:0 \
-             --listen 127.0.0.1:{matchmaker_port} --authority-url {authority_url}",
-            quoted(SERVICE_KEY)
+        let matchmaker = Restartable::start(&service(
+            "matchmaker",
+            &format!(
+                "--redis-namespace {namespace} --listen 127.0.0.1:{matchmaker_port} \
+                 --authority-url {authority_url}"
+            ),
         ))?;
         let ratings = Restartable::start(&service(
             "ratings",
-            &format!("--listen 127.0.0.1:{ratings_port} --authority-url {authority_url}"),
+            &format!(
+                "{database} --listen 127.0.0.1:{ratings_port} --authority-url {authority_url}"
+            ),
         ))?;
         let mut gateway_urls = Vec::new();
         let mut gateways = Vec::new();
@@ -130,7 +140,7 @@ impl Deployment {
             gateways.push(Restartable::start(&service(
                 "gateway",
                 &format!(
-                    "--listen 127.0.0.1:{port} --authority-url {authority_url} \
+                    "{database} --listen 127.0.0.1:{port} --authority-url {authority_url} \
                      --matchmaker-url http://127.0.0.1:{matchmaker_port} \
                      --ratings-url http://127.0.0.1:{ratings_port} \
                      --token-keys {} --limits-exempt 127.0.0.1",
@@ -147,11 +157,11 @@ impl Deployment {
         })
     }
 
-    /// Brings fault number `n` (from 0) of kind `Kind::ALL[n % 4]`, and
-    /// waits until it is over (the process started again, or continued);
-    /// returns what it was.
-    pub fn fault(&mut self, n: usize, seed: u64) -> anyhow::Result<(Kind, String)> {
-        let kind = Kind::ALL[n % Kind::ALL.len()];
+    /// Brings fault number `n` (from 0), of kind [`Kind::of`], and waits
+    /// until it is over (the process started again, or continued);
+    /// returns what it did.
+    pub fn fault(&mut self, n: usize, seed: u64) -> anyhow::Result<String> {
+        let kind = Kind::of(n);
         let round = n / Kind::ALL.len();
         let what = match kind {
             Kind::KillAuthority => {
@@ -177,7 +187,7 @@ impl Deployment {
                 format!("gateway {i} killed and started again")
             }
         };
-        Ok((kind, what))
+        Ok(what)
     }
 
     /// Stops every process.

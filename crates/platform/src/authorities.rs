@@ -394,10 +394,7 @@ impl Authorities {
 
     /// `url` answered: it is no longer suspected.
     fn answered(&self, url: &str) {
-        let mut state = self.state();
-        if !state.suspects.is_empty() {
-            state.suspects.remove(url);
-        }
+        self.state().suspects.remove(url);
     }
 
     /// Sends `request` with `send` to the owner of the game it is about,

@@ -140,11 +140,7 @@ async fn take(
     // has not heard Redis lost it, until that holder's window ends: it is
     // served a whole lease after it was taken, and its games get that
     // lease back on their clocks.
-    let serve_from = if taken.iter().any(|t| t.unowned_ms < 0) {
-        sent + ttl
-    } else {
-        sent
-    };
+    let mut serve_from = sent;
     for t in &taken {
         let (give_back_ms, from) = if t.unowned_ms < 0 {
             (
@@ -154,6 +150,7 @@ async fn take(
         } else {
             (t.unowned_ms, sent)
         };
+        serve_from = serve_from.max(from);
         ownership.took(t.shard, sent, ttl, give_back_ms, from);
     }
     let shards: Vec<u32> = taken.iter().map(|t| t.shard).collect();

@@ -152,23 +152,23 @@ impl Ownership {
     /// The shards held here (whether or not still served).
     #[must_use]
     pub fn held(&self) -> Vec<u32> {
-        self.state()
-            .shards
-            .iter()
-            .zip(0..)
-            .filter_map(|(s, i)| s.held_until.map(|_| i))
-            .collect()
+        self.held_where(|_| true)
     }
 
     /// The shards held here and still within their serving window at
     /// `now` (served, or waiting to be).
     #[must_use]
     pub fn within_window(&self, now: Instant) -> Vec<u32> {
+        self.held_where(|until| until > now)
+    }
+
+    /// The shards held here whose serving window's end `keep` accepts.
+    fn held_where(&self, keep: impl Fn(Instant) -> bool) -> Vec<u32> {
         self.state()
             .shards
             .iter()
             .zip(0..)
-            .filter_map(|(s, i)| s.held_until.filter(|until| *until > now).map(|_| i))
+            .filter_map(|(s, i)| s.held_until.filter(|until| keep(*until)).map(|_| i))
             .collect()
     }
 
