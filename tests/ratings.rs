@@ -350,3 +350,134 @@ async fn the_leaderboard_is_rebuilt_from_the_database_when_redis_loses_it() {
         .await
         .expect("tidy");
 }
+
+/// A page of the leaderboard (the top hundred and one player's neighbours),
+/// and one player's rating, each cost one statement, whether the ladder is
+/// read from Redis or from the store alone; and both read the same places.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_leaderboard_page_of_a_hundred_is_one_store_round_trip() {
+    use sqlx::Executor as _;
+    let url = support::fresh_postgres().await;
+    let name = url.rsplit('/').next().expect("a database name").to_owned();
+    let db = ttakji_platform::store::Database::connect(&url)
+        .await
+        .expect("the test database");
+    let ttakji_platform::store::Database::Postgres(pool) = &db else {
+        panic!("a Postgres URL gives a Postgres store");
+    };
+    // 300 rated players on 9×9 with ratings all different (37 and 500 share
+    // no factor), one who has not played, and one on 13×13 only.
+    pool.execute(
+        "INSERT INTO ratings (user_id, board_size, nickname, rating, games, updated_at) \
+         SELECT 'p' || lpad(n::text, 4, '0'), 9, 'n' || n, 1000 + (n * 37) % 500, 1 + n % 9, 0 \
+         FROM generate_series(1, 300) AS n \
+         UNION ALL SELECT 'unplayed', 9, 'u', 1500, 0, 0 \
+         UNION ALL SELECT 'elsewhere', 13, 'e', 1600, 4, 0",
+    )
+    .await
+    .expect("seed the ladder");
+    let ladder: Vec<(String, i64)> = sqlx::query_as(
+        "SELECT user_id, rating FROM ratings WHERE board_size = 9 AND games > 0 \
+         ORDER BY rating DESC",
+    )
+    .fetch_all(pool)
+    .await
+    .expect("the ladder");
+    let admin = sqlx::PgPool::connect(ttakji_test_support::postgres_admin_url())
+        .await
+        .expect("the tests' Postgres");
+    admin
+        .execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+        .await
+        .expect("pg_stat_statements loads (the tests' own cluster preloads it)");
+
+    // No authority: reconciliation fails quietly, once, at start.
+    let nowhere: std::net::SocketAddr = "127.0.0.1:9".parse().expect("address");
+    let around = &ladder[150].0;
+    for redis in [false, true] {
+        let mut config = support::ratings_config(nowhere);
+        config.reconcile_every = Duration::from_secs(3600);
+        if redis {
+            config.redis_url = Some(support::redis_url().to_owned());
+            config.ladder_prefix = format!("ttakji-test-ladder:{}:", uuid::Uuid::new_v4().simple());
+        }
+        let service = support::start_ratings(config, db.clone(), Bus::in_process()).await;
+        let mut client =
+            RatingsServiceClient::new(support::internal(&format!("http://{}", service.addr)));
+        let request = pb::GetLeaderboardRequest {
+            board_size: 9,
+            top: 100,
+            around_user_id: around.clone(),
+            neighbours: 3,
+        };
+        // The first read fills the empty Redis set from the store.
+        client
+            .get_leaderboard(request.clone())
+            .await
+            .expect("a first page");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+
+        admin
+            .execute("SELECT pg_stat_statements_reset()")
+            .await
+            .expect("reset the counts");
+        let page = client
+            .get_leaderboard(request.clone())
+            .await
+            .expect("a page")
+            .into_inner();
+        let statements = statements_in(&admin, &name).await;
+        let calls: i64 = statements.iter().map(|(_, calls)| calls).sum();
+        assert_eq!(calls, 1, "redis {redis}: one statement: {statements:#?}");
+        let places = |entries: &[pb::LadderEntry]| -> Vec<(u32, String, i64)> {
+            entries
+                .iter()
+                .map(|e| (e.rank, e.user_id.clone(), i64::from(e.rating)))
+                .collect()
+        };
+        let want = |from: usize, to: usize| -> Vec<(u32, String, i64)> {
+            (from..to)
+                .map(|i| (i as u32 + 1, ladder[i].0.clone(), ladder[i].1))
+                .collect()
+        };
+        assert_eq!(places(&page.top), want(0, 100), "redis {redis}: the top");
+        assert_eq!(
+            places(&page.around),
+            want(147, 154),
+            "redis {redis}: around"
+        );
+
+        admin
+            .execute("SELECT pg_stat_statements_reset()")
+            .await
+            .expect("reset the counts");
+        let mine = client
+            .get_rating(pb::GetRatingRequest {
+                user_id: around.clone(),
+                board_size: 9,
+            })
+            .await
+            .expect("a rating")
+            .into_inner()
+            .entry
+            .expect("an entry");
+        let statements = statements_in(&admin, &name).await;
+        let calls: i64 = statements.iter().map(|(_, calls)| calls).sum();
+        assert_eq!(calls, 1, "redis {redis}: one statement: {statements:#?}");
+        assert_eq!((mine.rank, mine.rating), (151, ladder[150].1 as i32));
+        let unplayed = rating(&mut client, "unplayed").await;
+        assert_eq!((unplayed.rank, unplayed.games), (0, 0), "redis {redis}");
+    }
+}
+
+/// Statements run in database `name` since the counts were last reset.
+async fn statements_in(admin: &sqlx::PgPool, name: &str) -> Vec<(String, i64)> {
+    sqlx::query_as(
+        "SELECT query, calls FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid \
+         WHERE d.datname = $1 ORDER BY query",
+    )
+    .bind(name)
+    .fetch_all(admin)
+    .await
+    .expect("pg_stat_statements is readable")
+}

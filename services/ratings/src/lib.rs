@@ -13,6 +13,7 @@
 pub mod elo;
 pub mod store;
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -272,97 +273,152 @@ impl Ratings {
         Ok(applied)
     }
 
-    async fn standings(&self, board_size: i64) -> Result<Vec<Standing>, Status> {
-        store::ladder(&self.db, board_size)
-            .await
-            .map_err(store_status)
-    }
-
-    /// The ladder's user ids from `start` to `stop` (ranks − 1), best first.
-    async fn ladder_slice(
+    /// The first `top` places of the ladder, and the `neighbours` places
+    /// either side of `around`'s when that player is on it: one store round
+    /// trip, however long the page. From Redis, the set is checked against
+    /// the ladder's length the same statement reads, and rebuilt from the
+    /// store when they differ (Redis restarted or flushed).
+    async fn page(
         &self,
         board_size: i64,
-        start: usize,
-        stop: usize,
-    ) -> Result<Vec<(u32, Standing)>, Status> {
-        match &self.ladder {
-            Ladder::Database => Ok(self
-                .standings(board_size)
-                .await?
-                .into_iter()
-                .enumerate()
-                .skip(start)
-                .take(stop.saturating_sub(start) + 1)
-                .map(|(i, s)| (u32::try_from(i + 1).unwrap_or(u32::MAX), s))
-                .collect()),
-            Ladder::Redis(conn, prefix) => {
-                let mut conn = conn.clone();
-                let key = ladder_key(prefix, board_size);
-                let count: u64 = redis::cmd("ZCARD")
-                    .arg(&key)
-                    .query_async(&mut conn)
-                    .await
-                    .map_err(redis_status)?;
-                let complete = store::ladder_len(&self.db, board_size)
-                    .await
-                    .map_err(store_status)?;
-                if count != complete {
-                    // Redis lost the set or part of it (a restart or a flush,
-                    // then a few results made it non-empty): rebuild it.
-                    let all = self.standings(board_size).await?;
-                    if !all.is_empty() {
-                        let mut cmd = redis::cmd("ZADD");
-                        cmd.arg(&key);
-                        for s in &all {
-                            cmd.arg(s.rating).arg(&s.user_id);
-                        }
-                        cmd.query_async::<()>(&mut conn)
-                            .await
-                            .map_err(redis_status)?;
-                    }
-                }
-                let ids: Vec<String> = redis::cmd("ZREVRANGE")
-                    .arg(&key)
-                    .arg(start)
-                    .arg(stop)
-                    .query_async(&mut conn)
-                    .await
-                    .map_err(redis_status)?;
-                let mut out = Vec::new();
-                for (i, id) in ids.iter().enumerate() {
-                    if let Some(s) = store::standing(&self.db, id, board_size)
+        top: usize,
+        around: Option<(&str, usize)>,
+    ) -> Result<Page, Status> {
+        let Ladder::Redis(conn, prefix) = &self.ladder else {
+            let rows = store::ladder_page(&self.db, board_size, top, around)
+                .await
+                .map_err(store_status)?;
+            return Ok(Page::from_places(rows, top, around));
+        };
+        let mut conn = conn.clone();
+        let key = ladder_key(prefix, board_size);
+        let mut rebuilt = false;
+        loop {
+            let mut pipe = redis::pipe();
+            pipe.cmd("ZCARD").arg(&key);
+            // ZREVRANGE 0 -1 would be the whole set.
+            pipe.cmd("ZREVRANGE").arg(&key).arg(0).arg(top.max(1) - 1);
+            pipe.cmd("ZREVRANK")
+                .arg(&key)
+                .arg(around.map_or("", |a| a.0));
+            let (count, mut top_ids, rank): (u64, Vec<String>, Option<usize>) =
+                pipe.query_async(&mut conn).await.map_err(redis_status)?;
+            top_ids.truncate(top);
+            let (start, around_ids) = match (around, rank) {
+                (Some((_, n)), Some(rank)) => {
+                    let start = rank.saturating_sub(n);
+                    let ids: Vec<String> = redis::cmd("ZREVRANGE")
+                        .arg(&key)
+                        .arg(start)
+                        .arg(rank + n)
+                        .query_async(&mut conn)
                         .await
-                        .map_err(store_status)?
-                    {
-                        out.push((u32::try_from(start + i + 1).unwrap_or(u32::MAX), s));
-                    }
+                        .map_err(redis_status)?;
+                    (start, ids)
                 }
-                Ok(out)
+                _ => (0, Vec::new()),
+            };
+            let mut wanted = top_ids.clone();
+            wanted.extend(
+                around_ids
+                    .iter()
+                    .filter(|id| !top_ids.contains(id))
+                    .cloned(),
+            );
+            let (total, standings) = store::standings_of(&self.db, board_size, &wanted)
+                .await
+                .map_err(store_status)?;
+            if total != count && !rebuilt {
+                rebuilt = true;
+                self.rebuild(&mut conn, &key, board_size).await?;
+                continue;
             }
+            let by_id: HashMap<&str, &Standing> =
+                standings.iter().map(|s| (s.user_id.as_str(), s)).collect();
+            let placed = |first: usize, ids: &[String]| -> Vec<(u32, Standing)> {
+                ids.iter()
+                    .enumerate()
+                    .filter_map(|(i, id)| {
+                        let s = by_id.get(id.as_str())?;
+                        Some((place(first + i + 1), (*s).clone()))
+                    })
+                    .collect()
+            };
+            return Ok(Page {
+                top: placed(0, &top_ids),
+                around: placed(start, &around_ids),
+                me: rank.and_then(|rank| {
+                    let s = by_id.get(around?.0)?;
+                    Some((place(rank + 1), (*s).clone()))
+                }),
+            });
         }
     }
 
-    async fn rank_of(&self, board_size: i64, user_id: &str) -> Result<Option<usize>, Status> {
-        match &self.ladder {
-            Ladder::Database => Ok(self
-                .standings(board_size)
-                .await?
-                .iter()
-                .position(|s| s.user_id == user_id)),
-            Ladder::Redis(conn, prefix) => {
-                // Make sure the set exists before asking it.
-                self.ladder_slice(board_size, 0, 0).await?;
-                let mut conn = conn.clone();
-                let rank: Option<usize> = redis::cmd("ZREVRANK")
-                    .arg(ladder_key(prefix, board_size))
-                    .arg(user_id)
-                    .query_async(&mut conn)
-                    .await
-                    .map_err(redis_status)?;
-                Ok(rank)
+    /// Writes the whole ladder of a board size into its Redis set.
+    async fn rebuild(
+        &self,
+        conn: &mut ttakji_platform::redis_target::SharedConnection,
+        key: &str,
+        board_size: i64,
+    ) -> Result<(), Status> {
+        let all = store::ladder(&self.db, board_size)
+            .await
+            .map_err(store_status)?;
+        tracing::warn!(
+            players = all.len(),
+            key,
+            "rebuilding the leaderboard from the store"
+        );
+        let mut pipe = redis::pipe();
+        pipe.atomic().cmd("DEL").arg(key);
+        if !all.is_empty() {
+            let cmd = pipe.cmd("ZADD").arg(key);
+            for s in &all {
+                cmd.arg(s.rating).arg(&s.user_id);
             }
         }
+        pipe.query_async::<()>(conn).await.map_err(redis_status)
     }
+}
+
+/// What [`Ratings::page`] read: the top places, the places around the
+/// player asked about, and that player's own place.
+#[derive(Debug, Default)]
+struct Page {
+    top: Vec<(u32, Standing)>,
+    around: Vec<(u32, Standing)>,
+    me: Option<(u32, Standing)>,
+}
+
+impl Page {
+    /// Sorts the rows of [`store::ladder_page`] into a page.
+    fn from_places(rows: Vec<(u64, Standing)>, top: usize, around: Option<(&str, usize)>) -> Page {
+        let me = around.and_then(|(id, _)| {
+            rows.iter()
+                .find(|(_, s)| s.user_id == id)
+                .map(|(p, s)| (*p, s.clone()))
+        });
+        let mut page = Page::default();
+        for (p, s) in rows {
+            let index = usize::try_from(p).unwrap_or(usize::MAX);
+            if let (Some((me_place, _)), Some((_, n))) = (&me, around)
+                && p.abs_diff(*me_place) <= n as u64
+            {
+                page.around.push((place(index), s.clone()));
+            }
+            if index <= top {
+                page.top.push((place(index), s));
+            }
+        }
+        page.me = me.map(|(p, s)| (place(usize::try_from(p).unwrap_or(usize::MAX)), s));
+        page
+    }
+}
+
+/// A place on the ladder as the API carries it.
+fn place(p: usize) -> u32 {
+    u32::try_from(p).unwrap_or(u32::MAX)
 }
 
 /// The ratings tables could not be read or written.
@@ -404,14 +460,9 @@ impl RatingsService for Ratings {
         {
             let req = request.into_inner();
             let size = board_size(req.board_size)?;
-            let standing = store::standing(&self.db, &req.user_id, size)
-                .await
-                .map_err(store_status)?;
-            let entry = match standing {
-                Some(s) => {
-                    let rank = self.rank_of(size, &req.user_id).await?.map_or(0, |r| r + 1);
-                    entry(u32::try_from(rank).unwrap_or(0), &s)
-                }
+            let me = self.page(size, 0, Some((&req.user_id, 0))).await?.me;
+            let entry = match me {
+                Some((rank, s)) => entry(rank, &s),
                 None => pb::LadderEntry {
                     rank: 0,
                     user_id: req.user_id,
@@ -436,27 +487,18 @@ impl RatingsService for Ratings {
                 0 => 10,
                 n => n.min(100) as usize,
             };
-            let top = self
-                .ladder_slice(size, 0, top - 1)
-                .await?
-                .iter()
-                .map(|(r, s)| entry(*r, s))
-                .collect();
-            let mut around = Vec::new();
-            if !req.around_user_id.is_empty()
-                && let Some(rank) = self.rank_of(size, &req.around_user_id).await?
-            {
+            let around = (!req.around_user_id.is_empty()).then(|| {
                 let n = match req.neighbours {
                     0 => 2,
                     n => n.min(10) as usize,
                 };
-                around = self
-                    .ladder_slice(size, rank.saturating_sub(n), rank + n)
-                    .await?
-                    .iter()
-                    .map(|(r, s)| entry(*r, s))
-                    .collect();
-            }
+                (req.around_user_id.as_str(), n)
+            });
+            let page = self.page(size, top, around).await?;
+            let entries = |rows: Vec<(u32, Standing)>| -> Vec<pb::LadderEntry> {
+                rows.iter().map(|(r, s)| entry(*r, s)).collect()
+            };
+            let (top, around) = (entries(page.top), entries(page.around));
             Ok(Response::new(pb::GetLeaderboardResponse { top, around }))
         }
     }

@@ -3,8 +3,8 @@
 //! together or not at all, and a game already applied changes nothing.
 
 use sqlx::Row as _;
-use ttakji_platform::on_pool;
 use ttakji_platform::store::Database;
+use ttakji_platform::{on_pool, on_reader};
 
 use crate::elo::{self, Outcome};
 
@@ -171,30 +171,6 @@ pub async fn apply(
     }
 }
 
-/// A player's standing on a board size, if they have played a ranked game.
-pub async fn standing(
-    db: &Database,
-    user_id: &str,
-    board_size: i64,
-) -> sqlx::Result<Option<Standing>> {
-    on_pool!(db, |pool| {
-        sqlx::query("SELECT user_id, nickname, rating, games FROM ratings WHERE user_id = $1 AND board_size = $2 AND games > 0")
-            .bind(user_id)
-            .bind(board_size)
-            .fetch_optional(pool)
-            .await?
-            .map(|r| {
-                Ok(Standing {
-                    user_id: r.try_get("user_id")?,
-                    nickname: r.try_get("nickname")?,
-                    rating: r.try_get("rating")?,
-                    games: r.try_get("games")?,
-                })
-            })
-            .transpose()
-    })
-}
-
 /// Every player with a ranked game on a board size, best first.
 pub async fn ladder(db: &Database, board_size: i64) -> sqlx::Result<Vec<Standing>> {
     on_pool!(db, |pool| {
@@ -218,16 +194,101 @@ pub async fn ladder(db: &Database, board_size: i64) -> sqlx::Result<Vec<Standing
     })
 }
 
-/// How many players have a ranked game on a board size (the ladder's
-/// length).
-pub async fn ladder_len(db: &Database, board_size: i64) -> sqlx::Result<u64> {
-    let n: i64 = on_pool!(db, |pool| {
-        sqlx::query_scalar("SELECT COUNT(*) FROM ratings WHERE board_size = $1 AND games > 0")
+/// The statement of [`ladder_page`]: the ladder numbered in one pass, the
+/// place of the player it is read around (none when `$2` is no one on it),
+/// and the places wanted from it.
+const LADDER_PAGE: &str = "WITH ranked AS (\
+     SELECT user_id, nickname, rating, games, \
+     ROW_NUMBER() OVER (ORDER BY rating DESC, user_id) AS place \
+     FROM ratings WHERE board_size = $1 AND games > 0), \
+     me AS (SELECT place FROM ranked WHERE user_id = $2) \
+     SELECT user_id, nickname, rating, games, place FROM ranked \
+     WHERE place <= $3 \
+     OR place BETWEEN (SELECT place FROM me) - $4 AND (SELECT place FROM me) + $4 \
+     ORDER BY place";
+
+/// The first `top` places of the ladder and, when `around` names a player
+/// on it, the `neighbours` places either side of theirs, each with its place
+/// (1 is the best): one statement, whatever the page's length.
+pub async fn ladder_page(
+    db: &Database,
+    board_size: i64,
+    top: usize,
+    around: Option<(&str, usize)>,
+) -> sqlx::Result<Vec<(u64, Standing)>> {
+    let (user_id, neighbours) = around.unwrap_or(("", 0));
+    let top = i64::try_from(top).unwrap_or(i64::MAX);
+    let neighbours = i64::try_from(neighbours).unwrap_or(i64::MAX);
+    on_reader!(db, |pool| {
+        sqlx::query(LADDER_PAGE)
             .bind(board_size)
-            .fetch_one(pool)
-            .await
-    })?;
-    Ok(u64::try_from(n).unwrap_or(0))
+            .bind(user_id)
+            .bind(top)
+            .bind(neighbours)
+            .fetch_all(pool)
+            .await?
+            .into_iter()
+            .map(|r| {
+                let place: i64 = r.try_get("place")?;
+                Ok((
+                    u64::try_from(place).unwrap_or(0),
+                    Standing {
+                        user_id: r.try_get("user_id")?,
+                        nickname: r.try_get("nickname")?,
+                        rating: r.try_get("rating")?,
+                        games: r.try_get("games")?,
+                    },
+                ))
+            })
+            .collect()
+    })
+}
+
+/// The statement of [`standings_of`] on PostgreSQL and on SQLite, which
+/// differ only in how they read the JSON array of user ids (`$2`). The
+/// count's one row is joined with the players' rows, so even a page of
+/// no one still says how long the ladder is.
+const STANDINGS_OF: [&str; 2] = [
+    "SELECT t.total, r.user_id, r.nickname, r.rating, r.games \
+     FROM (SELECT COUNT(*) AS total FROM ratings WHERE board_size = $1 AND games > 0) t \
+     LEFT JOIN ratings r ON r.board_size = $1 AND r.games > 0 \
+     AND r.user_id IN (SELECT jsonb_array_elements_text($2::jsonb))",
+    "SELECT t.total, r.user_id, r.nickname, r.rating, r.games \
+     FROM (SELECT COUNT(*) AS total FROM ratings WHERE board_size = $1 AND games > 0) t \
+     LEFT JOIN ratings r ON r.board_size = $1 AND r.games > 0 \
+     AND r.user_id IN (SELECT value FROM json_each($2))",
+];
+
+/// How many players are on the ladder, and the standings of those of
+/// `user_ids` who are: one statement, however many are asked for.
+pub async fn standings_of(
+    db: &Database,
+    board_size: i64,
+    user_ids: &[String],
+) -> sqlx::Result<(u64, Vec<Standing>)> {
+    let sql = STANDINGS_OF[usize::from(!matches!(db, Database::Postgres(_)))];
+    let ids = serde_json::to_string(user_ids).map_err(|e| sqlx::Error::Encode(Box::new(e)))?;
+    on_reader!(db, |pool| {
+        let rows = sqlx::query(sql)
+            .bind(board_size)
+            .bind(&ids)
+            .fetch_all(pool)
+            .await?;
+        let mut total = 0;
+        let mut standings = Vec::with_capacity(rows.len());
+        for r in rows {
+            total = u64::try_from(r.try_get::<i64, _>("total")?).unwrap_or(0);
+            if let Some(user_id) = r.try_get::<Option<String>, _>("user_id")? {
+                standings.push(Standing {
+                    user_id,
+                    nickname: r.try_get("nickname")?,
+                    rating: r.try_get("rating")?,
+                    games: r.try_get("games")?,
+                });
+            }
+        }
+        Ok((total, standings))
+    })
 }
 
 /// A player's changes, the newest first.
