@@ -2,9 +2,12 @@
 //! event back to the client on its WatchGame stream, measured next to a bare
 //! unary gRPC call (health check) to the same gateway.
 //!
-//! `cargo bench --bench move_roundtrip` runs gateway and authority in this
-//! process over real sockets with an SQLite file (WAL, full sync) and the
-//! in-process bus. With `TTAKJI_BENCH_DATABASE_URL=postgres://…` and
+//! `cargo bench --bench move_roundtrip` runs the stack in this process
+//! with an SQLite file (WAL, full sync) and the in-process bus, twice: as
+//! `ttakji serve` runs it, the services calling one another in process,
+//! then over loopback gRPC as between processes; the client reaches the
+//! gateway over a real socket in both. It reports the CPU time this whole
+//! process spent per native move. With `TTAKJI_BENCH_DATABASE_URL=postgres://…` and
 //! `TTAKJI_BENCH_REDIS_URL=redis://…` it uses Postgres and Redis instead.
 //! Games are between two people (no computer thinking in the path); each
 //! plays 36 moves that capture nothing. Games take turns at how their moves
@@ -86,7 +89,35 @@ fn main() -> anyhow::Result<()> {
         .block_on(run())
 }
 
+/// This process's CPU time so far (client and services alike), in
+/// seconds: Linux counts it in ticks of 1/100 s.
+fn cpu_seconds() -> anyhow::Result<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat")?;
+    let after = stat
+        .rsplit_once(')')
+        .ok_or_else(|| anyhow::anyhow!("stat format"))?
+        .1;
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let ticks: u64 = fields[11].parse::<u64>()? + fields[12].parse::<u64>()?;
+    Ok(ticks as f64 / 100.0)
+}
+
 async fn run() -> anyhow::Result<()> {
+    // The stack as `ttakji serve` runs it, its services calling one another
+    // in process, then the same over loopback gRPC as between processes.
+    for in_process in [true, false] {
+        let between = if in_process {
+            "in process"
+        } else {
+            "over loopback gRPC"
+        };
+        println!("\n-- services calling one another {between}");
+        measure(in_process).await?;
+    }
+    Ok(())
+}
+
+async fn measure(in_process: bool) -> anyhow::Result<()> {
     let (trigger, stop) = shutdown::channel();
     let dir = std::env::temp_dir().join(format!("ttakji-bench-{}", uuid::Uuid::new_v4().simple()));
     std::fs::create_dir_all(&dir)?;
@@ -101,6 +132,7 @@ async fn run() -> anyhow::Result<()> {
     let key = ServiceKey::random();
     let mut config = StackConfig::local(TokenKeys::random(Duration::from_secs(3600)));
     config.service_key = Some(key.clone());
+    config.in_process = in_process;
     config.gateway.limits = ttakji_gateway::limits::Settings::exempting(&["127.0.0.1"]);
     let stack = Stack::build(
         config,
@@ -159,6 +191,7 @@ async fn run() -> anyhow::Result<()> {
     let mut web = grpc_web::Connection::open(gateway_addr).await;
     let mut warm = 72;
     let mut over_web = false;
+    let mut cpu = 0.0;
     while moves.len() < MOVES || web_moves.len() < MOVES {
         over_web = !over_web;
         let seat = |(id, _): &(String, String)| pb::Seat {
@@ -203,6 +236,7 @@ async fn run() -> anyhow::Result<()> {
                 ..Default::default()
             };
             let t = Instant::now();
+            let cpu_before = cpu_seconds()?;
             if over_web {
                 use prost::Message as _;
                 let answer = web
@@ -238,12 +272,19 @@ async fn run() -> anyhow::Result<()> {
                 warm -= 1;
             } else if samples.len() < MOVES {
                 samples.push(t.elapsed());
+                if !over_web {
+                    cpu += cpu_seconds()? - cpu_before;
+                }
             }
         }
     }
     report("unary health check", calls);
     report("move round trip", moves);
     report("move round trip, gRPC-web", web_moves);
+    println!(
+        "CPU per native move, this whole process (client, gateway, authority, store): {:.0} µs",
+        cpu / MOVES as f64 * 1e6
+    );
     trigger.trigger();
     let _ = std::fs::remove_dir_all(&dir);
     Ok(())

@@ -21,6 +21,7 @@
 
 mod bot;
 mod chaos;
+mod cpu;
 mod faults;
 mod histogram;
 mod history;
@@ -117,6 +118,11 @@ pub struct LoadtestArgs {
     /// (`history-<game>.json`).
     #[arg(long, default_value = ".")]
     pub history_dir: PathBuf,
+    /// Server processes whose CPU time to report beside the load test's
+    /// own, and per accepted move (say, `--server-pid $(pgrep -d, ttakji)`
+    /// of a `ttakji serve`); read from their `/proc/<pid>/stat`.
+    #[arg(long, value_delimiter = ',', value_name = "PID")]
+    pub server_pid: Vec<u32>,
     /// Print the final report as one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
@@ -514,6 +520,7 @@ async fn drive(args: &LoadtestArgs) -> anyhow::Result<()> {
             }
         }
     }
+    let cpu_since = cpu::Since::now(&args.server_pid);
     let moves_last_second = Arc::new(AtomicU64::new(0));
     tasks.spawn(progress(run.clone(), moves_last_second.clone()));
     tasks.spawn(baseline(
@@ -547,6 +554,7 @@ async fn drive(args: &LoadtestArgs) -> anyhow::Result<()> {
     }
     tokio::time::sleep_until(end).await;
     let totals = run.tally.totals();
+    let cpu = cpu_since.used();
     tasks.shutdown().await;
     let checked = match &run.histories {
         Some(histories) => {
@@ -569,6 +577,7 @@ async fn drive(args: &LoadtestArgs) -> anyhow::Result<()> {
         url,
         totals,
         checked,
+        cpu,
     };
     if args.json {
         println!("{}", report.json());
@@ -690,6 +699,8 @@ struct Report<'a> {
     url: String,
     totals: Totals,
     checked: Option<Checked>,
+    /// The CPU the load test and the named servers used while playing.
+    cpu: cpu::Used,
 }
 
 fn latencies(h: &Histogram) -> serde_json::Value {
@@ -722,6 +733,41 @@ impl Report<'_> {
 
     fn moves_per_second(&self) -> f64 {
         self.totals.moves as f64 / self.seconds().max(1e-9)
+    }
+
+    /// Server CPU microseconds per accepted move.
+    fn server_us_per_move(&self) -> Option<f64> {
+        let seconds = self.cpu.servers?;
+        (self.totals.moves > 0).then(|| seconds * 1e6 / self.totals.moves as f64)
+    }
+
+    /// The CPU line: the load test's own, and the servers'.
+    fn cpu_line(&self) -> String {
+        let cores = |s: f64| s / self.seconds().max(1e-9);
+        let mut line = match self.cpu.own {
+            Some(own) => format!(
+                "CPU               load test {own:.2} s ({:.0}% of a core)",
+                cores(own) * 100.0
+            ),
+            None => "CPU               load test unknown".to_owned(),
+        };
+        match (self.cpu.servers, self.cpu.pids.is_empty()) {
+            (_, true) => line.push_str("; server not measured (--server-pid)"),
+            (None, false) => line.push_str("; server processes could not be read"),
+            (Some(s), false) => line.push_str(&format!(
+                "; server {s:.2} s ({:.0}% of a core, pids {}), {:.0} µs per accepted move",
+                cores(s) * 100.0,
+                self.cpu
+                    .pids
+                    .iter()
+                    .map(u32::to_string)
+                    .collect::<Vec<_>>()
+                    .join(","),
+                self.server_us_per_move().unwrap_or(0.0)
+            )),
+        }
+        line.push('\n');
+        line
     }
 
     /// Round trip p50 over the baseline's p50.
@@ -820,6 +866,7 @@ impl Report<'_> {
             Some(r) => out.push_str(&format!("; round trip p50 / baseline p50 = {r:.1}\n")),
             None => out.push('\n'),
         }
+        out.push_str(&self.cpu_line());
         out.push_str(&format!("errors            {}\n", codes(&t.errors)));
         for (code, message) in &t.error_examples {
             out.push_str(&format!("  first {code}: {message}\n"));
@@ -919,6 +966,12 @@ impl Report<'_> {
             "call_ms": latencies(&t.calls),
             "baseline_ms": latencies(&t.baseline),
             "round_trip_over_baseline_p50": self.ratio(),
+            "cpu": {
+                "load_test_s": self.cpu.own,
+                "server_s": self.cpu.servers,
+                "server_pids": self.cpu.pids,
+                "server_us_per_move": self.server_us_per_move(),
+            },
             "errors": t.errors,
             "errors_total": t.errors.values().sum::<u64>(),
             "error_examples": t.error_examples,

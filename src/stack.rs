@@ -4,7 +4,10 @@
 //! Each service is built from its own config; the stack adds what only it
 //! knows: where the others listen (the authority is built first, then the
 //! matchmaker and ratings, which call it, then the gateway, which calls
-//! all three) and the service key they share.
+//! all three) and the service key they share. Calls between them stay in
+//! the process, through the same generated clients and servers but no
+//! socket ([`ttakji_platform::in_process`]); clients reach the gateway over
+//! the network as always.
 
 use std::net::SocketAddr;
 
@@ -26,6 +29,10 @@ pub struct StackConfig {
     /// The key every internal call carries: one of the stack's own unless
     /// given.
     pub service_key: Option<ServiceKey>,
+    /// Whether the services call one another in this process, without
+    /// sockets (the default); `false` keeps gRPC over loopback between
+    /// them, as between processes, for comparing the two.
+    pub in_process: bool,
 }
 
 impl StackConfig {
@@ -55,6 +62,7 @@ impl StackConfig {
                 guest_sweep_every: std::time::Duration::from_secs(3600),
             },
             service_key: None,
+            in_process: true,
         }
     }
 }
@@ -89,22 +97,33 @@ impl Stack {
             mut ratings,
             mut gateway,
             service_key,
+            in_process,
         } = config;
+        // Each server is marked as it is bound, before any call is made:
+        // the clients the later services make of it then call it directly.
+        let here = |addr: SocketAddr| {
+            if in_process {
+                ttakji_platform::in_process::serve_here(addr);
+            }
+        };
         let key = service_key.or_else(|| Some(ServiceKey::random()));
         authority.service_key.clone_from(&key);
         let authority =
             ttakji_authority::App::build(authority, db.clone(), bus.clone(), shutdown.clone())
                 .await?;
+        here(authority.addr());
         let authority_url = format!("http://{}", authority.addr());
         matchmaker.authority_url.clone_from(&authority_url);
         matchmaker.service_key.clone_from(&key);
         let matchmaker =
             ttakji_matchmaker::App::build(matchmaker, tickets, bus.clone(), shutdown.clone())
                 .await?;
+        here(matchmaker.addr());
         ratings.authority_url.clone_from(&authority_url);
         ratings.service_key.clone_from(&key);
         let ratings =
             ttakji_ratings::App::build(ratings, db.clone(), bus.clone(), shutdown.clone()).await?;
+        here(ratings.addr());
         gateway.authority_url = authority_url;
         gateway.matchmaker_url = format!("http://{}", matchmaker.addr());
         gateway.ratings_url = format!("http://{}", ratings.addr());

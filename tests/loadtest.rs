@@ -62,7 +62,17 @@ fn a_short_load_test_against_the_single_process_server_reports_moves_and_ordered
     let server = spawn(&args.iter().map(String::as_str).collect::<Vec<_>>());
     let url = format!("http://{}", server.addr);
 
-    let report = loadtest(&["--gateway-url", &url, "--games", "4", "--duration", "3"]);
+    let pid = server.child.id().to_string();
+    let report = loadtest(&[
+        "--gateway-url",
+        &url,
+        "--games",
+        "4",
+        "--duration",
+        "3",
+        "--server-pid",
+        &pid,
+    ]);
 
     assert!(number(&report, "/moves") > 0.0, "{report}");
     assert!(number(&report, "/moves_per_second") > 0.0, "{report}");
@@ -89,6 +99,15 @@ fn a_short_load_test_against_the_single_process_server_reports_moves_and_ordered
         assert!(0.0 < p50 && p50 <= p99, "{latency}: {report}");
     }
     assert!(number(&report, "/round_trip_over_baseline_p50") > 0.0);
+    // CPU from the kernel's counters: the load test's own, and the server's
+    // per accepted move (it did work for every move it accepted).
+    assert!(number(&report, "/cpu/load_test_s") >= 0.0, "{report}");
+    assert!(number(&report, "/cpu/server_s") > 0.0, "{report}");
+    assert!(number(&report, "/cpu/server_us_per_move") > 0.0, "{report}");
+    assert_eq!(
+        report["cpu"]["server_pids"],
+        serde_json::json!([server.child.id()])
+    );
     drop(server);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -237,13 +237,15 @@ pub fn incoming(
 /// call fails as UNAVAILABLE.
 pub const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
-/// A channel to another service that passes the caller's trace on.
+/// A channel to another service that passes the caller's trace on, and
+/// calls it in this process when it serves here ([`crate::in_process`]).
 pub type TracedChannel =
-    tonic::service::interceptor::InterceptedService<tonic::transport::Channel, PropagateTrace>;
+    tonic::service::interceptor::InterceptedService<crate::in_process::Transport, PropagateTrace>;
 
 /// A channel to the service at `url`, connected on first use (so services
 /// may start in any order), with the connect timeout, Nagle off, trace
-/// propagation and the service key (if any) every client of ours uses.
+/// propagation and the service key (if any) every client of ours uses; a
+/// server this process serves at `url` is called without a socket.
 /// `service` names it in errors.
 ///
 /// # Errors
@@ -255,7 +257,7 @@ pub fn client(url: &str, service: &str, key: Option<&ServiceKey>) -> anyhow::Res
         .tcp_nodelay(true)
         .connect_lazy();
     Ok(tonic::service::interceptor::InterceptedService::new(
-        channel,
+        crate::in_process::Transport::new(url, channel),
         PropagateTrace {
             key: key.and_then(ServiceKey::header),
         },
@@ -521,6 +523,22 @@ impl GrpcServer {
             .add_service(health_service)
             .add_service(v1)
             .add_service(v1alpha);
+        let routes = routes.routes();
+        // Callers in this process, when it serves here, reach the same
+        // service through the same layers but the web ones.
+        let _here = self.listener.local_addr().ok().and_then(|addr| {
+            crate::in_process::serving(
+                addr,
+                crate::in_process::LocalService::new(
+                    tower::ServiceBuilder::new()
+                        .layer(crate::observed::ObservedLayer)
+                        .layer(tower::util::MapResponseLayer::new(
+                            answered_codes::<tonic::body::Body>,
+                        ))
+                        .service(routes.clone()),
+                ),
+            )
+        });
         let browsers = self.browsers.as_ref();
         tonic::transport::Server::builder()
             .accept_http1(browsers.is_some())
@@ -534,7 +552,7 @@ impl GrpcServer {
                         answered_codes::<tonic::body::Body>,
                     )),
             )
-            .add_routes(routes.routes())
+            .add_routes(routes)
             .serve_with_incoming_shutdown(incoming(self.listener), async move {
                 shutdown.wait().await;
             })
@@ -649,5 +667,60 @@ mod tests {
                 .headers()
                 .contains_key("grpc-status-details-bin")
         );
+    }
+
+    /// A client made by `client` calls a server marked as serving in this
+    /// process without a socket: here nothing listens at its address.
+    #[tokio::test]
+    async fn a_client_calls_a_server_serving_in_this_process_without_a_socket() {
+        let nowhere = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port");
+        let (health, service) = tonic_health::server::health_reporter();
+        health
+            .set_service_status("ttakji.test", tonic_health::ServingStatus::Serving)
+            .await;
+        crate::in_process::serve_here(nowhere);
+        let here =
+            crate::in_process::serving(nowhere, crate::in_process::LocalService::new(service))
+                .expect("marked");
+        let channel = super::client(&format!("http://{nowhere}"), "test", None).expect("a URL");
+        let mut client = tonic_health::pb::health_client::HealthClient::new(channel);
+        let check = || tonic_health::pb::HealthCheckRequest {
+            service: "ttakji.test".to_owned(),
+        };
+        let answer = client.check(check()).await.expect("answered in process");
+        assert_eq!(answer.into_inner().status, 1, "SERVING");
+        // Once it stops serving here the call goes to the network, where
+        // nothing listens.
+        drop(here);
+        let refused = client.check(check()).await.expect_err("nothing listens");
+        assert_eq!(refused.code(), tonic::Code::Unavailable);
+    }
+
+    /// A server whose address is marked serves in this process while it
+    /// runs, and stops when it stops.
+    #[tokio::test]
+    async fn a_marked_server_serves_in_this_process_until_it_stops() {
+        let server = super::GrpcServer::bind("test", "127.0.0.1:0".parse().expect("address"))
+            .await
+            .expect("bound");
+        let addr = server.local_addr().expect("address");
+        crate::in_process::serve_here(addr);
+        let (trigger, shutdown) = crate::shutdown::channel();
+        let serving = tokio::spawn(server.serve(shutdown));
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while crate::in_process::serving_at(addr).is_none() {
+            assert!(std::time::Instant::now() < deadline, "never served here");
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        let channel = super::client(&format!("http://{addr}"), "test", None).expect("a URL");
+        tonic_health::pb::health_client::HealthClient::new(channel)
+            .check(tonic_health::pb::HealthCheckRequest::default())
+            .await
+            .expect("the server's own health");
+        trigger.trigger();
+        serving.await.expect("joined").expect("stopped cleanly");
+        assert!(crate::in_process::serving_at(addr).is_none());
     }
 }

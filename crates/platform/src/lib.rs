@@ -9,6 +9,7 @@ pub mod authorities;
 pub mod bus;
 pub mod config;
 pub mod grpc;
+pub mod in_process;
 pub mod metrics;
 pub mod observed;
 pub mod redis_target;
