@@ -280,18 +280,6 @@ async fn live_games_are_between_people_strongest_first_and_filtered_by_size() {
     );
 }
 
-/// Statements run in database `name` since the counts were last reset.
-async fn statements_in(admin: &sqlx::PgPool, name: &str) -> Vec<(String, i64)> {
-    sqlx::query_as(
-        "SELECT query, calls FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid \
-         WHERE d.datname = $1 ORDER BY query",
-    )
-    .bind(name)
-    .fetch_all(admin)
-    .await
-    .expect("pg_stat_statements is readable")
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_page_of_a_hundred_games_is_one_store_round_trip() {
     use sqlx::Executor as _;
@@ -351,7 +339,7 @@ async fn a_page_of_a_hundred_games_is_one_store_round_trip() {
             .await
             .expect("a page");
         assert_eq!(rows.len(), 101, "{listing:?}");
-        let statements = statements_in(&admin, &name).await;
+        let statements = support::statements_in(&admin, &name).await;
         let calls: i64 = statements.iter().map(|(_, calls)| calls).sum();
         assert_eq!(
             calls, 1,

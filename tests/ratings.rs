@@ -426,7 +426,7 @@ async fn a_leaderboard_page_of_a_hundred_is_one_store_round_trip() {
             .await
             .expect("a page")
             .into_inner();
-        let statements = statements_in(&admin, &name).await;
+        let statements = support::statements_in(&admin, &name).await;
         let calls: i64 = statements.iter().map(|(_, calls)| calls).sum();
         assert_eq!(calls, 1, "redis {redis}: one statement: {statements:#?}");
         let places = |entries: &[pb::LadderEntry]| -> Vec<(u32, String, i64)> {
@@ -461,23 +461,11 @@ async fn a_leaderboard_page_of_a_hundred_is_one_store_round_trip() {
             .into_inner()
             .entry
             .expect("an entry");
-        let statements = statements_in(&admin, &name).await;
+        let statements = support::statements_in(&admin, &name).await;
         let calls: i64 = statements.iter().map(|(_, calls)| calls).sum();
         assert_eq!(calls, 1, "redis {redis}: one statement: {statements:#?}");
         assert_eq!((mine.rank, mine.rating), (151, ladder[150].1 as i32));
         let unplayed = rating(&mut client, "unplayed").await;
         assert_eq!((unplayed.rank, unplayed.games), (0, 0), "redis {redis}");
     }
-}
-
-/// Statements run in database `name` since the counts were last reset.
-async fn statements_in(admin: &sqlx::PgPool, name: &str) -> Vec<(String, i64)> {
-    sqlx::query_as(
-        "SELECT query, calls FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid \
-         WHERE d.datname = $1 ORDER BY query",
-    )
-    .bind(name)
-    .fetch_all(admin)
-    .await
-    .expect("pg_stat_statements is readable")
 }

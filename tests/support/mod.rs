@@ -791,3 +791,16 @@ pub fn documented_reason(status: &tonic::Status) -> String {
     );
     info.reason
 }
+
+/// Statements run in database `name` since the counts were last reset
+/// (`pg_stat_statements`, which the tests' own cluster preloads).
+pub async fn statements_in(admin: &sqlx::PgPool, name: &str) -> Vec<(String, i64)> {
+    sqlx::query_as(
+        "SELECT query, calls FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid \
+         WHERE d.datname = $1 ORDER BY query",
+    )
+    .bind(name)
+    .fetch_all(admin)
+    .await
+    .expect("pg_stat_statements is readable")
+}
