@@ -171,12 +171,14 @@ pub async fn apply(
     }
 }
 
-/// Every player with a ranked game on a board size, best first.
+/// Every player with a ranked game on a board size, best first; equal
+/// ratings in the reverse order of their ids, as Redis's sorted sets give
+/// them, so the ladder reads the same from either.
 pub async fn ladder(db: &Database, board_size: i64) -> sqlx::Result<Vec<Standing>> {
     on_pool!(db, |pool| {
         sqlx::query(
             "SELECT user_id, nickname, rating, games FROM ratings WHERE board_size = $1 AND games > 0 \
-             ORDER BY rating DESC, user_id",
+             ORDER BY rating DESC, user_id DESC",
         )
         .bind(board_size)
         .fetch_all(pool)
@@ -196,10 +198,11 @@ pub async fn ladder(db: &Database, board_size: i64) -> sqlx::Result<Vec<Standing
 
 /// The statement of [`ladder_page`]: the ladder numbered in one pass, the
 /// place of the player it is read around (none when `$2` is no one on it),
-/// and the places wanted from it.
+/// and the places wanted from it. Equal ratings are placed as [`ladder`]
+/// orders them.
 const LADDER_PAGE: &str = "WITH ranked AS (\
      SELECT user_id, nickname, rating, games, \
-     ROW_NUMBER() OVER (ORDER BY rating DESC, user_id) AS place \
+     ROW_NUMBER() OVER (ORDER BY rating DESC, user_id DESC) AS place \
      FROM ratings WHERE board_size = $1 AND games > 0), \
      me AS (SELECT place FROM ranked WHERE user_id = $2) \
      SELECT user_id, nickname, rating, games, place FROM ranked \
@@ -245,18 +248,23 @@ pub async fn ladder_page(
 }
 
 /// The statement of [`standings_of`] on PostgreSQL and on SQLite, which
-/// differ only in how they read the JSON array of user ids (`$2`). The
-/// count's one row is joined with the players' rows, so even a page of
-/// no one still says how long the ladder is.
+/// differ only in how they read the JSON array of user ids (`$2`). Each id
+/// is looked up by the primary key (SQLite's CROSS JOIN keeps the ids
+/// outside: without statistics its planner would scan the board's ladder
+/// and read the array at every row), and the players found are joined to
+/// the count's one row, so even a page of no one still says how long the
+/// ladder is. The count reads only the index `ratings_rated`.
 const STANDINGS_OF: [&str; 2] = [
     "SELECT t.total, r.user_id, r.nickname, r.rating, r.games \
      FROM (SELECT COUNT(*) AS total FROM ratings WHERE board_size = $1 AND games > 0) t \
-     LEFT JOIN ratings r ON r.board_size = $1 AND r.games > 0 \
-     AND r.user_id IN (SELECT jsonb_array_elements_text($2::jsonb))",
+     LEFT JOIN (SELECT r.user_id, r.nickname, r.rating, r.games \
+     FROM jsonb_array_elements_text($2::jsonb) AS j(value) \
+     JOIN ratings r ON r.user_id = j.value AND r.board_size = $1 AND r.games > 0) r ON TRUE",
     "SELECT t.total, r.user_id, r.nickname, r.rating, r.games \
      FROM (SELECT COUNT(*) AS total FROM ratings WHERE board_size = $1 AND games > 0) t \
-     LEFT JOIN ratings r ON r.board_size = $1 AND r.games > 0 \
-     AND r.user_id IN (SELECT value FROM json_each($2))",
+     LEFT JOIN (SELECT r.user_id, r.nickname, r.rating, r.games \
+     FROM json_each($2) AS j CROSS JOIN ratings r \
+     WHERE r.user_id = j.value AND r.board_size = $1 AND r.games > 0) r ON TRUE",
 ];
 
 /// How many players are on the ladder, and the standings of those of
