@@ -21,6 +21,10 @@ use ttakji_proto::v1::game_service_client::GameServiceClient;
 /// hundred streams).
 const CONNECTIONS: usize = 128;
 
+/// The key the server's internal ports require: the bench creates the
+/// games at the authority's.
+const SERVICE_KEY: &str = "service-key-of-the-idle-games-bench";
+
 fn rss_kib(pid: u32) -> anyhow::Result<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
     status
@@ -77,6 +81,7 @@ async fn main() -> anyhow::Result<()> {
             .flat_map(|flag| [*flag, "127.0.0.1:0"]),
         )
         .env("RUST_LOG", "warn")
+        .env("TTAKJI_SERVICE_KEY", SERVICE_KEY)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()?;
@@ -115,8 +120,11 @@ async fn main() -> anyhow::Result<()> {
     tokio::time::sleep(Duration::from_secs(1)).await;
     let rss_before = rss_kib(pid)?;
 
-    let mut authority =
-        AuthorityServiceClient::new(Channel::from_shared(authority)?.connect().await?);
+    let mut authority = AuthorityServiceClient::new(ttakji_platform::grpc::client(
+        &authority,
+        "authority",
+        Some(&SERVICE_KEY.parse().map_err(anyhow::Error::msg)?),
+    )?);
     let started = Instant::now();
     let seat = |(id, _): &(String, String)| pb::Seat {
         user_id: id.clone(),

@@ -62,6 +62,11 @@ pub struct ServeArgs {
     /// Where the ratings service listens inside the process.
     #[arg(long, env = "TTAKJI_RATINGS_LISTEN", default_value = "127.0.0.1:50054")]
     pub ratings_listen: SocketAddr,
+    /// The key the internal ports (authority, matchmaker, ratings) require
+    /// of their callers, for tools that call them from outside; one of the
+    /// process's own, which nothing outside knows, unless given.
+    #[arg(long, env = "TTAKJI_SERVICE_KEY", hide_env_values = true)]
+    pub service_key: Option<ttakji_platform::grpc::ServiceKey>,
     /// Where the matchmaker listens inside the process.
     #[arg(
         long,
@@ -336,9 +341,10 @@ pub fn serve(args: &ServeArgs) -> anyhow::Result<()> {
             Some(url) => queue(url, ttakji_matchmaker::tickets::DEFAULT_NAMESPACE).await?,
             None => ttakji_matchmaker::Tickets::memory(),
         };
-        // The services in this process share a key of their own (the
-        // stack's): their internal ports answer nothing else.
+        // The services in this process share a key: the one given, or one
+        // of the stack's own; their internal ports answer nothing else.
         let mut config = StackConfig::local(keys);
+        config.service_key.clone_from(&args.service_key);
         config.authority.listen = args.authority_listen;
         config.authority.ai = args.ai.clone();
         config.matchmaker.listen = args.matchmaker_listen;
