@@ -524,19 +524,18 @@ impl GrpcServer {
             .add_service(v1)
             .add_service(v1alpha);
         let routes = routes.routes();
+        // What every call passes, from the network or from this process.
+        let every_call = tower::ServiceBuilder::new()
+            .layer(crate::observed::ObservedLayer)
+            .layer(tower::util::MapResponseLayer::new(
+                answered_codes::<tonic::body::Body>,
+            ));
         // Callers in this process, when it serves here, reach the same
         // service through the same layers but the web ones.
         let _here = self.listener.local_addr().ok().and_then(|addr| {
             crate::in_process::serving(
                 addr,
-                crate::in_process::LocalService::new(
-                    tower::ServiceBuilder::new()
-                        .layer(crate::observed::ObservedLayer)
-                        .layer(tower::util::MapResponseLayer::new(
-                            answered_codes::<tonic::body::Body>,
-                        ))
-                        .service(routes.clone()),
-                ),
+                crate::in_process::LocalService::new(every_call.clone().service(routes.clone())),
             )
         });
         let browsers = self.browsers.as_ref();
@@ -547,10 +546,7 @@ impl GrpcServer {
                     .option_layer(browsers.and_then(|b| b.pages.clone()).map(PagesLayer))
                     .option_layer(browsers.map(Browsers::cors))
                     .option_layer(browsers.map(|_| tonic_web::GrpcWebLayer::new()))
-                    .layer(crate::observed::ObservedLayer)
-                    .layer(tower::util::MapResponseLayer::new(
-                        answered_codes::<tonic::body::Body>,
-                    )),
+                    .layer(every_call),
             )
             .add_routes(routes)
             .serve_with_incoming_shutdown(incoming(self.listener), async move {
