@@ -34,16 +34,9 @@ fn rss_kib(pid: u32) -> anyhow::Result<u64> {
         .ok_or_else(|| anyhow::anyhow!("no VmRSS for {pid}"))
 }
 
+/// Process `pid`'s CPU seconds so far.
 fn cpu_seconds(pid: u32) -> anyhow::Result<f64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
-    let after = stat
-        .rsplit_once(')')
-        .ok_or_else(|| anyhow::anyhow!("stat format"))?
-        .1;
-    let fields: Vec<&str> = after.split_whitespace().collect();
-    let ticks: u64 = fields[11].parse::<u64>()? + fields[12].parse::<u64>()?;
-    // Linux reports CPU time in clock ticks of 1/100 s.
-    Ok(ticks as f64 / 100.0)
+    ttakji::cpu::seconds(Some(pid)).ok_or_else(|| anyhow::anyhow!("no CPU time for {pid}"))
 }
 
 fn with_token<T>(message: T, token: &str) -> anyhow::Result<Request<T>> {

@@ -89,17 +89,9 @@ fn main() -> anyhow::Result<()> {
         .block_on(run())
 }
 
-/// This process's CPU time so far (client and services alike), in
-/// seconds: Linux counts it in ticks of 1/100 s.
+/// This process's CPU time so far (client and services alike), in seconds.
 fn cpu_seconds() -> anyhow::Result<f64> {
-    let stat = std::fs::read_to_string("/proc/self/stat")?;
-    let after = stat
-        .rsplit_once(')')
-        .ok_or_else(|| anyhow::anyhow!("stat format"))?
-        .1;
-    let fields: Vec<&str> = after.split_whitespace().collect();
-    let ticks: u64 = fields[11].parse::<u64>()? + fields[12].parse::<u64>()?;
-    Ok(ticks as f64 / 100.0)
+    ttakji::cpu::seconds(None).ok_or_else(|| anyhow::anyhow!("no CPU time for this process"))
 }
 
 async fn run() -> anyhow::Result<()> {
