@@ -312,16 +312,7 @@ async fn a_page_of_a_hundred_games_is_one_store_round_trip() {
     .await
     .expect("seed live games");
 
-    let admin = sqlx::PgPool::connect(ttakji_test_support::postgres_admin_url())
-        .await
-        .expect("the tests' Postgres");
-    admin
-        .execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
-        .await
-        .expect(
-            "pg_stat_statements loads (the tests' own cluster preloads it; a server named \
-             by TTAKJI_TEST_DATABASE_URL must too)",
-        );
+    let counts = support::StatementCounts::open().await;
     let mine = ttakji_authority::store::Listing::Player {
         user_id: "u1".to_owned(),
         before: None,
@@ -331,15 +322,12 @@ async fn a_page_of_a_hundred_games_is_one_store_round_trip() {
         before: None,
     };
     for listing in [mine, live] {
-        admin
-            .execute("SELECT pg_stat_statements_reset()")
-            .await
-            .expect("reset the counts");
+        counts.reset().await;
         let rows = ttakji_authority::store::list_games(&db, &listing, 101)
             .await
             .expect("a page");
         assert_eq!(rows.len(), 101, "{listing:?}");
-        let statements = support::statements_in(&admin, &name).await;
+        let statements = counts.in_database(&name).await;
         let calls: i64 = statements.iter().map(|(_, calls)| calls).sum();
         assert_eq!(
             calls, 1,

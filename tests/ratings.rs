@@ -383,13 +383,7 @@ async fn a_leaderboard_page_of_a_hundred_is_one_store_round_trip() {
     .fetch_all(pool)
     .await
     .expect("the ladder");
-    let admin = sqlx::PgPool::connect(ttakji_test_support::postgres_admin_url())
-        .await
-        .expect("the tests' Postgres");
-    admin
-        .execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
-        .await
-        .expect("pg_stat_statements loads (the tests' own cluster preloads it)");
+    let counts = support::StatementCounts::open().await;
 
     // No authority: reconciliation fails quietly, once, at start.
     let nowhere: std::net::SocketAddr = "127.0.0.1:9".parse().expect("address");
@@ -417,16 +411,13 @@ async fn a_leaderboard_page_of_a_hundred_is_one_store_round_trip() {
             .expect("a first page");
         tokio::time::sleep(Duration::from_millis(300)).await;
 
-        admin
-            .execute("SELECT pg_stat_statements_reset()")
-            .await
-            .expect("reset the counts");
+        counts.reset().await;
         let page = client
             .get_leaderboard(request.clone())
             .await
             .expect("a page")
             .into_inner();
-        let statements = support::statements_in(&admin, &name).await;
+        let statements = counts.in_database(&name).await;
         let calls: i64 = statements.iter().map(|(_, calls)| calls).sum();
         assert_eq!(calls, 1, "redis {redis}: one statement: {statements:#?}");
         let places = |entries: &[pb::LadderEntry]| -> Vec<(u32, String, i64)> {
@@ -447,10 +438,7 @@ async fn a_leaderboard_page_of_a_hundred_is_one_store_round_trip() {
             "redis {redis}: around"
         );
 
-        admin
-            .execute("SELECT pg_stat_statements_reset()")
-            .await
-            .expect("reset the counts");
+        counts.reset().await;
         let mine = client
             .get_rating(pb::GetRatingRequest {
                 user_id: around.clone(),
@@ -461,7 +449,7 @@ async fn a_leaderboard_page_of_a_hundred_is_one_store_round_trip() {
             .into_inner()
             .entry
             .expect("an entry");
-        let statements = support::statements_in(&admin, &name).await;
+        let statements = counts.in_database(&name).await;
         let calls: i64 = statements.iter().map(|(_, calls)| calls).sum();
         assert_eq!(calls, 1, "redis {redis}: one statement: {statements:#?}");
         assert_eq!((mine.rank, mine.rating), (151, ladder[150].1 as i32));

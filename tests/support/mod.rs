@@ -792,15 +792,50 @@ pub fn documented_reason(status: &tonic::Status) -> String {
     info.reason
 }
 
-/// Statements run in database `name` since the counts were last reset
-/// (`pg_stat_statements`, which the tests' own cluster preloads).
-pub async fn statements_in(admin: &sqlx::PgPool, name: &str) -> Vec<(String, i64)> {
-    sqlx::query_as(
-        "SELECT query, calls FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid \
-         WHERE d.datname = $1 ORDER BY query",
-    )
-    .bind(name)
-    .fetch_all(admin)
-    .await
-    .expect("pg_stat_statements is readable")
+/// The statements run in each database, counted by `pg_stat_statements`
+/// (which the tests' own cluster preloads; a server named by
+/// `TTAKJI_TEST_DATABASE_URL` must too), for tests that bound the round
+/// trips a call makes.
+pub struct StatementCounts {
+    admin: sqlx::PgPool,
+}
+
+impl StatementCounts {
+    /// Connects to the tests' PostgreSQL and makes sure the counts are kept.
+    pub async fn open() -> StatementCounts {
+        use sqlx::Executor as _;
+        let admin = sqlx::PgPool::connect(ttakji_test_support::postgres_admin_url())
+            .await
+            .expect("the tests' Postgres");
+        admin
+            .execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+            .await
+            .expect(
+                "pg_stat_statements loads (the tests' own cluster preloads it; a server named \
+                 by TTAKJI_TEST_DATABASE_URL must too)",
+            );
+        StatementCounts { admin }
+    }
+
+    /// Starts counting again from zero.
+    pub async fn reset(&self) {
+        use sqlx::Executor as _;
+        self.admin
+            .execute("SELECT pg_stat_statements_reset()")
+            .await
+            .expect("reset the counts");
+    }
+
+    /// Statements run in database `name` since the last reset, with how
+    /// many times each.
+    pub async fn in_database(&self, name: &str) -> Vec<(String, i64)> {
+        sqlx::query_as(
+            "SELECT query, calls FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid \
+             WHERE d.datname = $1 ORDER BY query",
+        )
+        .bind(name)
+        .fetch_all(&self.admin)
+        .await
+        .expect("pg_stat_statements is readable")
+    }
 }
