@@ -12,6 +12,7 @@ use tokio::time::Instant;
 use tonic::metadata::{Ascii, MetadataValue};
 use tonic::transport::{Channel, Endpoint};
 use tonic::{Code, Request, Status, Streaming};
+use ttakji_proto::convert;
 use ttakji_proto::v1 as pb;
 use ttakji_proto::v1::auth_service_client::AuthServiceClient;
 use ttakji_proto::v1::game_service_client::GameServiceClient;
@@ -176,28 +177,6 @@ struct View {
 #[derive(Debug)]
 struct Resync(String);
 
-fn color_of(value: i32) -> Option<Color> {
-    match pb::Color::try_from(value) {
-        Ok(pb::Color::Black) => Some(Color::Black),
-        Ok(pb::Color::White) => Some(Color::White),
-        _ => None,
-    }
-}
-
-fn point_of(p: &pb::Point) -> Option<Point> {
-    Some(Point::new(
-        u8::try_from(p.column).ok()?,
-        u8::try_from(p.row).ok()?,
-    ))
-}
-
-fn wire_point(p: Point) -> pb::Point {
-    pb::Point {
-        column: u32::from(p.col()),
-        row: u32::from(p.row()),
-    }
-}
-
 impl View {
     /// The view at the start of a game, from its first event's snapshot.
     fn start(snapshot: pb::GameSnapshot, seq: u64, me: &str) -> Result<View, Resync> {
@@ -246,7 +225,7 @@ impl View {
     fn my_turn(&self) -> bool {
         !self.finished
             && !self.game.is_over()
-            && self.snapshot.to_move == wire_color(self.mine)
+            && self.snapshot.to_move == pb::Color::from(self.mine) as i32
             && self.game.to_move() == self.mine
             && self.game.move_number() == self.snapshot.move_count as usize
     }
@@ -263,11 +242,11 @@ impl View {
         let mut played = None;
         match event.kind {
             Some(pb::game_event::Kind::MovePlayed(pb::MovePlayed { r#move: Some(m) })) => {
-                let color = color_of(m.color)
+                let color = convert::color(m.color)
                     .ok_or_else(|| Resync(format!("move {} has no colour", m.number)))?;
                 let action = match &m.point {
                     Some(p) => Action::Play(
-                        point_of(p)
+                        convert::point(p, self.game.rules().board_size)
                             .ok_or_else(|| Resync(format!("move {} is off the board", m.number)))?,
                     ),
                     None => Action::Pass,
@@ -298,22 +277,16 @@ impl View {
     }
 }
 
-fn wire_color(c: Color) -> i32 {
-    match c {
-        Color::Black => pb::Color::Black as i32,
-        Color::White => pb::Color::White as i32,
-    }
-}
-
 /// A random legal point that does not fill the bot's own eye, or a pass
 /// when there is none, and now and then when few are left.
 fn choose(view: &View, excluded: &[Point], rng: &mut SplitMix64) -> Action {
     let board = view.game.board();
+    let size = view.game.rules().board_size;
     let ko: Vec<Point> = view
         .snapshot
         .ko_forbidden
         .iter()
-        .filter_map(point_of)
+        .filter_map(|p| convert::point(p, size))
         .collect();
     let candidates: Vec<Point> = view
         .game
@@ -590,7 +563,7 @@ impl Bot {
                     games.play_move(self.req(pb::PlayMoveRequest {
                         game_id: game_id.to_owned(),
                         move_number: number,
-                        point: Some(wire_point(p)),
+                        point: Some(pb::Point::from(p)),
                         ..Default::default()
                     })),
                 )

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use baduk::board::{Board, MAX_VERTICES, NO_VERTEX, SplitMix64, Vertex};
 use baduk::playout::{all_playout_candidates, area_margin_by_owner};
-use baduk::{Color, Game, Move};
+use baduk::{ByColor, Color, Game, Move};
 
 use crate::patterns::{Gammas, features};
 use crate::policy::{AtariWatch, KO_AGE, Knowledge, Recent, Replies, playout_move, prior};
@@ -207,16 +207,16 @@ pub struct Tuning {
     /// two best moves are close and the game is undecided; a search also
     /// stops early once the best move cannot be caught, which pays for it.
     pub time_extension: f32,
-    /// Above 0, the playouts take the vital point of a small eye space the
+    /// On, the playouts take the vital point of a small eye space the
     /// last move closed or emptied (nakade) before anything but captures
     /// and escapes.
-    pub nakade: f32,
-    /// Above 0, the playouts do not run a chain in atari out into a ladder
+    pub nakade: bool,
+    /// On, the playouts do not run a chain in atari out into a ladder
     /// that catches it, and the priors count such a run against the move.
-    pub ladders: f32,
-    /// Above 0, the playouts' shapes are looked for next to the move
+    pub ladders: bool,
+    /// On, the playouts' shapes are looked for next to the move
     /// before the last as well as next to the last.
-    pub shapes_near_last2: f32,
+    pub shapes_near_last2: bool,
     /// The share (0 to 1) of playout moves that go back to a ko taken in
     /// the last few moves once it is open again, to retake or fill it.
     pub ko_fight: f32,
@@ -234,22 +234,22 @@ pub struct Tuning {
     /// it came after the node: `1 + distance_rave` for the first move,
     /// down to 1 for the last (Pachi's `distance_rave`).
     pub distance_rave: f32,
-    /// Above 0, the playouts first try the reply that won the search's
+    /// On, the playouts first try the reply that won the search's
     /// latest playouts after the same last move or two ([`Replies`]).
-    pub last_good_reply: f32,
-    /// Above 0, a random playout move that would put two stones or more
+    pub last_good_reply: bool,
+    /// On, a random playout move that would put two stones or more
     /// of the mover's in atari is played instead on the outside liberty of
     /// an enemy chain of two liberties next to it (Pachi's
     /// `selfatari_other`), so that capturing races are played from the
     /// outside in.
-    pub outside_liberty: f32,
-    /// Above 0, the priors come from the table that weighs the larger
+    pub outside_liberty: bool,
+    /// On, the priors come from the table that weighs the larger
     /// shapes too ([`Gammas::large`]) instead of the 3×3 one.
-    pub large_patterns: f32,
-    /// Above 0, a playout move that answers nothing next to the last
+    pub large_patterns: bool,
+    /// On, a playout move that answers nothing next to the last
     /// moves takes a chain of the opponent's in atari anywhere on the
     /// board, if there is one, before a random move (MoGo's third rule).
-    pub captures: f32,
+    pub captures: bool,
 }
 
 impl Default for Tuning {
@@ -263,48 +263,83 @@ impl Default for Tuning {
             pattern_playouts: 0.0,
             dynamic_komi: 0.0,
             time_extension: 0.0,
-            nakade: 0.0,
-            ladders: 0.0,
-            shapes_near_last2: 0.0,
+            nakade: false,
+            ladders: false,
+            shapes_near_last2: false,
             ko_fight: 0.0,
             expand_visits: 1.0,
             pattern_wins: 0.0,
             distance_rave: 0.0,
-            last_good_reply: 0.0,
-            outside_liberty: 0.0,
-            large_patterns: 0.0,
-            captures: 0.0,
+            last_good_reply: false,
+            outside_liberty: false,
+            large_patterns: false,
+            captures: false,
         }
     }
 }
 
-/// How one constant is set from a value of zero or more, bounded where
-/// the search needs it to be.
-type Setter = fn(&mut Tuning, f32);
+/// How one constant is set: a number from a value of zero or more,
+/// bounded where the search needs it to be, or a switch turned on or off.
+#[derive(Clone, Copy)]
+enum Setter {
+    Number(fn(&mut Tuning, f32)),
+    Switch(fn(&mut Tuning, bool)),
+}
 
 /// Every constant [`Tuning::set`] knows, by name.
 const SETTERS: [(&str, Setter); 19] = [
-    ("rave_equivalence", |t, v| t.rave_equivalence = v.max(1.0)),
-    ("margin_weight", |t, v| t.margin_weight = v.min(1.0)),
-    ("margin_scale", |t, v| t.margin_scale = v.max(0.1)),
-    ("prior_even", |t, v| t.prior_even = v),
-    ("pattern_prior", |t, v| t.pattern_prior = v),
-    ("pattern_playouts", |t, v| t.pattern_playouts = v),
-    ("dynamic_komi", |t, v| t.dynamic_komi = v.min(1.0)),
-    ("time_extension", |t, v| t.time_extension = v.min(3.0)),
-    ("nakade", |t, v| t.nakade = v),
-    ("ladders", |t, v| t.ladders = v),
-    ("shapes_near_last2", |t, v| t.shapes_near_last2 = v),
-    ("ko_fight", |t, v| t.ko_fight = v.min(1.0)),
-    ("expand_visits", |t, v| {
-        t.expand_visits = v.clamp(1.0, 1000.0)
-    }),
-    ("pattern_wins", |t, v| t.pattern_wins = v),
-    ("distance_rave", |t, v| t.distance_rave = v),
-    ("last_good_reply", |t, v| t.last_good_reply = v),
-    ("outside_liberty", |t, v| t.outside_liberty = v),
-    ("large_patterns", |t, v| t.large_patterns = v),
-    ("captures", |t, v| t.captures = v),
+    (
+        "rave_equivalence",
+        Setter::Number(|t, v| t.rave_equivalence = v.max(1.0)),
+    ),
+    (
+        "margin_weight",
+        Setter::Number(|t, v| t.margin_weight = v.min(1.0)),
+    ),
+    (
+        "margin_scale",
+        Setter::Number(|t, v| t.margin_scale = v.max(0.1)),
+    ),
+    ("prior_even", Setter::Number(|t, v| t.prior_even = v)),
+    ("pattern_prior", Setter::Number(|t, v| t.pattern_prior = v)),
+    (
+        "pattern_playouts",
+        Setter::Number(|t, v| t.pattern_playouts = v),
+    ),
+    (
+        "dynamic_komi",
+        Setter::Number(|t, v| t.dynamic_komi = v.min(1.0)),
+    ),
+    (
+        "time_extension",
+        Setter::Number(|t, v| t.time_extension = v.min(3.0)),
+    ),
+    ("nakade", Setter::Switch(|t, on| t.nakade = on)),
+    ("ladders", Setter::Switch(|t, on| t.ladders = on)),
+    (
+        "shapes_near_last2",
+        Setter::Switch(|t, on| t.shapes_near_last2 = on),
+    ),
+    ("ko_fight", Setter::Number(|t, v| t.ko_fight = v.min(1.0))),
+    (
+        "expand_visits",
+        Setter::Number(|t, v| t.expand_visits = v.clamp(1.0, 1000.0)),
+    ),
+    ("pattern_wins", Setter::Number(|t, v| t.pattern_wins = v)),
+    ("distance_rave", Setter::Number(|t, v| t.distance_rave = v)),
+    (
+        "last_good_reply",
+        Setter::Switch(|t, on| t.last_good_reply = on),
+    ),
+    (
+        "outside_liberty",
+        Setter::Switch(|t, on| t.outside_liberty = on),
+    ),
+    (
+        "large_patterns",
+        Setter::Switch(|t, on| t.large_patterns = on),
+    ),
+    ("captures", Setter::Switch(|t, on| t.captures = on)),
 ];
 
 impl Tuning {
@@ -315,27 +350,47 @@ impl Tuning {
         SETTERS.map(|(name, _)| name).join(", ")
     }
 
-    /// Sets one constant from `name=value`, a name of [`Tuning::names`].
+    /// Sets one constant from `name=value`, a name of [`Tuning::names`]: a
+    /// number of zero or more, or for a switch `on`/`off` (`true`/`false`,
+    /// or a number, 0 for off).
     pub fn set(&mut self, assignment: &str) -> Result<(), String> {
         let (name, value) = assignment
             .split_once('=')
             .ok_or_else(|| format!("`{assignment}` is not name=value"))?;
-        let value: f32 = value
-            .trim()
-            .parse()
-            .map_err(|_| format!("`{value}` is not a number"))?;
-        if !value.is_finite() || value < 0.0 {
-            return Err(format!(
-                "{name} must be a number of zero or more, not {value}"
-            ));
-        }
-        let name = name.trim();
+        let (name, value) = (name.trim(), value.trim());
         let (_, setter) = SETTERS
             .iter()
             .find(|(known, _)| *known == name)
             .ok_or_else(|| format!("unknown tuning `{name}` ({})", Tuning::names()))?;
-        setter(self, value);
+        match setter {
+            Setter::Switch(set) => set(self, switch(name, value)?),
+            Setter::Number(set) => set(self, number(name, value)?),
+        }
         Ok(())
+    }
+}
+
+/// A number of zero or more for the constant `name`.
+fn number(name: &str, value: &str) -> Result<f32, String> {
+    let number: f32 = value
+        .parse()
+        .map_err(|_| format!("{name}: `{value}` is not a number"))?;
+    if !number.is_finite() || number < 0.0 {
+        return Err(format!(
+            "{name} must be a number of zero or more, not {value}"
+        ));
+    }
+    Ok(number)
+}
+
+/// A switch's setting: `on`, `off`, `true`, `false`, or a number (0 is off).
+fn switch(name: &str, value: &str) -> Result<bool, String> {
+    match value.to_ascii_lowercase().as_str() {
+        "on" | "true" => Ok(true),
+        "off" | "false" => Ok(false),
+        _ => number(name, value)
+            .map(|n| n > 0.0)
+            .map_err(|_| format!("{name} is a switch: on or off, not `{value}`")),
     }
 }
 
@@ -398,7 +453,7 @@ pub struct Searcher {
     kept: Option<Kept>,
     /// For each colour, the half-points of komi it gives away beyond the
     /// game's own in its searches (see [`Tuning::dynamic_komi`]).
-    komi_shift: [i32; 2],
+    komi_shift: ByColor<i32>,
 }
 
 /// The most a dynamic komi moves from the game's, in half-points per
@@ -566,12 +621,11 @@ impl Searcher {
         tuning: Tuning,
     ) -> SearchResult {
         let color = game.to_move();
-        let shift = self.komi_shift[color.index()];
+        let shift = self.komi_shift[color];
         let mut result = merge(trees);
         result.komi_shift = shift;
         if tuning.dynamic_komi > 0.0 {
-            self.komi_shift[color.index()] =
-                next_komi_shift(shift, result.winrate(), tuning.dynamic_komi);
+            self.komi_shift[color] = next_komi_shift(shift, result.winrate(), tuning.dynamic_komi);
         }
         result
     }
@@ -589,10 +643,10 @@ impl Searcher {
             .as_ref()
             .is_none_or(|k| !game.moves().starts_with(&k.moves))
         {
-            self.komi_shift = [0, 0];
+            self.komi_shift = ByColor::both(0);
         }
         let color = game.to_move();
-        let shift = self.komi_shift[color.index()];
+        let shift = self.komi_shift[color];
         // The side to move gives `shift` half-points more away than the
         // game says.
         let komi_half = game.rules().komi.half_points()
@@ -961,7 +1015,7 @@ impl<'g> Tree<'g> {
             first_at: vec![0; MAX_VERTICES],
             stamp: 0,
             strengths: Vec::with_capacity(MAX_VERTICES),
-            replies: (tuning.last_good_reply > 0.0).then(Replies::default),
+            replies: tuning.last_good_reply.then(Replies::default),
         }
     }
 
@@ -1030,14 +1084,14 @@ impl<'g> Tree<'g> {
                 color,
                 last,
                 self.tuning.prior_even,
-                self.tuning.ladders > 0.0,
+                self.tuning.ladders,
             );
             self.nodes.push(Node::new(v, p.wins, p.visits));
         }
         let pachi = self.tuning.pattern_wins;
         let weight = self.tuning.pattern_prior;
         if (pachi > 0.0 || weight > 0.0) && !moves.is_empty() {
-            let gammas = if self.tuning.large_patterns > 0.0 {
+            let gammas = if self.tuning.large_patterns {
                 Gammas::large()
             } else {
                 Gammas::in_force()
@@ -1163,13 +1217,13 @@ impl<'g> Tree<'g> {
         let t = self.tuning;
         let knows = Knowledge {
             shapes: (t.pattern_playouts > 0.0).then(|| (Gammas::in_force(), t.pattern_playouts)),
-            nakade: t.nakade > 0.0,
-            ladders: t.ladders > 0.0,
-            shapes_near_last2: t.shapes_near_last2 > 0.0,
+            nakade: t.nakade,
+            ladders: t.ladders,
+            shapes_near_last2: t.shapes_near_last2,
             ko_fight: t.ko_fight,
             replies: self.replies.as_ref(),
-            outside_liberties: t.outside_liberty > 0.0,
-            captures: t.captures > 0.0,
+            outside_liberties: t.outside_liberty,
+            captures: t.captures,
         };
         let mut ataris = knows.captures.then(|| AtariWatch::of(&board));
         while passes < 2 && self.played.len() < limit {
@@ -1373,6 +1427,26 @@ mod tests {
         }
         let err = Tuning::default().set("speed=2").expect_err("not a name");
         assert!(err.contains("unknown tuning `speed`") && err.contains(&Tuning::names()));
+    }
+
+    #[test]
+    fn a_switch_is_turned_on_and_off_by_word_or_number_and_refuses_anything_else() {
+        let mut tuning = Tuning::default();
+        for (value, on) in [("on", true), ("off", false), ("TRUE", true), ("0", false)] {
+            tuning.set(&format!("nakade = {value}")).expect("a setting");
+            assert_eq!(tuning.nakade, on, "nakade={value}");
+        }
+        tuning
+            .set("ladders=1")
+            .expect("the form the strength notes use");
+        assert!(tuning.ladders);
+        let err = tuning.set("ladders=maybe").expect_err("not a setting");
+        assert!(err.contains("ladders is a switch"), "{err}");
+        let err = tuning.set("rave_equivalence=on").expect_err("a number");
+        assert!(err.contains("not a number"), "{err}");
+        let err = tuning.set("margin_weight=-1").expect_err("negative");
+        assert!(err.contains("zero or more"), "{err}");
+        assert!(tuning.ladders, "a refused setting changed nothing");
     }
 
     /// The same tree, node for node, under `a` in `x` and `b` in `y`.

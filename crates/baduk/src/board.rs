@@ -12,7 +12,7 @@
 //! when `sum² = count · sum_of_squares`. The three are packed in one `u64`
 //! (see [`LibRecord`]), so adding or removing a liberty is a single addition.
 
-use crate::point::{BoardSize, Color, Point};
+use crate::point::{BoardSize, ByColor, Color, Point};
 
 /// An index into the padded board array. Every on-board point has one; the
 /// border ring around the board has indexes too, never occupied by stones.
@@ -161,7 +161,7 @@ impl SplitMix64 {
 }
 
 /// Zobrist keys: one per colour and vertex, from SplitMix64 with a fixed seed.
-static ZOBRIST: [[u64; MAX_VERTICES]; 2] = {
+static ZOBRIST: ByColor<[u64; MAX_VERTICES]> = {
     let mut keys = [[0u64; MAX_VERTICES]; 2];
     let mut rng = SplitMix64::new(0x7474_616b_6a69_2d67); // "ttakji-g"
     let mut c = 0;
@@ -173,13 +173,13 @@ static ZOBRIST: [[u64; MAX_VERTICES]; 2] = {
         }
         c += 1;
     }
-    keys
+    ByColor::new(keys[0], keys[1])
 };
 
 /// The Zobrist key of a `color` stone on vertex `v`.
 #[must_use]
 pub fn zobrist(color: Color, v: Vertex) -> u64 {
-    ZOBRIST[color.index()][v]
+    ZOBRIST[color][v]
 }
 
 /// The position of stones on a board, with chains and liberties kept up to date.
@@ -208,7 +208,7 @@ pub struct Board {
     empty_count: usize,
     hash: u64,
     /// Stones captured by Black and by White (prisoners).
-    prisoners: [u32; 2],
+    prisoners: ByColor<u32>,
     /// The point where the simple-ko rule forbids the immediate retake.
     ko: Vertex,
 }
@@ -248,7 +248,7 @@ impl Board {
             empty_pos: [0; MAX_VERTICES],
             empty_count: 0,
             hash: 0,
-            prisoners: [0; 2],
+            prisoners: ByColor::both(0),
             ko: NO_VERTEX,
         };
         for p in size.all_points() {
@@ -394,7 +394,7 @@ impl Board {
     /// Stones `color` has captured so far.
     #[must_use]
     pub fn prisoners(&self, color: Color) -> u32 {
-        self.prisoners[color.index()]
+        self.prisoners[color]
     }
 
     /// The simple-ko point (where the immediate retake is forbidden), if any.
@@ -753,14 +753,14 @@ impl Board {
             captured_at = n;
             captured += self.remove_chain(self.chain_head(n));
         }
-        self.prisoners[color.index()] += captured;
+        self.prisoners[color] += captured;
 
         self.ko = NO_VERTEX;
         let mine_libs = lib_count(self.libs[mine & VERTEX_MASK]);
         if mine_libs == 0 {
             // Suicide, where the rules allow it: the mover's chain is taken.
             let lost = self.remove_chain(mine);
-            self.prisoners[color.opponent().index()] += lost;
+            self.prisoners[color.opponent()] += lost;
         } else if captured == 1 && mine_libs == 1 && self.chain_len[mine & VERTEX_MASK] == 1 {
             self.ko = captured_at;
         }

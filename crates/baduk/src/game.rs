@@ -7,11 +7,11 @@ use std::fmt;
 use thiserror::Error;
 
 use crate::board::{Board, Vertex, zobrist};
-use crate::point::{Action, Color, Move, Point};
+use crate::point::{Action, ByColor, Color, Move, Point};
 use crate::rules::{KoRule, Rules};
 
 /// Extra Zobrist keys for "this player moves next", used by situational superko.
-const SIDE_TO_MOVE: [u64; 2] = [0x5bd1_e995_9f3c_2a71, 0xc2b2_ae3d_27d4_eb4f];
+const SIDE_TO_MOVE: ByColor<u64> = ByColor::new(0x5bd1_e995_9f3c_2a71, 0xc2b2_ae3d_27d4_eb4f);
 
 /// Why a game ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -533,7 +533,7 @@ impl Game {
 
     fn key_of_hash(&self, hash: u64, next_to_move: Color) -> u64 {
         match self.rules.ko {
-            KoRule::SituationalSuperko => hash ^ SIDE_TO_MOVE[next_to_move.index()],
+            KoRule::SituationalSuperko => hash ^ SIDE_TO_MOVE[next_to_move],
             KoRule::PositionalSuperko | KoRule::Simple => hash,
         }
     }

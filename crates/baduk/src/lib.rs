@@ -30,7 +30,7 @@ pub use board::{Board, SplitMix64, Stone, Vertex};
 pub use game::{EndReason, Game, IllegalMove, Outcome, ResumeError, UndoError};
 pub use life::{Doubt, DoubtfulGroup, LifeAndDeath, Preview, analyse};
 pub use point::{
-    Action, BoardSize, BoardSizeError, Color, Move, ParseColorError, Point, PointError,
+    Action, BoardSize, BoardSizeError, ByColor, Color, Move, ParseColorError, Point, PointError,
 };
 pub use rules::{DeadStoneRule, KoRule, Komi, Preset, Rules, RulesError, Scoring};
 pub use score::{GameResult, HalfPoints, Owner, Score};

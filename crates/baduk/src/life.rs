@@ -20,7 +20,7 @@
 use crate::board::{Board, MAX_VERTICES, SplitMix64, Vertex};
 use crate::game::Game;
 use crate::playout::{owner_at_end, policy_playout};
-use crate::point::{Color, Point};
+use crate::point::{ByColor, Color, Point};
 use crate::rules::DeadStoneRule;
 use crate::score::{GameResult, Score, settled_seki_chains};
 
@@ -199,16 +199,13 @@ enum Verdict {
 /// Judges which stones on `board` are clearly dead. See the module docs.
 #[must_use]
 pub fn analyse(board: &Board) -> LifeAndDeath {
-    let alive_mask = [
-        pass_alive(board, Color::Black),
-        pass_alive(board, Color::White),
-    ];
+    let alive_mask = ByColor::from_fn(|c| pass_alive(board, c));
     let mut dead = vec![false; MAX_VERTICES];
 
     // 1. Benson: stones inside regions enclosed by pass-alive chains whose
     //    empty points all touch those chains.
     for color in [Color::Black, Color::White] {
-        let mask = &alive_mask[color.index()];
+        let mask = &alive_mask[color];
         for region in enclosed_regions(board, color) {
             let sealed = !region.borders.is_empty() && region.borders.iter().all(|&h| mask[h]);
             let every_empty_touches = region.points.iter().all(|&p| {
@@ -303,7 +300,7 @@ pub fn analyse(board: &Board) -> LifeAndDeath {
     };
     LifeAndDeath {
         dead: to_points(&|v| dead[v] && board.color_at(v).is_some()),
-        pass_alive: to_points(&|v| alive_mask[0][v] || alive_mask[1][v]),
+        pass_alive: to_points(&|v| alive_mask.black[v] || alive_mask.white[v]),
         doubtful,
     }
 }
@@ -439,7 +436,7 @@ fn group_of(board: &Board, v: Vertex) -> Vec<Vertex> {
 struct Judge<'a> {
     board: &'a Board,
     lost: &'a Losses,
-    alive_mask: &'a [Vec<bool>; 2],
+    alive_mask: &'a ByColor<Vec<bool>>,
     seki: &'a [Vertex],
     is_lost: &'a dyn Fn(Vertex) -> bool,
 }
@@ -451,7 +448,7 @@ impl Judge<'_> {
             return Verdict::Alive;
         };
         // Pass-alive stones are alive, whatever the playouts say.
-        if stones.iter().any(|&s| self.alive_mask[color.index()][s]) {
+        if stones.iter().any(|&s| self.alive_mask[color][s]) {
             return Verdict::Alive;
         }
         // Lost in most playouts, with either side moving first.
@@ -494,7 +491,7 @@ impl Judge<'_> {
         // across the board does not make this fight unclear). An enemy
         // whose liberties are all this group's sits inside its eye space,
         // which the playouts and the eye check judge.
-        let enemy_alive = &self.alive_mask[color.opponent().index()];
+        let enemy_alive = &self.alive_mask[color.opponent()];
         let mut heads: Vec<(Vertex, bool)> = Vec::new();
         let mut add = |v: Vertex, touching: bool| {
             if board.color_at(v) == Some(color.opponent()) {

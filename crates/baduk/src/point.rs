@@ -21,7 +21,8 @@ impl Color {
         }
     }
 
-    /// 0 for Black, 1 for White: an index into per-colour arrays.
+    /// 0 for Black, 1 for White: a position in tables flattened by colour.
+    /// Data kept for each colour is a [`ByColor`].
     #[must_use]
     pub const fn index(self) -> usize {
         match self {
@@ -55,6 +56,80 @@ impl fmt::Display for Color {
             Color::Black => "Black",
             Color::White => "White",
         })
+    }
+}
+
+/// One value for each colour: Black's and White's.
+///
+/// Indexed by [`Color`], so per-colour data is never an array read by a
+/// number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct ByColor<T> {
+    pub black: T,
+    pub white: T,
+}
+
+impl<T> ByColor<T> {
+    /// Black's value and White's.
+    #[must_use]
+    pub const fn new(black: T, white: T) -> ByColor<T> {
+        ByColor { black, white }
+    }
+
+    /// Each colour's value from `f`, Black's first.
+    #[must_use]
+    pub fn from_fn(mut f: impl FnMut(Color) -> T) -> ByColor<T> {
+        let black = f(Color::Black);
+        ByColor {
+            black,
+            white: f(Color::White),
+        }
+    }
+
+    /// Each colour's value through `f`.
+    #[must_use]
+    pub fn map<U>(self, mut f: impl FnMut(T) -> U) -> ByColor<U> {
+        let black = f(self.black);
+        ByColor {
+            black,
+            white: f(self.white),
+        }
+    }
+
+    /// The colours with their values, Black first.
+    pub fn iter(&self) -> impl Iterator<Item = (Color, &T)> {
+        [(Color::Black, &self.black), (Color::White, &self.white)].into_iter()
+    }
+}
+
+impl<T: Copy> ByColor<T> {
+    /// The same value for both colours.
+    #[must_use]
+    pub const fn both(value: T) -> ByColor<T> {
+        ByColor {
+            black: value,
+            white: value,
+        }
+    }
+}
+
+impl<T> std::ops::Index<Color> for ByColor<T> {
+    type Output = T;
+
+    fn index(&self, color: Color) -> &T {
+        match color {
+            Color::Black => &self.black,
+            Color::White => &self.white,
+        }
+    }
+}
+
+impl<T> std::ops::IndexMut<Color> for ByColor<T> {
+    fn index_mut(&mut self, color: Color) -> &mut T {
+        match color {
+            Color::Black => &mut self.black,
+            Color::White => &mut self.white,
+        }
     }
 }
 

@@ -4,7 +4,7 @@ use std::fmt;
 
 use crate::board::{Board, Vertex};
 use crate::game::{EndReason, Game};
-use crate::point::{Color, Point};
+use crate::point::{ByColor, Color, Point};
 use crate::rules::{Komi, Scoring};
 
 /// Who owns each point at the count.
@@ -340,7 +340,12 @@ pub fn area_score(board: &Board, dead: &[Point], komi: Komi) -> Score {
 /// fill without leaving its own chain in atari; empty regions bordered by a
 /// chain in seki count for nobody.
 #[must_use]
-pub fn territory_score(board: &Board, dead: &[Point], prisoners: [u32; 2], komi: Komi) -> Score {
+pub fn territory_score(
+    board: &Board,
+    dead: &[Point],
+    prisoners: ByColor<u32>,
+    komi: Komi,
+) -> Score {
     let (cleared, removed) = remove_dead(board, dead);
     let n = usize::from(board.size().get());
     let index = |v: Vertex| {
@@ -385,8 +390,8 @@ pub fn territory_score(board: &Board, dead: &[Point], prisoners: [u32; 2], komi:
     Score {
         scoring: Scoring::Territory,
         komi,
-        black: black + prisoners[0] + dead_white,
-        white: white + prisoners[1] + dead_black,
+        black: black + prisoners.black + dead_white,
+        white: white + prisoners.white + dead_black,
         neutral,
         dead: removed.into_iter().map(|(p, _)| p).collect(),
         ownership,
@@ -486,12 +491,9 @@ impl Game {
         let komi = self.rules().komi;
         match self.rules().scoring {
             Scoring::Area => area_score(board, dead, komi),
-            Scoring::Territory => territory_score(
-                board,
-                dead,
-                [board.prisoners(Color::Black), board.prisoners(Color::White)],
-                komi,
-            ),
+            Scoring::Territory => {
+                territory_score(board, dead, ByColor::from_fn(|c| board.prisoners(c)), komi)
+            }
         }
     }
 

@@ -116,7 +116,7 @@ struct State {
     board: Board,
     ascii: String,
     hash: u64,
-    prisoners: [u32; 2],
+    prisoners: baduk::ByColor<u32>,
     ko_point: Option<usize>,
     move_number: usize,
     moves: Vec<Move>,
@@ -134,7 +134,7 @@ fn state(game: &Game) -> State {
         board: b.clone(),
         ascii: b.to_ascii(),
         hash: b.hash(),
-        prisoners: [b.prisoners(Color::Black), b.prisoners(Color::White)],
+        prisoners: baduk::ByColor::from_fn(|c| b.prisoners(c)),
         ko_point: b.ko_point(),
         move_number: game.move_number(),
         moves: game.moves().to_vec(),
@@ -275,9 +275,9 @@ fn run_game(size: u8, preset: usize, steps: &[Step], seed: u64) {
     let mut game = Game::new(rules);
     // Stones placed and lost by each colour, and the same before each move
     // (to take back with undo).
-    let mut placed = [0u32; 2];
-    let mut lost = [0u32; 2];
-    let mut counts_before: Vec<([u32; 2], [u32; 2])> = Vec::new();
+    let mut placed = baduk::ByColor::both(0u32);
+    let mut lost = baduk::ByColor::both(0u32);
+    let mut counts_before: Vec<(baduk::ByColor<u32>, baduk::ByColor<u32>)> = Vec::new();
     let mut states_before: Vec<State> = Vec::new();
     let mut history: Vec<(Board, Color)> = vec![(game.board().clone(), game.to_move())];
 
@@ -337,7 +337,7 @@ fn run_game(size: u8, preset: usize, steps: &[Step], seed: u64) {
 
         // Stones: placed minus captured, per colour.
         if let baduk::Action::Play(p) = mv.action {
-            placed[mv.color.index()] += 1;
+            placed[mv.color] += 1;
             // The stones this move took off: the opponent's, or for a
             // suicide the mover's own chain (counted below from the board).
             let mut taken = 0;
@@ -357,8 +357,8 @@ fn run_game(size: u8, preset: usize, steps: &[Step], seed: u64) {
                     );
                 }
             }
-            lost[mv.color.opponent().index()] += taken;
-            lost[mv.color.index()] += own_loss;
+            lost[mv.color.opponent()] += taken;
+            lost[mv.color] += own_loss;
             if own_loss > 0 {
                 assert_eq!(
                     outcome.captured.len() as u32,
@@ -378,18 +378,14 @@ fn run_game(size: u8, preset: usize, steps: &[Step], seed: u64) {
             assert_eq!(board, &before, "a pass changed the board");
         }
         for c in [Color::Black, Color::White] {
-            let expected = placed[c.index()] - lost[c.index()];
+            let expected = placed[c] - lost[c];
             assert_eq!(
                 board.stone_count(c) as u32,
                 expected,
                 "{c} stones after {mv}\n{board:?}"
             );
             // Prisoners: the other colour's stones that left the board.
-            assert_eq!(
-                board.prisoners(c),
-                lost[c.opponent().index()],
-                "{c} prisoners"
-            );
+            assert_eq!(board.prisoners(c), lost[c.opponent()], "{c} prisoners");
         }
 
         // Undo gives back the state before the move, which is also the

@@ -115,7 +115,7 @@ struct Snapshot {
     board: Board,
     ascii: String,
     hash: u64,
-    prisoners: [u32; 2],
+    prisoners: baduk::ByColor<u32>,
     ko_point: Option<usize>,
     ko_forbidden: Vec<Point>,
     move_number: usize,
@@ -133,7 +133,7 @@ fn snapshot(game: &Game) -> Snapshot {
         board: b.clone(),
         ascii: b.to_ascii(),
         hash: b.hash(),
-        prisoners: [b.prisoners(Color::Black), b.prisoners(Color::White)],
+        prisoners: baduk::ByColor::from_fn(|c| b.prisoners(c)),
         ko_point: b.ko_point(),
         ko_forbidden: game.ko_forbidden_points(),
         move_number: game.move_number(),
@@ -516,7 +516,7 @@ fn seki_liberties_count_for_nobody_under_area_and_territory_scoring() {
     assert_eq!((area.black, area.white, area.neutral), (21, 26, 2));
     assert_eq!(area.result().to_string(), "W+12");
 
-    let territory = territory_score(&board, &verdict.dead, [0, 0], komi("6.5"));
+    let territory = territory_score(&board, &verdict.dead, baduk::ByColor::both(0), komi("6.5"));
     assert_eq!(territory.ownership[index("C1")], Owner::Neutral);
     assert_eq!(territory.ownership[index("E1")], Owner::Neutral);
     assert_eq!(
@@ -639,7 +639,8 @@ fn a_dead_stone_inside_pass_alive_territory_is_removed() {
 
     // What a board marks as territory: the empty points and the dead
     // stone's, not the living stones, under either scoring.
-    let territory = baduk::score::territory_score(&board, &verdict.dead, [0, 0], komi("6.5"));
+    let territory =
+        baduk::score::territory_score(&board, &verdict.dead, baduk::ByColor::both(0), komi("6.5"));
     for counted in [&score, &territory] {
         let marked = |color: Color| -> Vec<String> {
             counted
@@ -1047,7 +1048,7 @@ fn undo_restores_the_exact_state_before_a_capture() {
     assert_eq!(play(&mut game, "C3"), ["B3"]);
     let after_capture = snapshot(&game);
     assert_eq!(after_capture.ko_forbidden, [pt(&game, "B3")]);
-    assert_eq!(after_capture.prisoners, [1, 0]);
+    assert_eq!(after_capture.prisoners, baduk::ByColor::new(1, 0));
     play(&mut game, "A1");
     assert_eq!(forbidden(&game), Vec::<String>::new());
 

@@ -1,33 +1,9 @@
 //! gRPC plumbing every service shares: the server (health, reflection, the
 //! observed layer, browsers), a client interceptor that passes the trace
-//! on, the service key, and the status codes a client may rely on.
+//! on, the service key, and the status codes a client may rely on. (Ids
+//! from the wire are checked in `ttakji_proto::ids`.)
 
 use tonic::{Request, Status};
-
-/// The longest id a client may send; ours are 32 hex digits.
-pub const MAX_ID_LEN: usize = 64;
-
-/// Checks an id from the wire (a game, a user, a ticket): 1 to
-/// [`MAX_ID_LEN`] letters, digits or `-`. INVALID_ARGUMENT names `field`.
-///
-/// # Errors
-/// When the id is empty, too long or holds other characters.
-pub fn id<'a>(value: &'a str, field: &str) -> Result<&'a str, Status> {
-    if value.is_empty() {
-        return Err(Status::invalid_argument(format!("{field} is empty")));
-    }
-    if value.len() > MAX_ID_LEN
-        || !value
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-')
-    {
-        return Err(Status::invalid_argument(format!(
-            "{field} {:?} is not an id",
-            value.chars().take(80).collect::<String>()
-        )));
-    }
-    Ok(value)
-}
 
 /// The metadata an internal call carries its service key in.
 pub const SERVICE_KEY_HEADER: &str = "ttakji-service-key";

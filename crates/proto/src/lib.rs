@@ -1,9 +1,15 @@
-//! Code generated from the gRPC contracts in `proto/ttakji/v1`, and nothing else.
+//! The gRPC contracts in `proto/ttakji/v1`: the code generated from them,
+//! and, written once for every service, the ids and values a request
+//! carries, checked and turned into the rules' own types.
 
-#![allow(missing_debug_implementations, clippy::all, clippy::pedantic)]
+pub mod convert;
+pub mod ids;
+
+pub use ids::{GameId, UserId};
 
 /// Package `ttakji.v1`: the public API, the authority's internal API, game
 /// events and the bus envelope.
+#[allow(missing_debug_implementations, clippy::all, clippy::pedantic)]
 pub mod v1 {
     tonic::include_proto!("ttakji.v1");
 }

@@ -20,6 +20,7 @@ use ttakji_platform::bus::{self, Bus};
 use ttakji_platform::now_unix_ms;
 use ttakji_platform::shutdown::Shutdown;
 use ttakji_platform::store::Database;
+use ttakji_proto::UserId;
 use ttakji_proto::v1 as pb;
 
 use crate::game::{CountAction, OnlineGame, Refusal, Requested, Step};
@@ -88,7 +89,7 @@ pub enum Command {
     /// belong to the caller's trace.
     Submit {
         span: tracing::Span,
-        user_id: String,
+        user_id: UserId,
         number: u32,
         action: Requested,
         /// The computer seat's action, from the player whose client thinks.
@@ -98,13 +99,13 @@ pub enum Command {
     /// The player moves the computer's thinking to the server or back.
     SwitchAiEngine {
         span: tracing::Span,
-        user_id: String,
+        user_id: UserId,
         engine: AiEngine,
         reply: Reply<pb::GameSnapshot>,
     },
     TakeBack {
         span: tracing::Span,
-        user_id: String,
+        user_id: UserId,
         move_count: u32,
         reply: Reply<pb::GameSnapshot>,
     },
@@ -116,25 +117,25 @@ pub enum Command {
     },
     OfferDraw {
         span: tracing::Span,
-        user_id: String,
+        user_id: UserId,
         reply: Reply<pb::GameSnapshot>,
     },
     AnswerDraw {
         span: tracing::Span,
-        user_id: String,
+        user_id: UserId,
         accept: bool,
         reply: Reply<pb::GameSnapshot>,
     },
     SettleCount {
         span: tracing::Span,
-        user_id: String,
+        user_id: UserId,
         action: CountAction,
         reply: Reply<pb::GameSnapshot>,
     },
     /// A gateway's word that a player is connected or gone.
     Presence {
         span: tracing::Span,
-        user_id: String,
+        user_id: UserId,
         connected: bool,
         reply: Reply<()>,
     },

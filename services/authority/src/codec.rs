@@ -15,7 +15,7 @@
 //! | seats the computer plays | their colours, `B`, `W`, `BW`; empty for none |
 //! | where the computer thinks | `server`, `client` |
 
-use baduk::{BoardSize, Color, EndReason, Point};
+use baduk::{BoardSize, ByColor, Color, EndReason, Point};
 use baduk_ai::Level;
 
 use crate::records::{AiEngine, StoredCounting};
@@ -161,45 +161,45 @@ pub fn move_counts(text: &str) -> Result<Vec<u32>, Unreadable> {
 }
 
 #[must_use]
-pub fn away_text(away: &[Option<i64>; 2]) -> String {
+pub fn away_text(away: &ByColor<Option<i64>>) -> String {
     [Color::Black, Color::White]
         .into_iter()
-        .filter_map(|c| away[c.index()].map(|t| format!("{}:{t}", color_text(c))))
+        .filter_map(|c| away[c].map(|t| format!("{}:{t}", color_text(c))))
         .collect::<Vec<_>>()
         .join(",")
 }
 
 /// # Errors
 /// When `text` is not what [`away_text`] writes.
-pub fn away(text: &str) -> Result<[Option<i64>; 2], Unreadable> {
-    let mut away = [None; 2];
+pub fn away(text: &str) -> Result<ByColor<Option<i64>>, Unreadable> {
+    let mut away = ByColor::both(None);
     if text.is_empty() {
         return Ok(away);
     }
     for part in text.split(',') {
         let bad = || unreadable("absence", part);
         let (c, t) = part.split_once(':').ok_or_else(bad)?;
-        away[color(c).map_err(|_| bad())?.index()] = Some(t.parse().map_err(|_| bad())?);
+        away[color(c).map_err(|_| bad())?] = Some(t.parse().map_err(|_| bad())?);
     }
     Ok(away)
 }
 
 #[must_use]
-pub fn seats_text(seats: &[bool; 2]) -> String {
+pub fn seats_text(seats: &ByColor<bool>) -> String {
     [Color::Black, Color::White]
         .into_iter()
-        .filter(|c| seats[c.index()])
+        .filter(|&c| seats[c])
         .map(color_text)
         .collect()
 }
 
 /// # Errors
 /// When `text` is not what [`seats_text`] writes.
-pub fn seats(text: &str) -> Result<[bool; 2], Unreadable> {
-    let mut seats = [false; 2];
+pub fn seats(text: &str) -> Result<ByColor<bool>, Unreadable> {
+    let mut seats = ByColor::both(false);
     for c in text.chars() {
         let c = color(c.encode_utf8(&mut [0; 4])).map_err(|_| unreadable("seats", text))?;
-        seats[c.index()] = true;
+        seats[c] = true;
     }
     Ok(seats)
 }
@@ -235,7 +235,7 @@ pub fn ai_engine(text: &str) -> Result<AiEngine, Unreadable> {
 
 #[cfg(test)]
 mod tests {
-    use baduk::{BoardSize, Color, EndReason};
+    use baduk::{BoardSize, ByColor, Color, EndReason};
     use baduk_ai::Level;
 
     #[test]
@@ -328,12 +328,13 @@ mod tests {
             assert!(super::counting(bad, size).is_err(), "{bad}");
         }
         assert!(super::move_counts("5,,6").is_err());
-        let away = [None, Some(1_795_910_400_000)];
+        let away = ByColor::new(None, Some(1_795_910_400_000));
         assert_eq!(super::away_text(&away), "W:1795910400000");
         assert_eq!(super::away(&super::away_text(&away)), Ok(away));
-        assert_eq!(super::away(""), Ok([None, None]));
+        assert_eq!(super::away(""), Ok(ByColor::both(None)));
         assert!(super::away("X:1").is_err() && super::away("B:soon").is_err());
-        for seats in [[false, false], [true, false], [false, true], [true, true]] {
+        for (black, white) in [(false, false), (true, false), (false, true), (true, true)] {
+            let seats = ByColor::new(black, white);
             assert_eq!(super::seats(&super::seats_text(&seats)), Ok(seats));
         }
         assert!(super::seats("Q").is_err());

@@ -23,7 +23,7 @@ mod step;
 mod tests;
 
 use baduk::sgf::Record;
-use baduk::{Action, Color, EndReason, Game, GameResult, Move, Point, Score};
+use baduk::{Action, ByColor, Color, EndReason, Game, GameResult, Move, Point, Score};
 use baduk_ai::{Decision, Level};
 
 pub use counting::{COUNTING_SECONDS, Counting};
@@ -98,9 +98,9 @@ pub struct OnlineGame {
     /// The open count of a territory game after two passes.
     counting: Option<Counting>,
     /// Since when each seat's player has been away (Unix ms), by colour.
-    away: [Option<i64>; 2],
+    away: ByColor<Option<i64>>,
     /// The seats the computer plays now for a player who is away.
-    stand_ins: [bool; 2],
+    stand_ins: ByColor<bool>,
     /// The numbers of the moves the computer played standing in.
     stand_in_moves: Vec<u32>,
 }
@@ -123,8 +123,8 @@ impl OnlineGame {
             draw_offer: None,
             finished_at: 0,
             counting: None,
-            away: [None; 2],
-            stand_ins: [false; 2],
+            away: ByColor::both(None),
+            stand_ins: ByColor::both(false),
             stand_in_moves: Vec::new(),
         };
         let started = Event {
@@ -313,7 +313,7 @@ impl OnlineGame {
             .ai
             .filter(|_| self.meta.ai_engine == AiEngine::Server);
         level
-            .or_else(|| self.stand_ins[color.index()].then_some(STAND_IN_LEVEL))
+            .or_else(|| self.stand_ins[color].then_some(STAND_IN_LEVEL))
             .map(|level| (color, level))
     }
 
@@ -490,7 +490,7 @@ impl OnlineGame {
             Decision::Play(p) if self.game.check(color, p).is_ok() => Act::Place(p),
             Decision::Play(_) | Decision::Pass => Act::Pass,
             // Standing in, the computer never gives up the player's game.
-            Decision::Resign if self.stand_ins[color.index()] => Act::Pass,
+            Decision::Resign if self.stand_ins[color] => Act::Pass,
             Decision::Resign => Act::Resign,
         };
         self.act(color, act, now).ok()
@@ -539,7 +539,7 @@ impl OnlineGame {
         }
         if self.finished.is_some() {
             return Err(Refusal::UndoAfterTheEnd {
-                game_id: self.meta.id.clone(),
+                game_id: self.meta.id.to_string(),
             });
         }
         if self.counting.is_some() {
@@ -584,7 +584,7 @@ impl OnlineGame {
         let color = self.computer_against(user_id)?;
         if self.meta.ai_engine != AiEngine::Client {
             return Err(Refusal::ComputerThinksOnServer {
-                game_id: self.meta.id.clone(),
+                game_id: self.meta.id.to_string(),
             });
         }
         Ok(color)
@@ -604,7 +604,7 @@ impl OnlineGame {
         self.computer_against(user_id)?;
         if let Some(finished) = &self.finished {
             return Err(Refusal::GameOver {
-                game_id: self.meta.id.clone(),
+                game_id: self.meta.id.to_string(),
                 reason: finished.reason,
             });
         }
@@ -628,7 +628,7 @@ impl OnlineGame {
         let color = self.player(user_id)?.opponent();
         if self.meta.seat(color).ai.is_none() {
             return Err(Refusal::NoComputerSeat {
-                game_id: self.meta.id.clone(),
+                game_id: self.meta.id.to_string(),
             });
         }
         Ok(color)
@@ -638,7 +638,7 @@ impl OnlineGame {
         self.meta
             .color_of(user_id)
             .ok_or_else(|| Refusal::NotAPlayer {
-                game_id: self.meta.id.clone(),
+                game_id: self.meta.id.to_string(),
             })
     }
 
@@ -657,7 +657,7 @@ impl OnlineGame {
         let color = self.player(user_id)?;
         if let Some(finished) = &self.finished {
             return Err(Refusal::GameOver {
-                game_id: self.meta.id.clone(),
+                game_id: self.meta.id.to_string(),
                 reason: finished.reason,
             });
         }
@@ -688,7 +688,7 @@ impl OnlineGame {
     fn act(&self, color: Color, act: Act, now: i64) -> Result<Step, Refusal> {
         if let Some(finished) = &self.finished {
             return Err(Refusal::GameOver {
-                game_id: self.meta.id.clone(),
+                game_id: self.meta.id.to_string(),
                 reason: finished.reason,
             });
         }
@@ -726,7 +726,7 @@ impl OnlineGame {
                     .map_err(Refusal::Illegal)?;
                 next.captured.push(&outcome.captured);
                 let number = outcome.move_number;
-                let by_stand_in = next.stand_ins[color.index()];
+                let by_stand_in = next.stand_ins[color];
                 if by_stand_in {
                     next.stand_in_moves.push(number as u32);
                 }

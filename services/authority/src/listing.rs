@@ -9,6 +9,7 @@
 
 use baduk::Rules;
 use tonic::Status;
+use ttakji_proto::GameId;
 use ttakji_proto::v1 as pb;
 
 use ttakji_platform::store::Database;
@@ -100,11 +101,9 @@ fn number(text: &str) -> Result<i64, Status> {
 }
 
 fn game_id(text: &str) -> Result<String, Status> {
-    if !text.is_empty() && text.len() <= 64 && text.bytes().all(|b| b.is_ascii_alphanumeric()) {
-        Ok(text.to_owned())
-    } else {
-        Err(bad_token("is not readable"))
-    }
+    GameId::parse(text)
+        .map(GameId::into_string)
+        .map_err(|_| bad_token("is not readable"))
 }
 
 /// A page of a list, as `ListGameSummaries` answers it: one query for the
@@ -192,7 +191,7 @@ pub fn summary(row: &SummaryRow, viewer: Option<&str>) -> Result<pb::GameSummary
                     Some(b'W') => pb::Color::White,
                     _ => pb::Color::Unspecified,
                 } as i32,
-                reason: view::end_reason_to_pb(reason) as i32,
+                reason: pb::EndReason::from(reason) as i32,
                 text: text.clone(),
                 count: None,
             })
@@ -213,7 +212,7 @@ pub fn summary(row: &SummaryRow, viewer: Option<&str>) -> Result<pb::GameSummary
         board_size: u32::try_from(row.board_size).unwrap_or(0),
         ruleset: row.ruleset.clone(),
         komi: view::komi_points(i32::try_from(row.komi_half).unwrap_or(0)),
-        scoring: view::scoring_to_pb(rules.scoring) as i32,
+        scoring: pb::Scoring::from(rules.scoring) as i32,
         against_computer: black.ai_level != 0 || white.ai_level != 0,
         black: Some(black),
         white: Some(white),

@@ -22,6 +22,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use ttakji_platform::authorities::{SHARDS, shard_of};
+use ttakji_proto::GameId;
 
 pub use leases::{LeaseConfig, Leases};
 
@@ -142,11 +143,12 @@ impl Ownership {
     /// A new game id whose shard is served here, for a game whose creator
     /// left the choice to the authority.
     #[must_use]
-    pub fn new_local_id(&self) -> Option<String> {
+    pub fn new_local_id(&self) -> Option<GameId> {
         let now = Instant::now();
         (0..SHARDS * 16)
             .map(|_| uuid::Uuid::new_v4().simple().to_string())
             .find(|id| matches!(self.placement_of(shard_of(id), now), Placement::Here { .. }))
+            .and_then(|id| GameId::from_wire(id).ok())
     }
 
     /// The shards held here (whether or not still served).

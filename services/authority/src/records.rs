@@ -1,8 +1,9 @@
 //! What a game is apart from its moves, and what one accepted action
 //! writes: plain typed values shared by the game's rules and the store.
 
-use baduk::{Color, EndReason, GameResult, Point, Rules};
+use baduk::{ByColor, Color, EndReason, GameResult, Point, Rules};
 use baduk_ai::Level;
+use ttakji_proto::GameId;
 
 /// A seat at the board.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,7 +28,7 @@ pub enum AiEngine {
 /// What a game is apart from its moves.
 #[derive(Debug, Clone)]
 pub struct GameMeta {
-    pub id: String,
+    pub id: GameId,
     pub rules: Rules,
     pub black: Seat,
     pub white: Seat,
@@ -100,9 +101,9 @@ pub struct StoredGame {
     /// The stones a finished game's count took off as dead.
     pub dead_stones: Vec<Point>,
     /// Since when each seat's player has been away (Unix ms), by colour.
-    pub away: [Option<i64>; 2],
+    pub away: ByColor<Option<i64>>,
     /// The seats the computer plays now for a player who is away.
-    pub stand_ins: [bool; 2],
+    pub stand_ins: ByColor<bool>,
 }
 
 /// A territory game's count while its players agree on the dead stones.
@@ -157,8 +158,8 @@ pub struct Write {
     pub resumed_after: Vec<u32>,
     /// Since when each seat's player has been away, and the seats the
     /// computer plays now.
-    pub away: [Option<i64>; 2],
-    pub stand_ins: [bool; 2],
+    pub away: ByColor<Option<i64>>,
+    pub stand_ins: ByColor<bool>,
     /// Where the computer thinks.
     pub ai_engine: AiEngine,
     pub insert_move: Option<StoredMove>,

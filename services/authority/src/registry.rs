@@ -9,6 +9,7 @@ use tonic::Status;
 use ttakji_platform::bus::Bus;
 use ttakji_platform::shutdown::Shutdown;
 use ttakji_platform::store::Database;
+use ttakji_proto::GameId;
 use ttakji_proto::v1 as pb;
 
 use crate::actor::{Actor, AiConfig, Command};
@@ -121,7 +122,8 @@ impl Registry {
         let ids = store::playing_games(&self.inner.db).await?;
         let mut loaded = 0;
         for id in ids.iter().filter(|id| keep(id)) {
-            match self.mailbox(id).await {
+            let checked = GameId::parse(id);
+            match async { self.mailbox(&checked?).await }.await {
                 Ok(_) => loaded += 1,
                 Err(status) => tracing::error!(game_id = %id, %status, "game not loaded"),
             }
@@ -210,7 +212,7 @@ impl Registry {
         let snapshot = view::snapshot(&state, false);
         metrics::gauge!("ttakji_live_games").increment(1.0);
         let tx = self.start(state, store::FIRST_EPOCH);
-        self.inner.actors.lock().await.insert(id.clone(), tx);
+        self.inner.actors.lock().await.insert(id.to_string(), tx);
         drop(creating);
         self.forget_slot(&id, &slot).await;
         let _ = self
@@ -243,7 +245,8 @@ impl Registry {
     /// finished one anywhere (it is never written again). A game is loaded
     /// (or created) by one caller at a time, in its own slot: a slow load
     /// holds up that game's callers and no other game's.
-    pub async fn mailbox(&self, game_id: &str) -> Result<mpsc::Sender<Command>, Status> {
+    pub async fn mailbox(&self, id: &GameId) -> Result<mpsc::Sender<Command>, Status> {
+        let game_id = id.as_str();
         if let Some(tx) = self.live(game_id).await {
             return Ok(tx);
         }
@@ -370,7 +373,7 @@ impl Registry {
     /// Sends a command and waits for its answer.
     pub async fn ask<T>(
         &self,
-        game_id: &str,
+        game_id: &GameId,
         make: impl Fn(tokio::sync::oneshot::Sender<T>) -> Command,
     ) -> Result<T, Status> {
         // An actor that has just unloaded itself (idle), or found the game
@@ -402,6 +405,7 @@ mod tests {
     use baduk::Rules;
     use ttakji_platform::bus::Bus;
     use ttakji_platform::store::Database;
+    use ttakji_proto::GameId;
 
     use super::Registry;
     use crate::ownership::Ownership;
@@ -414,7 +418,7 @@ mod tests {
             ai: None,
         };
         GameMeta {
-            id: id.to_owned(),
+            id: GameId::parse(id).expect("an id"),
             rules: Rules::ttakji(),
             black: seat("b"),
             white: seat("w"),
@@ -446,14 +450,22 @@ mod tests {
         let slot = registry.loading_slot(&slow).await;
         let loading = slot.lock().await;
 
-        let found = tokio::time::timeout(Duration::from_secs(5), registry.mailbox(&other)).await;
+        let found = tokio::time::timeout(
+            Duration::from_secs(5),
+            registry.mailbox(&GameId::parse(&other).expect("an id")),
+        )
+        .await;
         assert!(
             matches!(found, Ok(Ok(_))),
             "another game's lookup waits for the load: {found:?}"
         );
         let waiting = registry.clone();
         let slow_id = slow.clone();
-        let behind = tokio::spawn(async move { waiting.mailbox(&slow_id).await });
+        let behind = tokio::spawn(async move {
+            waiting
+                .mailbox(&GameId::parse(&slow_id).expect("an id"))
+                .await
+        });
         tokio::time::sleep(Duration::from_millis(200)).await;
         assert!(
             !behind.is_finished(),

@@ -3,8 +3,10 @@
 
 use baduk::Rules;
 use tonic::{Request, Response, Status};
+use ttakji_proto::convert as wire;
 use ttakji_proto::v1 as pb;
 use ttakji_proto::v1::authority_service_server::AuthorityService;
+use ttakji_proto::{GameId, UserId};
 
 use crate::actor::Command;
 use crate::convert;
@@ -58,13 +60,13 @@ const MAX_NAME_LEN: usize = 40;
 
 fn seat(seat: Option<&pb::Seat>, which: &str) -> Result<Seat, Status> {
     let seat = seat.ok_or_else(|| Status::invalid_argument(format!("{which} seat is missing")))?;
-    if seat.nickname.chars().count() > MAX_NAME_LEN || seat.user_id.len() > convert::MAX_ID_LEN {
+    if seat.nickname.chars().count() > MAX_NAME_LEN {
         return Err(Status::invalid_argument(format!(
-            "{which} seat's name or id is too long"
+            "{which} seat's name is longer than {MAX_NAME_LEN} characters"
         )));
     }
     if seat.user_id.is_empty() {
-        let level = convert::level(seat.ai_level)?;
+        let level = wire::level(seat.ai_level)?;
         let name = if seat.nickname.is_empty() {
             format!("{} AI", capitalised(level.name()))
         } else {
@@ -84,7 +86,7 @@ fn seat(seat: Option<&pb::Seat>, which: &str) -> Result<Seat, Status> {
             )));
         }
         Ok(Seat {
-            user_id: Some(seat.user_id.clone()),
+            user_id: Some(UserId::parse(&seat.user_id)?.into_string()),
             name: seat.nickname.clone(),
             ai: None,
         })
@@ -139,95 +141,90 @@ impl AuthorityService for Authority {
         &self,
         request: Request<pb::CreateGameRequest>,
     ) -> Result<Response<pb::CreateGameResponse>, Status> {
-        {
-            let given = request.get_ref().game_id.clone();
-            let owner = if given.is_empty() {
-                true
-            } else {
-                self.serves(&given)?
-            };
-            let req = request.into_inner();
-            let size = convert::board_size(req.board_size)?;
-            let ruleset = if req.ruleset.is_empty() {
-                "ttakji"
-            } else {
-                req.ruleset.as_str()
-            };
-            let mut rules = Rules::named(ruleset)
-                .map_err(|e| Status::invalid_argument(e.to_string()))?
-                .with_board_size(size);
-            if let Some(half) = req.komi_half_points {
-                rules = rules.with_komi(convert::komi(half)?);
-            }
-            let black = seat(req.black.as_ref(), "black")?;
-            let white = seat(req.white.as_ref(), "white")?;
-            let computer = [&req.black, &req.white]
-                .into_iter()
-                .flatten()
-                .find(|s| s.user_id.is_empty());
-            let ai_engine = convert::ai_engine(computer.map_or(0, |s| s.ai_engine))?;
-            if black.ai.is_some() && white.ai.is_some() {
-                return Err(Status::invalid_argument("a game needs at least one person"));
-            }
-            if black.user_id.is_some() && black.user_id == white.user_id {
-                return Err(Status::invalid_argument("a player cannot take both seats"));
-            }
-            let meta = GameMeta {
-                id: if req.game_id.is_empty() {
-                    self.registry.ownership().new_local_id().ok_or_else(|| {
-                        unavailable(
-                            "this authority serves no games right now; try again",
-                            std::time::Duration::from_millis(100),
-                        )
-                    })?
-                } else if req.game_id.len() == 32
-                    && req
-                        .game_id
-                        .bytes()
-                        .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
-                {
-                    req.game_id.clone()
-                } else {
-                    return Err(Status::invalid_argument(
-                        "game_id must be 32 lowercase hex digits",
-                    ));
-                },
-                ranked: req.ranked && black.ai.is_none() && white.ai.is_none(),
-                rules,
-                black,
-                white,
-                seconds_per_move: convert::seconds_per_move(req.seconds_per_move)?,
-                keep_colors: req.keep_colors_on_rematch,
-                created_at: ttakji_platform::now_unix_ms(),
-                stand_in: false,
-                ai_engine,
-                ladder_rating: req.ladder_rating,
-            };
-            // A stand-in only between two people in a casual game: in
-            // a ranked one the clock runs for a player who is away.
-            let meta = GameMeta {
-                stand_in: req.computer_stands_in
-                    && !meta.ranked
-                    && !req.ranked
-                    && !meta.is_ai_game(),
-                ..meta
-            };
-            if meta.is_ai_game() && meta.ai_engine == AiEngine::Server {
-                let person = meta.black.user_id.as_ref().or(meta.white.user_id.as_ref());
-                if let Some(person) = person {
-                    within_server_ai_limit(&self.registry, person, &meta.id, req.server_ai_limit)
-                        .await?;
-                }
-            }
-            tracing::info!(game_id = %meta.id, "game created");
-            let computer_engine = meta.is_ai_game().then_some(meta.ai_engine);
-            let game = self.registry.create(meta).await?;
-            if let Some(engine) = computer_engine {
-                metrics::counter!("ttakji_ai_games_started_total", "engine" => codec::ai_engine_text(engine))
-                        .increment(1);
-            }
-            Ok(self.answer(pb::CreateGameResponse { game: Some(game) }, owner))
+        let given = request.get_ref().game_id.clone();
+        let owner = if given.is_empty() {
+            true
+        } else {
+            self.serves(&given)?
+        };
+        let req = request.into_inner();
+        let size = wire::board_size(req.board_size)?;
+        let ruleset = if req.ruleset.is_empty() {
+            "ttakji"
+        } else {
+            req.ruleset.as_str()
+        };
+        let mut rules = Rules::named(ruleset)
+            .map_err(|e| Status::invalid_argument(e.to_string()))?
+            .with_board_size(size);
+        if let Some(half) = req.komi_half_points {
+            rules = rules.with_komi(wire::komi(half)?);
         }
+        let black = seat(req.black.as_ref(), "black")?;
+        let white = seat(req.white.as_ref(), "white")?;
+        let computer = [&req.black, &req.white]
+            .into_iter()
+            .flatten()
+            .find(|s| s.user_id.is_empty());
+        let ai_engine = convert::ai_engine(computer.map_or(0, |s| s.ai_engine))?;
+        if black.ai.is_some() && white.ai.is_some() {
+            return Err(Status::invalid_argument("a game needs at least one person"));
+        }
+        if black.user_id.is_some() && black.user_id == white.user_id {
+            return Err(Status::invalid_argument("a player cannot take both seats"));
+        }
+        let meta = GameMeta {
+            id: if req.game_id.is_empty() {
+                self.registry.ownership().new_local_id().ok_or_else(|| {
+                    unavailable(
+                        "this authority serves no games right now; try again",
+                        std::time::Duration::from_millis(100),
+                    )
+                })?
+            } else if req.game_id.len() == 32
+                && req
+                    .game_id
+                    .bytes()
+                    .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+            {
+                GameId::parse(&req.game_id)?
+            } else {
+                return Err(Status::invalid_argument(
+                    "game_id must be 32 lowercase hex digits",
+                ));
+            },
+            ranked: req.ranked && black.ai.is_none() && white.ai.is_none(),
+            rules,
+            black,
+            white,
+            seconds_per_move: convert::seconds_per_move(req.seconds_per_move)?,
+            keep_colors: req.keep_colors_on_rematch,
+            created_at: ttakji_platform::now_unix_ms(),
+            stand_in: false,
+            ai_engine,
+            ladder_rating: req.ladder_rating,
+        };
+        // A stand-in only between two people in a casual game: in
+        // a ranked one the clock runs for a player who is away.
+        let meta = GameMeta {
+            stand_in: req.computer_stands_in && !meta.ranked && !req.ranked && !meta.is_ai_game(),
+            ..meta
+        };
+        if meta.is_ai_game() && meta.ai_engine == AiEngine::Server {
+            let person = meta.black.user_id.as_ref().or(meta.white.user_id.as_ref());
+            if let Some(person) = person {
+                within_server_ai_limit(&self.registry, person, &meta.id, req.server_ai_limit)
+                    .await?;
+            }
+        }
+        tracing::info!(game_id = %meta.id, "game created");
+        let computer_engine = meta.is_ai_game().then_some(meta.ai_engine);
+        let game = self.registry.create(meta).await?;
+        if let Some(engine) = computer_engine {
+            metrics::counter!("ttakji_ai_games_started_total", "engine" => codec::ai_engine_text(engine))
+                    .increment(1);
+        }
+        Ok(self.answer(pb::CreateGameResponse { game: Some(game) }, owner))
     }
 
     #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
@@ -235,17 +232,15 @@ impl AuthorityService for Authority {
         &self,
         request: Request<pb::LoadGameRequest>,
     ) -> Result<Response<pb::LoadGameResponse>, Status> {
-        {
-            let owner = self.serves(&request.get_ref().game_id)?;
-            let req = request.into_inner();
-            let id = convert::game_id(&req.game_id)?;
-            let preview = req.include_score_preview;
-            let game = self
-                .registry
-                .ask(id, |reply| Command::Snapshot { preview, reply })
-                .await?;
-            Ok(self.answer(pb::LoadGameResponse { game: Some(game) }, owner))
-        }
+        let req = request.into_inner();
+        let id = GameId::parse(&req.game_id)?;
+        let owner = self.serves(&id)?;
+        let preview = req.include_score_preview;
+        let game = self
+            .registry
+            .ask(&id, |reply| Command::Snapshot { preview, reply })
+            .await?;
+        Ok(self.answer(pb::LoadGameResponse { game: Some(game) }, owner))
     }
 
     #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id, user_id = %request.get_ref().user_id, move_number = request.get_ref().move_number))]
@@ -253,43 +248,39 @@ impl AuthorityService for Authority {
         &self,
         request: Request<pb::SubmitActionRequest>,
     ) -> Result<Response<pb::SubmitActionResponse>, Status> {
-        {
-            let owner = self.serves(&request.get_ref().game_id)?;
-            let req = request.into_inner();
-            let id = convert::game_id(&req.game_id)?.to_owned();
-            if req.user_id.is_empty() {
-                return Err(Status::invalid_argument("user_id is empty"));
+        let req = request.into_inner();
+        let id = GameId::parse(&req.game_id)?;
+        let owner = self.serves(&id)?;
+        let user = UserId::parse(&req.user_id)?;
+        let action = match &req.action {
+            None => {
+                return Err(Status::invalid_argument("no action: place, pass or resign"));
             }
-            let action = match &req.action {
-                None => {
-                    return Err(Status::invalid_argument("no action: place, pass or resign"));
-                }
-                Some(pb::submit_action_request::Action::Pass(_)) => Requested::Pass,
-                Some(pb::submit_action_request::Action::Resign(_)) => Requested::Resign,
-                Some(pb::submit_action_request::Action::Place(p)) => Requested::Place {
-                    column: p.column,
-                    row: p.row,
-                },
-            };
-            let (mv, game) = self
-                .registry
-                .ask(&id, |reply| Command::Submit {
-                    span: tracing::Span::current(),
-                    user_id: req.user_id.clone(),
-                    number: req.move_number,
-                    action,
-                    for_computer: req.for_computer,
-                    reply,
-                })
-                .await??;
-            Ok(self.answer(
-                pb::SubmitActionResponse {
-                    r#move: mv,
-                    game: Some(game),
-                },
-                owner,
-            ))
-        }
+            Some(pb::submit_action_request::Action::Pass(_)) => Requested::Pass,
+            Some(pb::submit_action_request::Action::Resign(_)) => Requested::Resign,
+            Some(pb::submit_action_request::Action::Place(p)) => Requested::Place {
+                column: p.column,
+                row: p.row,
+            },
+        };
+        let (mv, game) = self
+            .registry
+            .ask(&id, |reply| Command::Submit {
+                span: tracing::Span::current(),
+                user_id: user.clone(),
+                number: req.move_number,
+                action,
+                for_computer: req.for_computer,
+                reply,
+            })
+            .await??;
+        Ok(self.answer(
+            pb::SubmitActionResponse {
+                r#move: mv,
+                game: Some(game),
+            },
+            owner,
+        ))
     }
 
     #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id, user_id = %request.get_ref().user_id))]
@@ -297,34 +288,29 @@ impl AuthorityService for Authority {
         &self,
         request: Request<pb::SwitchAiEngineRequest>,
     ) -> Result<Response<pb::SwitchAiEngineResponse>, Status> {
-        {
-            let owner = self.serves(&request.get_ref().game_id)?;
-            let req = request.into_inner();
-            let id = convert::game_id(&req.game_id)?.to_owned();
-            if req.user_id.is_empty() {
-                return Err(Status::invalid_argument("user_id is empty"));
-            }
-            if req.engine == pb::AiEngine::Unspecified as i32 {
-                return Err(Status::invalid_argument(
-                    "engine is unspecified: AI_ENGINE_SERVER or AI_ENGINE_CLIENT",
-                ));
-            }
-            let engine = convert::ai_engine(req.engine)?;
-            if engine == AiEngine::Server {
-                within_server_ai_limit(&self.registry, &req.user_id, &id, req.server_ai_limit)
-                    .await?;
-            }
-            let game = self
-                .registry
-                .ask(&id, |reply| Command::SwitchAiEngine {
-                    span: tracing::Span::current(),
-                    user_id: req.user_id.clone(),
-                    engine,
-                    reply,
-                })
-                .await??;
-            Ok(self.answer(pb::SwitchAiEngineResponse { game: Some(game) }, owner))
+        let req = request.into_inner();
+        let id = GameId::parse(&req.game_id)?;
+        let owner = self.serves(&id)?;
+        let user = UserId::parse(&req.user_id)?;
+        if req.engine == pb::AiEngine::Unspecified as i32 {
+            return Err(Status::invalid_argument(
+                "engine is unspecified: AI_ENGINE_SERVER or AI_ENGINE_CLIENT",
+            ));
         }
+        let engine = convert::ai_engine(req.engine)?;
+        if engine == AiEngine::Server {
+            within_server_ai_limit(&self.registry, &user, &id, req.server_ai_limit).await?;
+        }
+        let game = self
+            .registry
+            .ask(&id, |reply| Command::SwitchAiEngine {
+                span: tracing::Span::current(),
+                user_id: user.clone(),
+                engine,
+                reply,
+            })
+            .await??;
+        Ok(self.answer(pb::SwitchAiEngineResponse { game: Some(game) }, owner))
     }
 
     #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id, user_id = %request.get_ref().user_id))]
@@ -332,21 +318,20 @@ impl AuthorityService for Authority {
         &self,
         request: Request<pb::TakeBackRequest>,
     ) -> Result<Response<pb::TakeBackResponse>, Status> {
-        {
-            let owner = self.serves(&request.get_ref().game_id)?;
-            let req = request.into_inner();
-            let id = convert::game_id(&req.game_id)?.to_owned();
-            let game = self
-                .registry
-                .ask(&id, |reply| Command::TakeBack {
-                    span: tracing::Span::current(),
-                    user_id: req.user_id.clone(),
-                    move_count: req.move_count,
-                    reply,
-                })
-                .await??;
-            Ok(self.answer(pb::TakeBackResponse { game: Some(game) }, owner))
-        }
+        let req = request.into_inner();
+        let id = GameId::parse(&req.game_id)?;
+        let owner = self.serves(&id)?;
+        let user = UserId::parse(&req.user_id)?;
+        let game = self
+            .registry
+            .ask(&id, |reply| Command::TakeBack {
+                span: tracing::Span::current(),
+                user_id: user.clone(),
+                move_count: req.move_count,
+                reply,
+            })
+            .await??;
+        Ok(self.answer(pb::TakeBackResponse { game: Some(game) }, owner))
     }
 
     #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
@@ -354,15 +339,13 @@ impl AuthorityService for Authority {
         &self,
         request: Request<pb::PreviewScoreRequest>,
     ) -> Result<Response<pb::PreviewScoreResponse>, Status> {
-        {
-            let owner = self.serves(&request.get_ref().game_id)?;
-            let id = convert::game_id(&request.get_ref().game_id)?;
-            let count = self
-                .registry
-                .ask(id, |reply| Command::Preview { reply })
-                .await?;
-            Ok(self.answer(pb::PreviewScoreResponse { count: Some(count) }, owner))
-        }
+        let id = GameId::parse(&request.get_ref().game_id)?;
+        let owner = self.serves(&id)?;
+        let count = self
+            .registry
+            .ask(&id, |reply| Command::Preview { reply })
+            .await?;
+        Ok(self.answer(pb::PreviewScoreResponse { count: Some(count) }, owner))
     }
 
     #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
@@ -370,15 +353,13 @@ impl AuthorityService for Authority {
         &self,
         request: Request<pb::ExportRecordRequest>,
     ) -> Result<Response<pb::ExportRecordResponse>, Status> {
-        {
-            let owner = self.serves(&request.get_ref().game_id)?;
-            let id = convert::game_id(&request.get_ref().game_id)?;
-            let sgf = self
-                .registry
-                .ask(id, |reply| Command::Export { reply })
-                .await?;
-            Ok(self.answer(pb::ExportRecordResponse { sgf }, owner))
-        }
+        let id = GameId::parse(&request.get_ref().game_id)?;
+        let owner = self.serves(&id)?;
+        let sgf = self
+            .registry
+            .ask(&id, |reply| Command::Export { reply })
+            .await?;
+        Ok(self.answer(pb::ExportRecordResponse { sgf }, owner))
     }
 
     #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id, after_seq = request.get_ref().after_seq))]
@@ -386,18 +367,16 @@ impl AuthorityService for Authority {
         &self,
         request: Request<pb::ListEventsRequest>,
     ) -> Result<Response<pb::ListEventsResponse>, Status> {
-        {
-            let owner = self.serves(&request.get_ref().game_id)?;
-            let req = request.into_inner();
-            let id = convert::game_id(&req.game_id)?;
-            // Make sure the game exists (NOT_FOUND otherwise).
-            self.registry.mailbox(id).await?;
-            let events = self
-                .registry
-                .events_after(id, req.after_seq, req.limit)
-                .await?;
-            Ok(self.answer(pb::ListEventsResponse { events }, owner))
-        }
+        let req = request.into_inner();
+        let id = GameId::parse(&req.game_id)?;
+        let owner = self.serves(&id)?;
+        // Make sure the game exists (NOT_FOUND otherwise).
+        self.registry.mailbox(&id).await?;
+        let events = self
+            .registry
+            .events_after(&id, req.after_seq, req.limit)
+            .await?;
+        Ok(self.answer(pb::ListEventsResponse { events }, owner))
     }
 
     #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id, user_id = %request.get_ref().user_id))]
@@ -405,20 +384,19 @@ impl AuthorityService for Authority {
         &self,
         request: Request<pb::ProposeDrawRequest>,
     ) -> Result<Response<pb::ProposeDrawResponse>, Status> {
-        {
-            let owner = self.serves(&request.get_ref().game_id)?;
-            let req = request.into_inner();
-            let id = convert::game_id(&req.game_id)?.to_owned();
-            let game = self
-                .registry
-                .ask(&id, |reply| Command::OfferDraw {
-                    span: tracing::Span::current(),
-                    user_id: req.user_id.clone(),
-                    reply,
-                })
-                .await??;
-            Ok(self.answer(pb::ProposeDrawResponse { game: Some(game) }, owner))
-        }
+        let req = request.into_inner();
+        let id = GameId::parse(&req.game_id)?;
+        let owner = self.serves(&id)?;
+        let user = UserId::parse(&req.user_id)?;
+        let game = self
+            .registry
+            .ask(&id, |reply| Command::OfferDraw {
+                span: tracing::Span::current(),
+                user_id: user.clone(),
+                reply,
+            })
+            .await??;
+        Ok(self.answer(pb::ProposeDrawResponse { game: Some(game) }, owner))
     }
 
     #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id, user_id = %request.get_ref().user_id))]
@@ -426,21 +404,20 @@ impl AuthorityService for Authority {
         &self,
         request: Request<pb::RespondToDrawRequest>,
     ) -> Result<Response<pb::RespondToDrawResponse>, Status> {
-        {
-            let owner = self.serves(&request.get_ref().game_id)?;
-            let req = request.into_inner();
-            let id = convert::game_id(&req.game_id)?.to_owned();
-            let game = self
-                .registry
-                .ask(&id, |reply| Command::AnswerDraw {
-                    span: tracing::Span::current(),
-                    user_id: req.user_id.clone(),
-                    accept: req.accept,
-                    reply,
-                })
-                .await??;
-            Ok(self.answer(pb::RespondToDrawResponse { game: Some(game) }, owner))
-        }
+        let req = request.into_inner();
+        let id = GameId::parse(&req.game_id)?;
+        let owner = self.serves(&id)?;
+        let user = UserId::parse(&req.user_id)?;
+        let game = self
+            .registry
+            .ask(&id, |reply| Command::AnswerDraw {
+                span: tracing::Span::current(),
+                user_id: user.clone(),
+                accept: req.accept,
+                reply,
+            })
+            .await??;
+        Ok(self.answer(pb::RespondToDrawResponse { game: Some(game) }, owner))
     }
 
     #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id, user_id = %request.get_ref().user_id))]
@@ -448,48 +425,44 @@ impl AuthorityService for Authority {
         &self,
         request: Request<pb::SettleCountRequest>,
     ) -> Result<Response<pb::SettleCountResponse>, Status> {
-        {
-            let owner = self.serves(&request.get_ref().game_id)?;
-            let req = request.into_inner();
-            let id = convert::game_id(&req.game_id)?.to_owned();
-            if req.user_id.is_empty() {
-                return Err(Status::invalid_argument("user_id is empty"));
+        let req = request.into_inner();
+        let id = GameId::parse(&req.game_id)?;
+        let owner = self.serves(&id)?;
+        let user = UserId::parse(&req.user_id)?;
+        use pb::settle_count_request::Action;
+        let action = match &req.action {
+            None => {
+                return Err(Status::invalid_argument(
+                    "no action: mark, confirm or resume",
+                ));
             }
-            use pb::settle_count_request::Action;
-            let action = match &req.action {
-                None => {
-                    return Err(Status::invalid_argument(
-                        "no action: mark, confirm or resume",
-                    ));
+            Some(Action::Mark(m)) => {
+                let Some(p) = &m.point else {
+                    return Err(Status::invalid_argument("mark names no point"));
+                };
+                CountAction::Mark {
+                    column: p.column,
+                    row: p.row,
+                    dead: m.dead,
                 }
-                Some(Action::Mark(m)) => {
-                    let Some(p) = &m.point else {
-                        return Err(Status::invalid_argument("mark names no point"));
-                    };
-                    CountAction::Mark {
-                        column: p.column,
-                        row: p.row,
-                        dead: m.dead,
-                    }
-                }
-                Some(Action::Confirm(c)) => CountAction::Confirm {
-                    version: c.marks_version,
-                },
-                Some(Action::Resume(r)) => CountAction::Resume {
-                    after_move: r.after_move,
-                },
-            };
-            let game = self
-                .registry
-                .ask(&id, |reply| Command::SettleCount {
-                    span: tracing::Span::current(),
-                    user_id: req.user_id.clone(),
-                    action,
-                    reply,
-                })
-                .await??;
-            Ok(self.answer(pb::SettleCountResponse { game: Some(game) }, owner))
-        }
+            }
+            Some(Action::Confirm(c)) => CountAction::Confirm {
+                version: c.marks_version,
+            },
+            Some(Action::Resume(r)) => CountAction::Resume {
+                after_move: r.after_move,
+            },
+        };
+        let game = self
+            .registry
+            .ask(&id, |reply| Command::SettleCount {
+                span: tracing::Span::current(),
+                user_id: user.clone(),
+                action,
+                reply,
+            })
+            .await??;
+        Ok(self.answer(pb::SettleCountResponse { game: Some(game) }, owner))
     }
 
     #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id, user_id = %request.get_ref().user_id, connected = request.get_ref().connected))]
@@ -497,23 +470,19 @@ impl AuthorityService for Authority {
         &self,
         request: Request<pb::ReportPresenceRequest>,
     ) -> Result<Response<pb::ReportPresenceResponse>, Status> {
-        {
-            let owner = self.serves(&request.get_ref().game_id)?;
-            let req = request.into_inner();
-            let id = convert::game_id(&req.game_id)?.to_owned();
-            if req.user_id.is_empty() {
-                return Err(Status::invalid_argument("user_id is empty"));
-            }
-            self.registry
-                .ask(&id, |reply| Command::Presence {
-                    span: tracing::Span::current(),
-                    user_id: req.user_id.clone(),
-                    connected: req.connected,
-                    reply,
-                })
-                .await??;
-            Ok(self.answer(pb::ReportPresenceResponse {}, owner))
-        }
+        let req = request.into_inner();
+        let id = GameId::parse(&req.game_id)?;
+        let owner = self.serves(&id)?;
+        let user = UserId::parse(&req.user_id)?;
+        self.registry
+            .ask(&id, |reply| Command::Presence {
+                span: tracing::Span::current(),
+                user_id: user.clone(),
+                connected: req.connected,
+                reply,
+            })
+            .await??;
+        Ok(self.answer(pb::ReportPresenceResponse {}, owner))
     }
 
     #[tracing::instrument(skip_all, fields(since = request.get_ref().finished_since_unix_ms))]
@@ -521,31 +490,29 @@ impl AuthorityService for Authority {
         &self,
         request: Request<pb::ListFinishedGamesRequest>,
     ) -> Result<Response<pb::ListFinishedGamesResponse>, Status> {
-        {
-            let req = request.into_inner();
-            let limit = match req.limit {
-                0 => 500,
-                n => i64::from(n.min(5000)),
-            };
-            let rows = store::finished_since(
-                self.registry.db(),
-                req.finished_since_unix_ms,
-                req.ranked_only,
-                limit,
-            )
-            .await
-            .map_err(|e| ttakji_platform::store::status(&e, "cannot list finished games"))?;
-            let summaries = rows
-                .iter()
-                .map(|row| {
-                    listing::summary(row, None).map_err(|e| listing::unreadable_row(&row.id, &e))
-                })
-                .collect::<Result<_, Status>>()?;
-            Ok(Response::new(pb::ListFinishedGamesResponse {
-                summaries,
-                ..Default::default()
-            }))
-        }
+        let req = request.into_inner();
+        let limit = match req.limit {
+            0 => 500,
+            n => i64::from(n.min(5000)),
+        };
+        let rows = store::finished_since(
+            self.registry.db(),
+            req.finished_since_unix_ms,
+            req.ranked_only,
+            limit,
+        )
+        .await
+        .map_err(|e| ttakji_platform::store::status(&e, "cannot list finished games"))?;
+        let summaries = rows
+            .iter()
+            .map(|row| {
+                listing::summary(row, None).map_err(|e| listing::unreadable_row(&row.id, &e))
+            })
+            .collect::<Result<_, Status>>()?;
+        Ok(Response::new(pb::ListFinishedGamesResponse {
+            summaries,
+            ..Default::default()
+        }))
     }
 
     #[tracing::instrument(skip_all)]
@@ -553,11 +520,9 @@ impl AuthorityService for Authority {
         &self,
         request: Request<pb::ListGameSummariesRequest>,
     ) -> Result<Response<pb::ListGameSummariesResponse>, Status> {
-        {
-            let req = request.into_inner();
-            Ok(Response::new(
-                listing::page(self.registry.db(), &req).await?,
-            ))
-        }
+        let req = request.into_inner();
+        Ok(Response::new(
+            listing::page(self.registry.db(), &req).await?,
+        ))
     }
 }

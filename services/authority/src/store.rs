@@ -6,6 +6,7 @@ use baduk::{BoardSize, Komi, Rules};
 use sqlx::Row as _;
 use ttakji_platform::store::Database;
 use ttakji_platform::{on_pool, on_reader};
+use ttakji_proto::GameId;
 
 use crate::codec;
 use crate::records::{GameMeta, Seat, StoredEvent, StoredGame, StoredMove, Write};
@@ -46,7 +47,7 @@ pub async fn insert_game(
              keep_colors, stand_in, ai_engine, ladder_rating) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, \
              'playing', $12, $13, $14, $15, $16, $17, $18)",
         )
-        .bind(&meta.id)
+        .bind(meta.id.as_str())
         .bind(i64::from(meta.rules.board_size.get()))
         .bind(meta.rules.preset.name())
         .bind(i64::from(meta.rules.komi.half_points()))
@@ -69,7 +70,7 @@ pub async fn insert_game(
         sqlx::query(
             "INSERT INTO game_events (game_id, seq, payload, created_at) VALUES ($1, $2, $3, $4)",
         )
-        .bind(&meta.id)
+        .bind(meta.id.as_str())
         .bind(seq_column(first_event.seq))
         .bind(&first_event.payload)
         .bind(meta.created_at)
@@ -412,7 +413,7 @@ impl GameColumns {
         });
         Ok(StoredGame {
             meta: GameMeta {
-                id: self.id,
+                id: GameId::parse(&self.id).map_err(|e| e.message().to_owned())?,
                 rules,
                 black: black?,
                 white: white?,
@@ -776,7 +777,8 @@ pub async fn finished_since(
 
 #[cfg(test)]
 mod tests {
-    use baduk::{Color, Point, Rules};
+    use baduk::{ByColor, Color, Point, Rules};
+    use ttakji_proto::GameId;
 
     use super::{FIRST_EPOCH, WriteError};
     use crate::records::{GameMeta, Seat, StoredEvent, StoredMove, Write};
@@ -818,7 +820,7 @@ mod tests {
             .await
             .expect("sqlite");
         let meta = GameMeta {
-            id: id.to_owned(),
+            id: GameId::parse(id).expect("an id"),
             rules: Rules::ttakji(),
             black: seat("b"),
             white: seat("w"),
@@ -917,8 +919,8 @@ mod tests {
             counting: Some(counting.clone()),
             resumed_after: vec![12, 30],
             deadline_at: Some(300_000),
-            away: [None, Some(1_234)],
-            stand_ins: [false, true],
+            away: ByColor::new(None, Some(1_234)),
+            stand_ins: ByColor::new(false, true),
             ai_engine: crate::records::AiEngine::Client,
             ..Write::default()
         };
@@ -932,8 +934,8 @@ mod tests {
         assert_eq!(game.counting, Some(counting));
         assert_eq!(game.resumed_after, [12, 30]);
         assert_eq!(game.deadline_at, Some(300_000));
-        assert_eq!(game.away, [None, Some(1_234)]);
-        assert_eq!(game.stand_ins, [false, true]);
+        assert_eq!(game.away, ByColor::new(None, Some(1_234)));
+        assert_eq!(game.stand_ins, ByColor::new(false, true));
         assert_eq!(game.meta.ai_engine, crate::records::AiEngine::Client);
         assert!(game.meta.stand_in, "the table's choice is kept");
         // The next write says the count is over, and it is.
@@ -950,7 +952,7 @@ mod tests {
             .expect("game");
         assert_eq!(game.counting, None);
         assert_eq!(game.resumed_after, [12, 30, 44]);
-        assert_eq!(game.stand_ins, [false, false]);
+        assert_eq!(game.stand_ins, ByColor::both(false));
         assert_eq!(game.meta.ai_engine, crate::records::AiEngine::Server);
         assert!(moves[0].by_stand_in, "the computer's move is marked");
     }

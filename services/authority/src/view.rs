@@ -1,37 +1,11 @@
 //! The game as clients see it: snapshots, events and counts in the wire's
 //! terms, made from the game's state.
 
-use baduk::{Color, Game, GameResult, Point, Score};
-use baduk_ai::Level;
+use baduk::{Color, Game, GameResult, Score};
 use ttakji_proto::v1 as pb;
 
 use crate::game::{Event, EventKind, OnlineGame, PlayedMove, Step};
 use crate::records::{AiEngine, Seat};
-
-#[must_use]
-pub fn color_to_pb(color: Color) -> pb::Color {
-    match color {
-        Color::Black => pb::Color::Black,
-        Color::White => pb::Color::White,
-    }
-}
-
-#[must_use]
-pub fn point_to_pb(p: Point) -> pb::Point {
-    pb::Point {
-        column: u32::from(p.col()),
-        row: u32::from(p.row()),
-    }
-}
-
-#[must_use]
-pub fn level_to_pb(level: Level) -> pb::AiLevel {
-    match level {
-        Level::Easy => pb::AiLevel::Easy,
-        Level::Normal => pb::AiLevel::Normal,
-        Level::Hard => pb::AiLevel::Hard,
-    }
-}
 
 #[must_use]
 pub fn ai_engine_to_pb(engine: AiEngine) -> pb::AiEngine {
@@ -61,8 +35,8 @@ pub fn count_to_pb(score: &Score) -> pb::Count {
         black_points: score.black,
         white_points: score.white,
         komi: komi_points(score.komi.half_points()),
-        dead_stones: score.dead.iter().copied().map(point_to_pb).collect(),
-        winner: winner.map_or(pb::Color::Unspecified, color_to_pb) as i32,
+        dead_stones: score.dead.iter().copied().map(pb::Point::from).collect(),
+        winner: winner.map_or(pb::Color::Unspecified, pb::Color::from) as i32,
         margin: f64::from(margin_half) / 2.0,
         summary: score.preview(),
         uncertain: Vec::new(),
@@ -77,7 +51,7 @@ fn territory_of(score: &Score, color: Color) -> Vec<pb::Point> {
         .territory
         .iter()
         .filter(|&&(_, c)| c == color)
-        .map(|&(p, _)| point_to_pb(p))
+        .map(|&(p, _)| pb::Point::from(p))
         .collect()
 }
 
@@ -97,7 +71,7 @@ pub fn preview_to_pb(preview: &baduk::Preview) -> pb::Count {
             .doubtful
             .iter()
             .map(|g| pb::UncertainGroup {
-                stones: g.stones.iter().copied().map(point_to_pb).collect(),
+                stones: g.stones.iter().copied().map(pb::Point::from).collect(),
                 reason: reason(g.reason) as i32,
             })
             .collect(),
@@ -115,34 +89,13 @@ pub fn count_now_pb(live: &OnlineGame) -> pb::Count {
     }
 }
 
-/// The end reason as the wire carries it.
-#[must_use]
-pub fn end_reason_to_pb(reason: baduk::EndReason) -> pb::EndReason {
-    match reason {
-        baduk::EndReason::TwoPasses => pb::EndReason::TwoPasses,
-        baduk::EndReason::MoveCap => pb::EndReason::MoveCap,
-        baduk::EndReason::Resignation { .. } => pb::EndReason::Resignation,
-        baduk::EndReason::Timeout { .. } => pb::EndReason::Timeout,
-        baduk::EndReason::DrawAgreed => pb::EndReason::DrawAgreed,
-    }
-}
-
-/// How a game is counted, as the wire carries it.
-#[must_use]
-pub fn scoring_to_pb(scoring: baduk::Scoring) -> pb::Scoring {
-    match scoring {
-        baduk::Scoring::Area => pb::Scoring::Area,
-        baduk::Scoring::Territory => pb::Scoring::Territory,
-    }
-}
-
 /// The stones on the board, row by row from the bottom-left.
 #[must_use]
 pub fn stones(game: &Game) -> Vec<i32> {
     let size = game.rules().board_size;
     size.all_points()
         .map(|p| match game.board().get(p).color() {
-            Some(c) => color_to_pb(c) as i32,
+            Some(c) => pb::Color::from(c) as i32,
             None => pb::Color::Unspecified as i32,
         })
         .collect()
@@ -151,9 +104,9 @@ pub fn stones(game: &Game) -> Vec<i32> {
 fn played_to_pb(mv: &PlayedMove) -> pb::Move {
     pb::Move {
         number: mv.number as u32,
-        color: color_to_pb(mv.color) as i32,
-        point: mv.point.map(point_to_pb),
-        captured: mv.captured.iter().copied().map(point_to_pb).collect(),
+        color: pb::Color::from(mv.color) as i32,
+        point: mv.point.map(pb::Point::from),
+        captured: mv.captured.iter().copied().map(pb::Point::from).collect(),
         by_stand_in: mv.by_stand_in,
     }
 }
@@ -169,8 +122,8 @@ fn result_pb(game: &OnlineGame) -> Option<pb::GameResult> {
         winner: f
             .result
             .winner()
-            .map_or(pb::Color::Unspecified, color_to_pb) as i32,
-        reason: end_reason_to_pb(f.reason) as i32,
+            .map_or(pb::Color::Unspecified, pb::Color::from) as i32,
+        reason: pb::EndReason::from(f.reason) as i32,
         text: f.result.to_string(),
         count: f.count.as_ref().map(count_to_pb),
     })
@@ -182,7 +135,7 @@ pub fn seat_pb(seat: &Seat, stood_in: bool, engine: AiEngine) -> pb::Player {
     pb::Player {
         user_id: seat.user_id.clone().unwrap_or_default(),
         nickname: seat.name.clone(),
-        ai_level: seat.ai.map_or(pb::AiLevel::Unspecified, level_to_pb) as i32,
+        ai_level: seat.ai.map_or(pb::AiLevel::Unspecified, pb::AiLevel::from) as i32,
         computer_standing_in: stood_in,
         ai_engine: seat
             .ai
@@ -203,7 +156,7 @@ pub fn snapshot(live: &OnlineGame, preview: bool) -> pb::GameSnapshot {
     let game = live.game();
     let moves = game.move_number();
     pb::GameSnapshot {
-        game_id: meta.id.clone(),
+        game_id: meta.id.to_string(),
         board_size: u32::from(meta.rules.board_size.get()),
         ruleset: meta.rules.preset.name().to_owned(),
         komi: komi_points(meta.rules.komi.half_points()),
@@ -224,7 +177,7 @@ pub fn snapshot(live: &OnlineGame, preview: bool) -> pb::GameSnapshot {
         } as i32,
         stones: stones(game),
         to_move: if moving {
-            color_to_pb(game.to_move())
+            pb::Color::from(game.to_move())
         } else {
             pb::Color::Unspecified
         } as i32,
@@ -235,7 +188,7 @@ pub fn snapshot(live: &OnlineGame, preview: bool) -> pb::GameSnapshot {
         ko_forbidden: if playing {
             game.ko_forbidden_points()
                 .into_iter()
-                .map(point_to_pb)
+                .map(pb::Point::from)
                 .collect()
         } else {
             Vec::new()
@@ -244,7 +197,7 @@ pub fn snapshot(live: &OnlineGame, preview: bool) -> pb::GameSnapshot {
             game.board()
                 .stones_in_atari()
                 .into_iter()
-                .map(point_to_pb)
+                .map(pb::Point::from)
                 .collect()
         } else {
             Vec::new()
@@ -265,13 +218,13 @@ pub fn snapshot(live: &OnlineGame, preview: bool) -> pb::GameSnapshot {
         server_time_unix_ms: 0,
         draw_offered_by: live
             .draw_offer()
-            .map_or(pb::Color::Unspecified, color_to_pb) as i32,
-        scoring: scoring_to_pb(meta.rules.scoring) as i32,
+            .map_or(pb::Color::Unspecified, pb::Color::from) as i32,
+        scoring: pb::Scoring::from(meta.rules.scoring) as i32,
         keep_colors_on_rematch: meta.keep_colors,
         seconds_per_move: meta.seconds_per_move,
         counting: counting.map(|c| pb::Counting {
-            dead_stones: c.dead().iter().copied().map(point_to_pb).collect(),
-            proposed: c.proposed().iter().copied().map(point_to_pb).collect(),
+            dead_stones: c.dead().iter().copied().map(pb::Point::from).collect(),
+            proposed: c.proposed().iter().copied().map(pb::Point::from).collect(),
             marks_version: c.version(),
             black_confirmed: c.confirmed(Color::Black),
             white_confirmed: c.confirmed(Color::White),
@@ -307,10 +260,10 @@ pub fn event(game: &OnlineGame, event: &Event) -> pb::GameEvent {
             result: result_pb(live),
         }),
         EventKind::DrawOffered(by) => Kind::DrawOffered(pb::DrawOffered {
-            by: color_to_pb(*by) as i32,
+            by: pb::Color::from(*by) as i32,
         }),
         EventKind::DrawDeclined(by) => Kind::DrawDeclined(pb::DrawDeclined {
-            by: color_to_pb(*by) as i32,
+            by: pb::Color::from(*by) as i32,
         }),
         EventKind::MovesUndone(moves) => Kind::MovesUndone(pb::MovesUndone {
             moves: moves.iter().map(played_to_pb).collect(),
@@ -318,29 +271,29 @@ pub fn event(game: &OnlineGame, event: &Event) -> pb::GameEvent {
         EventKind::CountingStarted => Kind::CountingStarted(pb::CountingStarted {}),
         EventKind::DeadStonesMarked { by, stones, dead } => {
             Kind::DeadStonesMarked(pb::DeadStonesMarked {
-                by: color_to_pb(*by) as i32,
-                stones: stones.iter().copied().map(point_to_pb).collect(),
+                by: pb::Color::from(*by) as i32,
+                stones: stones.iter().copied().map(pb::Point::from).collect(),
                 dead: *dead,
             })
         }
         EventKind::CountConfirmed(by) => Kind::CountConfirmed(pb::CountConfirmed {
-            by: color_to_pb(*by) as i32,
+            by: pb::Color::from(*by) as i32,
         }),
         EventKind::PlayResumed(by) => Kind::PlayResumed(pb::PlayResumed {
-            by: color_to_pb(*by) as i32,
+            by: pb::Color::from(*by) as i32,
         }),
         EventKind::StandInSeated(color) => Kind::StandInSeated(pb::StandInSeated {
-            color: color_to_pb(*color) as i32,
+            color: pb::Color::from(*color) as i32,
         }),
         EventKind::StandInLeft(color) => Kind::StandInLeft(pb::StandInLeft {
-            color: color_to_pb(*color) as i32,
+            color: pb::Color::from(*color) as i32,
         }),
         EventKind::AiEngineChanged(engine) => Kind::AiEngineChanged(pb::AiEngineChanged {
             engine: ai_engine_to_pb(*engine) as i32,
         }),
     };
     pb::GameEvent {
-        game_id: live.meta().id.clone(),
+        game_id: live.meta().id.to_string(),
         seq: event.seq,
         at_unix_ms: event.at,
         snapshot: Some(snapshot),

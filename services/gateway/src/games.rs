@@ -12,7 +12,8 @@ use crate::auth::Caller;
 use crate::seen::seen_by;
 use crate::state::Gateway;
 use crate::streams::Stream;
-use crate::validate::{AiGame, GameId, MarkDead, PlayMove};
+use crate::validate::{self, AiGame, MarkDead, PlayMove};
+use ttakji_proto::GameId;
 
 impl Gateway {
     /// Submits the caller's `action` on a move of a game.
@@ -142,7 +143,7 @@ impl GameService for Gateway {
             .authority
             .ask(
                 pb::LoadGameRequest {
-                    game_id: GameId::parse(&req.game_id)?.into_string(),
+                    game_id: validate::game_id(&req.game_id)?.into_string(),
                     user_id: me.user_id,
                     include_score_preview: req.include_score_preview,
                 },
@@ -181,7 +182,7 @@ impl GameService for Gateway {
         let me = Caller::of(&request)?;
         let viewer = me.user_id.clone();
         let req = request.into_inner();
-        let game_id = GameId::parse(&req.game_id)?;
+        let game_id = validate::game_id(&req.game_id)?;
         let pass = Action::Pass(pb::PassAction {});
         let done = self
             .submit(me, game_id, req.move_number, pass, req.for_computer)
@@ -199,7 +200,7 @@ impl GameService for Gateway {
     ) -> Result<Response<pb::ResignResponse>, Status> {
         let me = Caller::of(&request)?;
         let viewer = me.user_id.clone();
-        let game_id = GameId::parse(&request.get_ref().game_id)?;
+        let game_id = validate::game_id(&request.get_ref().game_id)?;
         let for_computer = request.get_ref().for_computer;
         let resign = Action::Resign(pb::ResignAction {});
         let done = self.submit(me, game_id, 0, resign, for_computer).await?;
@@ -220,7 +221,7 @@ impl GameService for Gateway {
             .authority
             .ask(
                 pb::TakeBackRequest {
-                    game_id: GameId::parse(&req.game_id)?.into_string(),
+                    game_id: validate::game_id(&req.game_id)?.into_string(),
                     user_id: me.user_id,
                     move_count: req.move_count,
                 },
@@ -245,7 +246,7 @@ impl GameService for Gateway {
             .authority
             .ask(
                 pb::SwitchAiEngineRequest {
-                    game_id: GameId::parse(&req.game_id)?.into_string(),
+                    game_id: validate::game_id(&req.game_id)?.into_string(),
                     user_id: me.user_id,
                     engine: req.engine,
                     server_ai_limit: self.server_ai_games,
@@ -265,7 +266,7 @@ impl GameService for Gateway {
         request: Request<pb::GetScorePreviewRequest>,
     ) -> Result<Response<pb::GetScorePreviewResponse>, Status> {
         Caller::of(&request)?;
-        let game_id = GameId::parse(&request.get_ref().game_id)?.into_string();
+        let game_id = validate::game_id(&request.get_ref().game_id)?.into_string();
         let count = self
             .authority
             .ask(pb::PreviewScoreRequest { game_id }, |mut c, r| async move {
@@ -283,7 +284,7 @@ impl GameService for Gateway {
         request: Request<pb::GetSgfRequest>,
     ) -> Result<Response<pb::GetSgfResponse>, Status> {
         Caller::of(&request)?;
-        let game_id = GameId::parse(&request.get_ref().game_id)?.into_string();
+        let game_id = validate::game_id(&request.get_ref().game_id)?.into_string();
         let sgf = self
             .authority
             .ask(pb::ExportRecordRequest { game_id }, |mut c, r| async move {
@@ -302,7 +303,7 @@ impl GameService for Gateway {
     ) -> Result<Response<pb::OfferDrawResponse>, Status> {
         let me = Caller::of(&request)?;
         let viewer = me.user_id.clone();
-        let game_id = GameId::parse(&request.get_ref().game_id)?.into_string();
+        let game_id = validate::game_id(&request.get_ref().game_id)?.into_string();
         let done = self
             .authority
             .ask(
@@ -331,7 +332,7 @@ impl GameService for Gateway {
             .authority
             .ask(
                 pb::RespondToDrawRequest {
-                    game_id: GameId::parse(&req.game_id)?.into_string(),
+                    game_id: validate::game_id(&req.game_id)?.into_string(),
                     user_id: me.user_id,
                     accept: req.accept,
                 },
@@ -366,7 +367,7 @@ impl GameService for Gateway {
     ) -> Result<Response<pb::ConfirmCountResponse>, Status> {
         let me = Caller::of(&request)?;
         let req = request.into_inner();
-        let game_id = GameId::parse(&req.game_id)?;
+        let game_id = validate::game_id(&req.game_id)?;
         let action = pb::settle_count_request::Action::Confirm(pb::ConfirmCountAction {
             marks_version: req.marks_version,
         });
@@ -381,7 +382,7 @@ impl GameService for Gateway {
     ) -> Result<Response<pb::ResumePlayResponse>, Status> {
         let me = Caller::of(&request)?;
         let req = request.into_inner();
-        let game_id = GameId::parse(&req.game_id)?;
+        let game_id = validate::game_id(&req.game_id)?;
         let action = pb::settle_count_request::Action::Resume(pb::ResumePlayAction {
             after_move: req.after_move,
         });
@@ -398,7 +399,7 @@ impl GameService for Gateway {
     ) -> Result<Response<Self::WatchGameStream>, Status> {
         let me = Caller::of(&request)?;
         let req = request.into_inner();
-        let game_id = GameId::parse(&req.game_id)?;
+        let game_id = validate::game_id(&req.game_id)?;
         let stream = crate::watch::watch(self, game_id, req.after_seq, me.user_id).await?;
         Ok(Response::new(stream))
     }

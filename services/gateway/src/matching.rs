@@ -18,7 +18,7 @@ use crate::MatchmakerClient;
 use crate::auth::Caller;
 use crate::state::Gateway;
 use crate::streams::{self, Sender, Stream};
-use crate::validate::{self, GameId};
+use crate::validate;
 
 /// How often a waiting stream asks the matchmaker (and so tells it the
 /// player is still there: keep it well under the matchmaker's grace).
@@ -408,7 +408,7 @@ impl MatchService for Gateway {
         request: Request<pb::RematchRequest>,
     ) -> Result<Response<Self::RematchStream>, Status> {
         let me = Caller::of(&request)?;
-        let old = GameId::parse(&request.get_ref().game_id)?;
+        let old = validate::game_id(&request.get_ref().game_id)?;
         let sub = self.news(&bus::rematches(&me.user_id)).await?;
         let agree = pb::AgreeRematchRequest {
             game_id: old.into_string(),

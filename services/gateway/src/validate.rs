@@ -4,6 +4,7 @@
 //! a client sees as INVALID_ARGUMENT saying what was wrong.
 
 use tonic::Status;
+use ttakji_proto::GameId;
 use ttakji_proto::v1 as pb;
 
 /// The longest Google ID token read; real ones are about a kilobyte.
@@ -126,22 +127,11 @@ impl Nickname {
 }
 
 /// A game's id as a client sent it, checked to be an id.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GameId(String);
-
-impl GameId {
-    /// # Errors
-    /// When `id` is empty, too long or not made of id characters.
-    pub fn parse(id: &str) -> Result<GameId, Invalid> {
-        ttakji_platform::grpc::id(id, "game_id")
-            .map(|id| GameId(id.to_owned()))
-            .map_err(|status| Invalid::Id(status.message().to_owned()))
-    }
-
-    #[must_use]
-    pub fn into_string(self) -> String {
-        self.0
-    }
+///
+/// # Errors
+/// When `id` is empty, too long or not made of id characters.
+pub fn game_id(id: &str) -> Result<GameId, Invalid> {
+    GameId::parse(id).map_err(|status| Invalid::Id(status.message().to_owned()))
 }
 
 /// A table's house rules (seed 001), resolved against its preset: what the
@@ -284,7 +274,7 @@ impl TryFrom<pb::PlayMoveRequest> for PlayMove {
             });
         }
         Ok(PlayMove {
-            game_id: GameId::parse(&request.game_id)?,
+            game_id: game_id(&request.game_id)?,
             move_number: request.move_number,
             point,
             for_computer: request.for_computer,
@@ -312,7 +302,7 @@ impl TryFrom<pb::MarkDeadStonesRequest> for MarkDead {
             });
         }
         Ok(MarkDead {
-            game_id: GameId::parse(&request.game_id)?,
+            game_id: game_id(&request.game_id)?,
             point,
             dead: request.dead,
         })
@@ -358,7 +348,7 @@ impl TryFrom<pb::StartAiGameRequest> for AiGame {
 mod tests {
     use ttakji_proto::v1 as pb;
 
-    use super::{AiGame, GameId, Invalid, Nickname, PlayMove, Table};
+    use super::{AiGame, GameId, Invalid, Nickname, PlayMove, Table, game_id};
 
     #[test]
     fn a_tables_house_rules_start_from_its_preset() {
@@ -489,15 +479,12 @@ mod tests {
 
     #[test]
     fn a_game_id_must_look_like_an_id() {
-        assert!(GameId::parse("0123456789abcdef0123456789abcdef").is_ok());
+        assert!(game_id("0123456789abcdef0123456789abcdef").is_ok());
         assert_eq!(
-            GameId::parse(""),
+            game_id("").map(GameId::into_string),
             Err(Invalid::Id("game_id is empty".to_owned()))
         );
-        assert!(matches!(
-            GameId::parse("../../etc/passwd"),
-            Err(Invalid::Id(_))
-        ));
+        assert!(matches!(game_id("../../etc/passwd"), Err(Invalid::Id(_))));
     }
 
     fn play(point: Option<(u32, u32)>, game_id: &str) -> Result<PlayMove, Invalid> {

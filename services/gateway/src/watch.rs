@@ -23,7 +23,7 @@ use ttakji_proto::v1 as pb;
 
 use crate::state::Gateway;
 use crate::streams::{self, Sender, Stream};
-use crate::validate::GameId;
+use ttakji_proto::GameId;
 
 /// Events buffered for a watcher that reads slowly (more go unsent until
 /// it reads; the stream's own buffers hold the rest).

@@ -16,7 +16,6 @@ use ttakji_proto::v1 as pb;
 use crate::matchmaker::{Matchmaker, first_is_black, random_id};
 use crate::pairing::{Pairing, plan};
 use crate::tickets::{Claim, Match, Opponent, PoolKey, StoreError, Ticket};
-use crate::wire::level_pb;
 
 /// How long a pool's pairing lease lasts without renewal.
 const LEASE: Duration = Duration::from_secs(2);
@@ -165,7 +164,7 @@ impl Matchmaker {
         let computer = pb::Seat {
             user_id: String::new(),
             nickname: String::new(),
-            ai_level: level_pb(Some(level)) as i32,
+            ai_level: pb::AiLevel::from(level) as i32,
             // A random opponent must not be steerable from a player's
             // machine: the queue's computer thinks on the server.
             ai_engine: pb::AiEngine::Server as i32,

@@ -79,7 +79,7 @@ impl MatchmakerService for Matchmaker {
                 Some((id, waited_ms)) => {
                     // Still there (a gateway asked in a blip): as it is.
                     if let Some(t) = self.tickets().get(&id).await? {
-                        if t.user_id != player.user_id {
+                        if t.user_id != *player.user_id {
                             return Err(Status::permission_denied(format!(
                                 "ticket {id} is not this player's"
                             )));
@@ -96,7 +96,7 @@ impl MatchmakerService for Matchmaker {
             };
             let mut ticket = Ticket::waiting(
                 ticket_id,
-                player.user_id,
+                player.user_id.into_string(),
                 player.nickname,
                 rating,
                 player.pool,
@@ -182,7 +182,7 @@ impl MatchmakerService for Matchmaker {
             for _ in 0..CODE_DRAWS {
                 let record = ChallengeRecord {
                     code: new_code(),
-                    maker_id: maker.user_id.clone(),
+                    maker_id: maker.user_id.to_string(),
                     maker_name: maker.nickname.clone(),
                     pool: maker.pool.clone(),
                     expires_ms: now_unix_ms() + i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX),
@@ -264,7 +264,7 @@ impl MatchmakerService for Matchmaker {
                 ..Default::default()
             };
             let joiner = pb::Seat {
-                user_id: req.joiner_id.clone(),
+                user_id: req.joiner_id.to_string(),
                 nickname: req.joiner_name.clone(),
                 ..Default::default()
             };
@@ -313,8 +313,8 @@ impl MatchmakerService for Matchmaker {
                 .authority()
                 .ask(
                     pb::LoadGameRequest {
-                        game_id: req.game_id.clone(),
-                        user_id: req.user_id.clone(),
+                        game_id: req.game_id.to_string(),
+                        user_id: req.user_id.to_string(),
                         include_score_preview: false,
                     },
                     |mut c, r| async move { c.load_game(r).await },

@@ -2,10 +2,10 @@
 //! once (`TryFrom`), stored values shown as protobuf messages, and the one
 //! conversion of a store failure into a gRPC status.
 
-use baduk::Color;
-use baduk_ai::Level;
 use tonic::Status;
+use ttakji_proto::convert;
 use ttakji_proto::v1 as pb;
+use ttakji_proto::{GameId, UserId};
 
 use crate::tickets::{ChallengeRecord, Place, PoolKey, State, StoreError, TableTerms, Ticket};
 
@@ -44,7 +44,7 @@ impl From<StoreError> for Status {
 }
 
 fn id(value: String, field: &str) -> Result<String, Status> {
-    ttakji_platform::grpc::id(&value, field)?;
+    ttakji_proto::ids::check(&value, field)?;
     Ok(value)
 }
 
@@ -62,15 +62,7 @@ impl TryFrom<pb::Pool> for PoolKey {
 
     /// Board 9 and the ttakji rules unless told otherwise.
     fn try_from(p: pb::Pool) -> Result<PoolKey, Status> {
-        let board_size = match p.board_size {
-            0 => 9,
-            9 | 13 | 19 => p.board_size,
-            other => {
-                return Err(Status::invalid_argument(format!(
-                    "board size {other} is not offered: use 9, 13 or 19"
-                )));
-            }
-        };
+        let board_size = u32::from(convert::board_size(p.board_size)?.get());
         let ruleset = if p.ruleset.is_empty() {
             "ttakji".to_owned()
         } else {
@@ -93,7 +85,7 @@ fn pool_from(p: Option<pb::Pool>) -> Result<PoolKey, Status> {
 /// friend challenge.
 #[derive(Debug)]
 pub(crate) struct PlayerInPool {
-    pub user_id: String,
+    pub user_id: UserId,
     pub nickname: String,
     pub pool: PoolKey,
 }
@@ -101,7 +93,7 @@ pub(crate) struct PlayerInPool {
 impl PlayerInPool {
     fn new(user_id: String, name: &str, pool: Option<pb::Pool>) -> Result<PlayerInPool, Status> {
         Ok(PlayerInPool {
-            user_id: id(user_id, "user_id")?,
+            user_id: UserId::from_wire(user_id)?,
             nickname: nickname(name),
             pool: pool_from(pool)?,
         })
@@ -195,13 +187,8 @@ impl TryFrom<pb::MakeChallengeRequest> for PlayerInPool {
 /// the komi and the clock again when it makes the game; here they are only
 /// kept from being absurd.
 pub(crate) fn table_terms(req: &pb::MakeChallengeRequest) -> Result<TableTerms, Status> {
-    if let Some(k) = req.komi_half_points
-        && !(0..=100).contains(&k)
-    {
-        return Err(Status::invalid_argument(format!(
-            "komi of {} points is not offered: use 0 to 50",
-            f64::from(k) / 2.0
-        )));
+    if let Some(k) = req.komi_half_points {
+        convert::komi(k)?;
     }
     if let Some(s) = req.seconds_per_move
         && s > 3600
@@ -236,7 +223,7 @@ pub(crate) fn komi_half_points(komi: f64) -> Result<i32, Status> {
 pub(crate) struct JoinChallenge {
     /// Six letters of [`CODE_ALPHABET`], upper case.
     pub code: String,
-    pub joiner_id: String,
+    pub joiner_id: UserId,
     pub joiner_name: String,
 }
 
@@ -245,7 +232,7 @@ impl TryFrom<pb::JoinChallengeRequest> for JoinChallenge {
 
     /// Codes are read in any case, around spaces.
     fn try_from(req: pb::JoinChallengeRequest) -> Result<JoinChallenge, Status> {
-        let joiner_id = id(req.user_id, "user_id")?;
+        let joiner_id = UserId::from_wire(req.user_id)?;
         let code = req.code.trim().to_ascii_uppercase();
         if code.len() != 6 || !code.bytes().all(|b| CODE_ALPHABET.contains(&b)) {
             return Err(Status::invalid_argument(format!(
@@ -264,8 +251,8 @@ impl TryFrom<pb::JoinChallengeRequest> for JoinChallenge {
 /// A player of a finished game asking for a rematch.
 #[derive(Debug)]
 pub(crate) struct RematchAgreement {
-    pub game_id: String,
-    pub user_id: String,
+    pub game_id: GameId,
+    pub user_id: UserId,
 }
 
 impl TryFrom<pb::AgreeRematchRequest> for RematchAgreement {
@@ -273,8 +260,8 @@ impl TryFrom<pb::AgreeRematchRequest> for RematchAgreement {
 
     fn try_from(req: pb::AgreeRematchRequest) -> Result<RematchAgreement, Status> {
         Ok(RematchAgreement {
-            game_id: id(req.game_id, "game_id")?,
-            user_id: id(req.user_id, "user_id")?,
+            game_id: GameId::from_wire(req.game_id)?,
+            user_id: UserId::from_wire(req.user_id)?,
         })
     }
 }
@@ -284,22 +271,6 @@ pub(crate) fn pool_pb(p: &PoolKey) -> pb::Pool {
         board_size: p.board_size,
         ruleset: p.ruleset.clone(),
         ranked: p.ranked,
-    }
-}
-
-pub(crate) fn level_pb(level: Option<Level>) -> pb::AiLevel {
-    match level {
-        Some(Level::Easy) => pb::AiLevel::Easy,
-        Some(Level::Normal) => pb::AiLevel::Normal,
-        Some(Level::Hard) => pb::AiLevel::Hard,
-        None => pb::AiLevel::Unspecified,
-    }
-}
-
-fn color_pb(color: Color) -> pb::Color {
-    match color {
-        Color::Black => pb::Color::Black,
-        Color::White => pb::Color::White,
     }
 }
 
@@ -328,13 +299,16 @@ pub(crate) fn ticket_pb(t: &Ticket, place: Place, now_ms: i64) -> pb::Ticket {
         opponent: matched.map(|m| pb::Player {
             user_id: m.opponent.user_id.clone(),
             nickname: m.opponent.nickname.clone(),
-            ai_level: level_pb(m.opponent.level) as i32,
+            ai_level: m
+                .opponent
+                .level
+                .map_or(pb::AiLevel::Unspecified, pb::AiLevel::from) as i32,
             ..Default::default()
         }),
         color: t
             .matched
             .as_ref()
-            .map_or(pb::Color::Unspecified, |m| color_pb(m.color)) as i32,
+            .map_or(pb::Color::Unspecified, |m| pb::Color::from(m.color)) as i32,
     }
 }
 
@@ -356,6 +330,8 @@ pub(crate) fn challenge_pb(c: &ChallengeRecord, link_base: &str) -> pb::Challeng
 
 #[cfg(test)]
 mod tests {
+    use baduk::Color;
+    use baduk_ai::Level;
     use tonic::Code;
 
     use super::*;

@@ -21,7 +21,7 @@
 //!   gains nothing by waiting.
 //! - A computer seat confirms whenever the marks are its own verdict.
 
-use baduk::{Color, EndReason, Game, Point};
+use baduk::{ByColor, Color, EndReason, Game, Point};
 
 use super::{Event, EventKind, Finished, OnlineGame, Refusal, Step};
 use crate::records::{StoredCounting, Write};
@@ -39,7 +39,7 @@ pub struct Counting {
     /// The sequence number of the event that last changed the marks.
     version: u32,
     /// Who has confirmed the marks as they are, by colour.
-    confirmed: [bool; 2],
+    confirmed: ByColor<bool>,
 }
 
 impl Counting {
@@ -64,7 +64,7 @@ impl Counting {
     /// Whether `color` has confirmed the marks as they are.
     #[must_use]
     pub fn confirmed(&self, color: Color) -> bool {
-        self.confirmed[color.index()]
+        self.confirmed[color]
     }
 
     pub(super) fn stored(&self) -> StoredCounting {
@@ -81,9 +81,9 @@ impl Counting {
     /// The count again from what was stored, with the server's verdict on
     /// `game`'s position worked out afresh.
     pub(super) fn restored(stored: &StoredCounting, game: &Game) -> Counting {
-        let mut confirmed = [false; 2];
+        let mut confirmed = ByColor::both(false);
         for c in &stored.confirmed {
-            confirmed[c.index()] = true;
+            confirmed[*c] = true;
         }
         Counting {
             dead: stored.dead.clone(),
@@ -128,7 +128,7 @@ impl OnlineGame {
             dead: proposed.clone(),
             proposed,
             version: u32::try_from(self.seq).unwrap_or(u32::MAX),
-            confirmed: [false; 2],
+            confirmed: ByColor::both(false),
         });
         self.computer_confirms();
         self.deadline = Some(now + i64::from(COUNTING_SECONDS) * 1000);
@@ -142,9 +142,9 @@ impl OnlineGame {
             return;
         };
         for color in [Color::Black, Color::White] {
-            let computer = self.meta.seat(color).ai.is_some() || self.stand_ins[color.index()];
+            let computer = self.meta.seat(color).ai.is_some() || self.stand_ins[color];
             if computer && counting.dead == counting.proposed {
-                counting.confirmed[color.index()] = true;
+                counting.confirmed[color] = true;
             }
         }
     }
@@ -154,7 +154,7 @@ impl OnlineGame {
         let color = self.player(user_id)?;
         if let Some(finished) = &self.finished {
             return Err(Refusal::GameOver {
-                game_id: self.meta.id.clone(),
+                game_id: self.meta.id.to_string(),
                 reason: finished.reason,
             });
         }
@@ -202,7 +202,7 @@ impl OnlineGame {
         if let Some(c) = next.counting.as_mut() {
             c.dead = marks;
             c.version = u32::try_from(next.seq).unwrap_or(u32::MAX);
-            c.confirmed = [false; 2];
+            c.confirmed = ByColor::both(false);
         }
         next.computer_confirms();
         let event = Event {
@@ -254,8 +254,8 @@ impl OnlineGame {
         }];
         let mut both = false;
         if let Some(c) = next.counting.as_mut() {
-            c.confirmed[color.index()] = true;
-            both = c.confirmed == [true, true];
+            c.confirmed[color] = true;
+            both = c.confirmed == ByColor::both(true);
         }
         let mut write = Write::default();
         if both {

@@ -31,7 +31,7 @@ impl OnlineGame {
     /// Whether the computer plays `color`'s seat now, for a player who is away.
     #[must_use]
     pub fn stood_in(&self, color: Color) -> bool {
-        self.is_playing() && self.stand_ins[color.index()]
+        self.is_playing() && self.stand_ins[color]
     }
 
     /// Whether move `number` (from 1) was played by the computer standing in.
@@ -49,7 +49,7 @@ impl OnlineGame {
             && self
                 .meta
                 .color_of(user_id)
-                .is_some_and(|c| self.away[c.index()].is_some() || self.stand_ins[c.index()])
+                .is_some_and(|c| self.away[c].is_some() || self.stand_ins[c])
     }
 
     /// A player's connection as a gateway reports it: away from `now`, or
@@ -63,13 +63,12 @@ impl OnlineGame {
         if !self.meta.stand_in || !self.is_playing() {
             return Ok(Step::unchanged(None, now));
         }
-        let i = color.index();
         let mut next = self.clone();
         let mut events = Vec::new();
         if connected {
-            next.away[i] = None;
-            if next.stand_ins[i] {
-                next.stand_ins[i] = false;
+            next.away[color] = None;
+            if next.stand_ins[color] {
+                next.stand_ins[color] = false;
                 // A decision the computer was making for the seat is dropped.
                 next.generation += 1;
                 next.seq += 1;
@@ -79,8 +78,8 @@ impl OnlineGame {
                     kind: EventKind::StandInLeft(color),
                 });
             }
-        } else if next.away[i].is_none() {
-            next.away[i] = Some(now);
+        } else if next.away[color].is_none() {
+            next.away[color] = Some(now);
         }
         if next.away == self.away && next.stand_ins == self.stand_ins {
             return Ok(Step::unchanged(None, now));
@@ -99,16 +98,16 @@ impl OnlineGame {
         [Color::Black, Color::White]
             .into_iter()
             .filter(|&c| self.may_stand_in(c))
-            .filter_map(|c| self.away[c.index()].map(|t| t.saturating_add(grace_ms)))
+            .filter_map(|c| self.away[c].map(|t| t.saturating_add(grace_ms)))
             .min()
     }
 
     /// Whether the computer may take `color`'s seat: a person's seat it does
     /// not hold yet, with the opponent here to play against.
     fn may_stand_in(&self, color: Color) -> bool {
-        !self.stand_ins[color.index()]
+        !self.stand_ins[color]
             && self.meta.seat(color).ai.is_none()
-            && self.away[color.opponent().index()].is_none()
+            && self.away[color.opponent()].is_none()
     }
 
     /// The computer takes the seats whose players have been away for
@@ -121,10 +120,9 @@ impl OnlineGame {
         let mut next = self.clone();
         let mut events = Vec::new();
         for color in [Color::Black, Color::White] {
-            let i = color.index();
-            let due = self.away[i].is_some_and(|t| t.saturating_add(grace_ms) <= now);
+            let due = self.away[color].is_some_and(|t| t.saturating_add(grace_ms) <= now);
             if due && self.may_stand_in(color) {
-                next.stand_ins[i] = true;
+                next.stand_ins[color] = true;
                 next.seq += 1;
                 events.push(Event {
                     seq: next.seq,

@@ -1,7 +1,8 @@
 //! The online rules, step by step, with no network, database or clock.
 
-use baduk::{Color, EndReason, GameResult, Point, Rules};
+use baduk::{ByColor, Color, EndReason, GameResult, Point, Rules};
 use baduk_ai::{Decision, Level};
+use ttakji_proto::GameId;
 
 use super::{EventKind, OnlineGame, Refusal, Requested, Step};
 use crate::records::{AiEngine, GameMeta, Seat, StoredGame, StoredMove, Write};
@@ -26,7 +27,7 @@ fn computer() -> Seat {
 
 fn meta(black: Seat, white: Seat, seconds_per_move: u32, rules: Rules) -> GameMeta {
     GameMeta {
-        id: "g1".to_owned(),
+        id: GameId::parse("g1").expect("an id"),
         rules,
         black,
         white,
@@ -511,8 +512,8 @@ fn a_game_restored_from_what_was_stored_is_the_same_game() {
         counting: None,
         resumed_after: Vec::new(),
         dead_stones: Vec::new(),
-        away: [None; 2],
-        stand_ins: [false; 2],
+        away: ByColor::both(None),
+        stand_ins: ByColor::both(false),
     };
     let restored = OnlineGame::restore(stored, &moves).expect("replays");
     assert_eq!(
@@ -534,8 +535,8 @@ fn a_stored_move_the_rules_refuse_is_reported_not_replayed() {
         counting: None,
         resumed_after: Vec::new(),
         dead_stones: Vec::new(),
-        away: [None; 2],
-        stand_ins: [false; 2],
+        away: ByColor::both(None),
+        stand_ins: ByColor::both(false),
     };
     let e5 = Some(Point::new(4, 4));
     let moves = [
@@ -571,8 +572,8 @@ fn a_resigned_game_is_restored_as_resigned() {
         counting: None,
         resumed_after: Vec::new(),
         dead_stones: Vec::new(),
-        away: [None; 2],
-        stand_ins: [false; 2],
+        away: ByColor::both(None),
+        stand_ins: ByColor::both(false),
     };
     let restored = OnlineGame::restore(stored, &[]).expect("replays");
     assert_eq!(
