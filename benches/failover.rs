@@ -17,6 +17,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use ttakji_platform::authorities::{Authorities, OWNER_HEADER};
+use ttakji_proto::internal::v1 as internal;
 use ttakji_proto::v1 as pb;
 
 const KILLS: usize = 20;
@@ -86,7 +87,7 @@ fn point(number: u32) -> pb::Point {
 }
 
 async fn create(router: &Authorities) -> anyhow::Result<String> {
-    let seat = |id: &str| pb::Seat {
+    let seat = |id: &str| internal::Seat {
         user_id: id.to_owned(),
         nickname: id.to_owned(),
         ai_level: 0,
@@ -95,7 +96,7 @@ async fn create(router: &Authorities) -> anyhow::Result<String> {
     let id = uuid::Uuid::new_v4().simple().to_string();
     router
         .ask(
-            pb::CreateGameRequest {
+            internal::CreateGameRequest {
                 board_size: 9,
                 ruleset: String::new(),
                 black: Some(seat("b")),
@@ -114,11 +115,13 @@ async fn create(router: &Authorities) -> anyhow::Result<String> {
 async fn play(router: &Authorities, id: &str, number: u32) -> Result<String, tonic::Status> {
     let answer = router
         .ask(
-            pb::SubmitActionRequest {
+            internal::SubmitActionRequest {
                 game_id: id.to_owned(),
                 user_id: if number % 2 == 1 { "b" } else { "w" }.to_owned(),
                 move_number: number,
-                action: Some(pb::submit_action_request::Action::Place(point(number))),
+                action: Some(internal::submit_action_request::Action::Place(point(
+                    number,
+                ))),
                 ..Default::default()
             },
             |mut c, r| async move { c.submit_action(r).await },

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use sqlx::Executor as _;
 use ttakji_platform::store::Database;
-use ttakji_proto::v1 as pb;
+use ttakji_proto::internal::v1 as internal;
 
 const GAMES: i64 = 100_000;
 /// Pages read per list and depth.
@@ -113,16 +113,16 @@ async fn measure(url: &str) -> anyhow::Result<()> {
         seeded.elapsed().as_secs_f64()
     );
 
-    let mine = |token: String| pb::ListGameSummariesRequest {
-        list: Some(pb::list_game_summaries_request::List::UserId(
+    let mine = |token: String| internal::ListGameSummariesRequest {
+        list: Some(internal::list_game_summaries_request::List::UserId(
             "heavy".to_owned(),
         )),
         board_size: 0,
         limit: 20,
         page_token: token,
     };
-    let live = |size: u32, token: String| pb::ListGameSummariesRequest {
-        list: Some(pb::list_game_summaries_request::List::Live(true)),
+    let live = |size: u32, token: String| internal::ListGameSummariesRequest {
+        list: Some(internal::list_game_summaries_request::List::Live(true)),
         board_size: size,
         limit: 20,
         page_token: token,
@@ -130,7 +130,7 @@ async fn measure(url: &str) -> anyhow::Result<()> {
     // A token deep in each list: walk 50 pages (1,000 games) once.
     let mut deep = [String::new(), String::new(), String::new()];
     for (i, make) in [
-        &(|t| mine(t)) as &dyn Fn(String) -> pb::ListGameSummariesRequest,
+        &(|t| mine(t)) as &dyn Fn(String) -> internal::ListGameSummariesRequest,
         &|t| live(0, t),
         &|t| live(9, t),
     ]
@@ -141,7 +141,7 @@ async fn measure(url: &str) -> anyhow::Result<()> {
             deep[i] = page(&db, &make(deep[i].clone())).await?.next_page_token;
         }
     }
-    let cases: Vec<(&str, pb::ListGameSummariesRequest)> = vec![
+    let cases: Vec<(&str, internal::ListGameSummariesRequest)> = vec![
         ("ListMyGames, first page (2,000 games)", mine(String::new())),
         ("ListMyGames, page 51", mine(deep[0].clone())),
         ("ListLiveGames, first page", live(0, String::new())),
@@ -176,8 +176,8 @@ async fn measure(url: &str) -> anyhow::Result<()> {
 
 async fn page(
     db: &Database,
-    request: &pb::ListGameSummariesRequest,
-) -> anyhow::Result<pb::ListGameSummariesResponse> {
+    request: &internal::ListGameSummariesRequest,
+) -> anyhow::Result<internal::ListGameSummariesResponse> {
     ttakji_authority::listing::page(db, request)
         .await
         .map_err(|status| anyhow::anyhow!("{status}"))

@@ -12,9 +12,10 @@ use std::time::{Duration, Instant};
 
 use tonic::Request;
 use tonic::transport::Channel;
+use ttakji_proto::internal::v1 as internal;
+use ttakji_proto::internal::v1::authority_service_client::AuthorityServiceClient;
 use ttakji_proto::v1 as pb;
 use ttakji_proto::v1::auth_service_client::AuthServiceClient;
-use ttakji_proto::v1::authority_service_client::AuthorityServiceClient;
 use ttakji_proto::v1::game_service_client::GameServiceClient;
 
 /// Connections the watchers share (a connection carries at most a few
@@ -121,7 +122,7 @@ async fn main() -> anyhow::Result<()> {
         Some(&SERVICE_KEY.parse().map_err(anyhow::Error::msg)?),
     )?);
     let started = Instant::now();
-    let seat = |(id, _): &(String, String)| pb::Seat {
+    let seat = |(id, _): &(String, String)| internal::Seat {
         user_id: id.clone(),
         nickname: "p".into(),
         ai_level: 0,
@@ -130,7 +131,7 @@ async fn main() -> anyhow::Result<()> {
     let mut streams = Vec::with_capacity(games * 2);
     for i in 0..games {
         let game = authority
-            .create_game(pb::CreateGameRequest {
+            .create_game(internal::CreateGameRequest {
                 board_size: 9,
                 ruleset: String::new(),
                 black: Some(seat(&players[0])),

@@ -18,10 +18,11 @@ use ttakji_platform::bus::Bus;
 use ttakji_platform::grpc::ServiceKey;
 use ttakji_platform::shutdown;
 use ttakji_platform::store::Database;
+use ttakji_proto::internal::v1 as internal;
+use ttakji_proto::internal::v1::matchmaker_service_client::MatchmakerServiceClient;
 use ttakji_proto::v1 as pb;
 use ttakji_proto::v1::auth_service_client::AuthServiceClient;
 use ttakji_proto::v1::match_service_client::MatchServiceClient;
-use ttakji_proto::v1::matchmaker_service_client::MatchmakerServiceClient;
 
 const REDIS: &str = "redis://127.0.0.1:6379";
 const TICKETS: usize = 20_000;
@@ -59,7 +60,7 @@ async fn run() -> anyhow::Result<()> {
     // Nobody plays the computer here: every ticket waits for a person.
     config.matchmaker.rules.ai_after = Duration::from_secs(3600);
     config.matchmaker.rules.grace = Duration::from_secs(3600);
-    config.gateway.limits = ttakji_gateway::limits::Settings::exempting(&["127.0.0.1"]);
+    config.gateway.public.limits = ttakji_gateway::limits::Settings::exempting(&["127.0.0.1"]);
     let stack = Stack::build(
         config,
         db,
@@ -138,12 +139,12 @@ async fn run() -> anyhow::Result<()> {
             let mut ids = Vec::new();
             for i in (w..TICKETS).step_by(CONCURRENCY) {
                 let t = client
-                    .enqueue(pb::EnqueueRequest {
+                    .find_match(internal::FindMatchRequest {
                         user_id: format!("bench{i}"),
                         nickname: format!("b{i}"),
                         rating: 1200 + (i % 400) as u32,
                         pool: Some(pb::Pool::default()),
-                        ..pb::EnqueueRequest::default()
+                        ..internal::FindMatchRequest::default()
                     })
                     .await?
                     .into_inner()
@@ -164,7 +165,7 @@ async fn run() -> anyhow::Result<()> {
     for (user, id) in &tickets {
         loop {
             let t = client
-                .get_ticket(pb::GetTicketRequest {
+                .get_ticket(internal::GetTicketRequest {
                     ticket_id: id.clone(),
                     user_id: user.clone(),
                 })

@@ -25,9 +25,10 @@ use ttakji_platform::bus::Bus;
 use ttakji_platform::grpc::ServiceKey;
 use ttakji_platform::shutdown;
 use ttakji_platform::store::Database;
+use ttakji_proto::internal::v1 as internal;
+use ttakji_proto::internal::v1::authority_service_client::AuthorityServiceClient;
 use ttakji_proto::v1 as pb;
 use ttakji_proto::v1::auth_service_client::AuthServiceClient;
-use ttakji_proto::v1::authority_service_client::AuthorityServiceClient;
 use ttakji_proto::v1::game_service_client::GameServiceClient;
 
 #[path = "../tests/support/grpc_web.rs"]
@@ -125,7 +126,7 @@ async fn measure(in_process: bool) -> anyhow::Result<()> {
     let mut config = StackConfig::local(TokenKeys::random(Duration::from_secs(3600)));
     config.service_key = Some(key.clone());
     config.in_process = in_process;
-    config.gateway.limits = ttakji_gateway::limits::Settings::exempting(&["127.0.0.1"]);
+    config.gateway.public.limits = ttakji_gateway::limits::Settings::exempting(&["127.0.0.1"]);
     let stack = Stack::build(
         config,
         db,
@@ -186,14 +187,14 @@ async fn measure(in_process: bool) -> anyhow::Result<()> {
     let mut cpu = 0.0;
     while moves.len() < MOVES || web_moves.len() < MOVES {
         over_web = !over_web;
-        let seat = |(id, _): &(String, String)| pb::Seat {
+        let seat = |(id, _): &(String, String)| internal::Seat {
             user_id: id.clone(),
             nickname: String::new(),
             ai_level: 0,
             ..Default::default()
         };
         let game = authority_client
-            .create_game(pb::CreateGameRequest {
+            .create_game(internal::CreateGameRequest {
                 board_size: 9,
                 ruleset: String::new(),
                 black: Some(seat(&players[0])),

@@ -13,8 +13,9 @@ use anyhow::Context as _;
 use ttakji_platform::bus::{self, Bus};
 use ttakji_platform::store::Database;
 use ttakji_platform::{on_pool, shutdown};
+use ttakji_proto::internal::v1 as internal;
+use ttakji_proto::internal::v1::ratings_service_client::RatingsServiceClient;
 use ttakji_proto::v1 as pb;
-use ttakji_proto::v1::ratings_service_client::RatingsServiceClient;
 
 const PLAYERS: i64 = 100_000;
 const GAMES: usize = 2_000;
@@ -137,7 +138,7 @@ async fn run() -> anyhow::Result<()> {
     // 1. Leaderboard reads: the first rebuilds the Redis set from the database.
     let first = Instant::now();
     client
-        .get_leaderboard(pb::GetLeaderboardRequest {
+        .get_ladder(internal::GetLadderRequest {
             board_size: 9,
             top: 100,
             around_user_id: "u1".to_owned(),
@@ -153,7 +154,7 @@ async fn run() -> anyhow::Result<()> {
         let who = format!("u{}", 1 + (i * 97) % PLAYERS as usize);
         let t = Instant::now();
         let board = client
-            .get_leaderboard(pb::GetLeaderboardRequest {
+            .get_ladder(internal::GetLadderRequest {
                 board_size: 9,
                 top: 100,
                 around_user_id: who,

@@ -76,15 +76,8 @@ pub struct ServeArgs {
     pub matchmaker_listen: SocketAddr,
     #[command(flatten)]
     pub pairing: ttakji_matchmaker::PairingRules,
-    /// Origins (`https://play.example`, or `*`) whose web pages may call the
-    /// API from the browser (CORS), separated by commas.
-    #[arg(long, env = "TTAKJI_WEB_ORIGINS", value_delimiter = ',')]
-    pub web_origins: Vec<String>,
     #[command(flatten)]
-    pub limits: ttakji_gateway::limits::Settings,
-    /// How often guest accounts whose tokens have all expired are removed.
-    #[arg(long, env = "TTAKJI_GUEST_SWEEP_EVERY", default_value = "3600", value_parser = ttakji_platform::config::seconds, value_name = "SECONDS")]
-    pub guest_sweep_every: std::time::Duration,
+    pub public: ttakji_gateway::Public,
     /// Seconds per move in games between people.
     #[arg(long, env = "TTAKJI_SECONDS_PER_MOVE", default_value_t = ttakji_matchmaker::SECONDS_PER_MOVE)]
     pub seconds_per_move: u32,
@@ -118,12 +111,6 @@ pub struct ServeArgs {
     pub token_key_file: PathBuf,
     #[command(flatten)]
     pub ai: ttakji_authority::AiConfig,
-    /// Our OAuth client id at Google; without it Google sign-in is off.
-    #[arg(long, env = "TTAKJI_GOOGLE_CLIENT_ID")]
-    pub google_client_id: Option<String>,
-    /// Where Google publishes its signing keys.
-    #[arg(long, env = "TTAKJI_GOOGLE_JWKS_URL", default_value = ttakji_gateway::google::GOOGLE_JWKS_URL)]
-    pub google_jwks_url: String,
     #[command(flatten)]
     pub telemetry: TelemetryArgs,
 }
@@ -357,11 +344,7 @@ pub fn serve(args: &ServeArgs) -> anyhow::Result<()> {
         config.ratings.listen = args.ratings_listen;
         config.ratings.redis_url = args.redis_url.clone();
         config.gateway.listen = args.listen;
-        config.gateway.google_client_id = args.google_client_id.clone();
-        config.gateway.google_jwks_url = args.google_jwks_url.clone();
-        config.gateway.web_origins = args.web_origins.clone();
-        config.gateway.limits = args.limits.clone();
-        config.gateway.guest_sweep_every = args.guest_sweep_every;
+        config.gateway.public = args.public.clone();
         let stack = Stack::build(config, db, bus, tickets, shutdown.clone()).await?;
         Listening::default()
             .on("gateway", stack.gateway_addr())

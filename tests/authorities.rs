@@ -11,8 +11,9 @@ use std::time::{Duration, Instant};
 use support::{Player, Process, TOKEN_KEYS, fresh_postgres, redis_url, scrape, sign_in, spawn};
 use tonic::transport::Channel;
 use ttakji_platform::authorities::{Authorities, OWNER_HEADER};
+use ttakji_proto::internal::v1 as internal;
+use ttakji_proto::internal::v1::authority_service_client::AuthorityServiceClient;
 use ttakji_proto::v1 as pb;
-use ttakji_proto::v1::authority_service_client::AuthorityServiceClient;
 
 /// Callers of the authorities at `urls`, with the tests' service key.
 fn router(urls: &str) -> Authorities {
@@ -135,16 +136,16 @@ impl Cluster {
         &self,
         black: &str,
         white: &str,
-        tune: impl FnOnce(&mut pb::CreateGameRequest),
+        tune: impl FnOnce(&mut internal::CreateGameRequest),
     ) -> String {
-        let seat = |id: &str| pb::Seat {
+        let seat = |id: &str| internal::Seat {
             user_id: id.to_owned(),
             nickname: id.chars().take(8).collect(),
             ai_level: 0,
             ..Default::default()
         };
         let id = uuid::Uuid::new_v4().simple().to_string();
-        let mut request = pb::CreateGameRequest {
+        let mut request = internal::CreateGameRequest {
             board_size: 9,
             black: Some(seat(black)),
             white: Some(seat(white)),
@@ -163,10 +164,7 @@ impl Cluster {
     async fn owner_of(&self, game_id: &str) -> usize {
         let answer = self
             .through(0)
-            .ask(
-                load(game_id),
-                |mut c, r| async move { c.load_game(r).await },
-            )
+            .ask(load(game_id), |mut c, r| async move { c.get_game(r).await })
             .await
             .expect("loaded");
         let owner = answer
@@ -204,8 +202,8 @@ fn with_key<T>(message: T) -> tonic::Request<T> {
     request
 }
 
-fn load(game_id: &str) -> pb::LoadGameRequest {
-    pb::LoadGameRequest {
+fn load(game_id: &str) -> internal::GetGameRequest {
+    internal::GetGameRequest {
         game_id: game_id.to_owned(),
         user_id: String::new(),
         include_score_preview: false,
@@ -220,12 +218,12 @@ fn point(number: u32) -> pb::Point {
     pb::Point { column: k % 9, row }
 }
 
-fn submit(game_id: &str, user: &str, number: u32, at: pb::Point) -> pb::SubmitActionRequest {
-    pb::SubmitActionRequest {
+fn submit(game_id: &str, user: &str, number: u32, at: pb::Point) -> internal::SubmitActionRequest {
+    internal::SubmitActionRequest {
         game_id: game_id.to_owned(),
         user_id: user.to_owned(),
         move_number: number,
-        action: Some(pb::submit_action_request::Action::Place(at)),
+        action: Some(internal::submit_action_request::Action::Place(at)),
         ..Default::default()
     }
 }
@@ -369,7 +367,7 @@ async fn a_game_played_through_each_of_three_authorities_in_turn_is_one_game() {
     for i in 0..3 {
         let game = cluster
             .through(i)
-            .ask(load(&id), |mut c, r| async move { c.load_game(r).await })
+            .ask(load(&id), |mut c, r| async move { c.get_game(r).await })
             .await
             .expect("loaded")
             .into_inner()
@@ -378,7 +376,7 @@ async fn a_game_played_through_each_of_three_authorities_in_turn_is_one_game() {
         let events = cluster
             .through(i)
             .ask(
-                pb::ListEventsRequest {
+                internal::ListEventsRequest {
                     game_id: id.clone(),
                     after_seq: 0,
                     limit: 0,
@@ -481,7 +479,7 @@ async fn an_owner_paused_past_its_lease_is_fenced_off_and_lets_the_game_go() {
         .expect("connects");
     let mut stale = AuthorityServiceClient::new(channel);
     stale
-        .load_game(with_key(load(&id)))
+        .get_game(with_key(load(&id)))
         .await
         .expect("the owner answers");
 
@@ -492,7 +490,7 @@ async fn an_owner_paused_past_its_lease_is_fenced_off_and_lets_the_game_go() {
     let late = tokio::spawn(async move { stale.submit_action(with_key(late_move)).await });
     let late_read = {
         let id = id.clone();
-        tokio::spawn(async move { stale_reader.load_game(with_key(load(&id))).await })
+        tokio::spawn(async move { stale_reader.get_game(with_key(load(&id))).await })
     };
     tokio::time::sleep(Duration::from_millis(LEASE_MS * 2)).await;
     let moved_on = cluster
@@ -611,7 +609,7 @@ async fn a_game_whose_owner_is_stopped_for_five_seconds_takes_moves_again_within
             .expect("connects"),
     );
     for _ in 0..5 {
-        match resumed.load_game(with_key(load(&id))).await {
+        match resumed.get_game(with_key(load(&id))).await {
             Ok(answer) => assert_eq!(
                 answer.get_ref().game.as_ref().map(|g| g.move_count),
                 Some(3),
@@ -660,7 +658,7 @@ async fn a_rolling_restart_of_every_authority_fails_no_call() {
                 if played == 60 {
                     // A full board's worth of safe moves: a new game.
                     let new = uuid::Uuid::new_v4().simple().to_string();
-                    let seat = |p: &Player| pb::Seat {
+                    let seat = |p: &Player| internal::Seat {
                         user_id: p.user_id.clone(),
                         nickname: "p".into(),
                         ai_level: 0,
@@ -668,7 +666,7 @@ async fn a_rolling_restart_of_every_authority_fails_no_call() {
                     };
                     let made = router
                         .ask(
-                            pb::CreateGameRequest {
+                            internal::CreateGameRequest {
                                 board_size: 9,
                                 ruleset: String::new(),
                                 black: Some(seat(&black)),
@@ -801,16 +799,16 @@ async fn a_game_against_the_computer_goes_on_after_its_owner_dies() {
     let router = router(&cluster.urls());
     router
         .ask(
-            pb::CreateGameRequest {
+            internal::CreateGameRequest {
                 board_size: 9,
                 ruleset: String::new(),
-                black: Some(pb::Seat {
+                black: Some(internal::Seat {
                     user_id: "b".into(),
                     nickname: "b".into(),
                     ai_level: 0,
                     ..Default::default()
                 }),
-                white: Some(pb::Seat {
+                white: Some(internal::Seat {
                     user_id: String::new(),
                     nickname: String::new(),
                     ai_level: pb::AiLevel::Easy as i32,
@@ -827,7 +825,7 @@ async fn a_game_against_the_computer_goes_on_after_its_owner_dies() {
         .expect("created");
     let snapshot = |router: Authorities, id: String| async move {
         router
-            .ask(load(&id), |mut c, r| async move { c.load_game(r).await })
+            .ask(load(&id), |mut c, r| async move { c.get_game(r).await })
             .await
             .expect("loaded")
             .into_inner()

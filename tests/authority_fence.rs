@@ -12,8 +12,9 @@ use tonic::transport::Channel;
 use ttakji_platform::bus::Bus;
 use ttakji_platform::shutdown::{self, ShutdownTrigger};
 use ttakji_platform::store::Database;
+use ttakji_proto::internal::v1 as internal;
+use ttakji_proto::internal::v1::authority_service_client::AuthorityServiceClient;
 use ttakji_proto::v1 as pb;
-use ttakji_proto::v1::authority_service_client::AuthorityServiceClient;
 
 type Client = AuthorityServiceClient<Channel>;
 
@@ -46,14 +47,14 @@ async fn authority_with_metrics(
 }
 
 async fn create(client: &mut Client, seconds_per_move: u32) -> String {
-    let seat = |id: &str| pb::Seat {
+    let seat = |id: &str| internal::Seat {
         user_id: id.to_owned(),
         nickname: id.to_owned(),
         ai_level: 0,
         ..Default::default()
     };
     client
-        .create_game(pb::CreateGameRequest {
+        .create_game(internal::CreateGameRequest {
             board_size: 9,
             ruleset: String::new(),
             black: Some(seat("b")),
@@ -78,11 +79,11 @@ async fn play(
     number: u32,
 ) -> Result<u32, tonic::Status> {
     client
-        .submit_action(pb::SubmitActionRequest {
+        .submit_action(internal::SubmitActionRequest {
             game_id: game_id.to_owned(),
             user_id: user.to_owned(),
             move_number: number,
-            action: Some(pb::submit_action_request::Action::Place(pb::Point {
+            action: Some(internal::submit_action_request::Action::Place(pb::Point {
                 column: number % 9,
                 row: number / 9,
             })),
@@ -94,7 +95,7 @@ async fn play(
 
 async fn load(client: &mut Client, game_id: &str) -> pb::GameSnapshot {
     client
-        .load_game(pb::LoadGameRequest {
+        .get_game(internal::GetGameRequest {
             game_id: game_id.to_owned(),
             user_id: String::new(),
             include_score_preview: false,
@@ -128,7 +129,7 @@ async fn turns_sent_to_two_authorities_make_one_history() {
     let game = load(&mut b, &id).await;
     assert_eq!(game.move_count, 4);
     let numbers: Vec<u32> = b
-        .list_events(pb::ListEventsRequest {
+        .list_events(internal::ListEventsRequest {
             game_id: id.clone(),
             after_seq: 0,
             limit: 0,

@@ -12,8 +12,9 @@ use support::{Player, embedded, fresh_postgres, sign_in};
 use tonic::Code;
 use ttakji_platform::bus::Bus;
 use ttakji_platform::store::Database;
+use ttakji_proto::internal::v1 as internal;
+use ttakji_proto::internal::v1::authority_service_client::AuthorityServiceClient;
 use ttakji_proto::v1 as pb;
-use ttakji_proto::v1::authority_service_client::AuthorityServiceClient;
 
 async fn service() -> (support::Embedded, String) {
     let db = Database::connect(&fresh_postgres().await)
@@ -40,12 +41,12 @@ async fn people_game(
     board_size: u32,
     ladder_rating: u32,
 ) -> String {
-    let seat = |p: &Player| pb::Seat {
+    let seat = |p: &Player| internal::Seat {
         user_id: p.user_id.clone(),
         ..Default::default()
     };
     AuthorityServiceClient::new(support::internal(&format!("http://{authority}")))
-        .create_game(pb::CreateGameRequest {
+        .create_game(internal::CreateGameRequest {
             board_size,
             black: Some(seat(black)),
             white: Some(seat(white)),

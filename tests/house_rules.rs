@@ -10,6 +10,7 @@ use std::time::Duration;
 use support::{Player, embedded_tuned, sign_in, sqlite_memory};
 use tonic::Code;
 use ttakji_platform::bus::Bus;
+use ttakji_proto::internal::v1 as internal;
 use ttakji_proto::v1 as pb;
 use ttakji_proto::v1::match_service_client::MatchServiceClient;
 
@@ -536,10 +537,11 @@ async fn a_dropped_player_s_seat_is_played_by_the_computer_until_they_come_back(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_ranked_game_never_has_a_stand_in() {
     let (service, host, friend) = service().await;
-    let mut authority = ttakji_proto::v1::authority_service_client::AuthorityServiceClient::new(
-        support::internal(&format!("http://{}", service.authority)),
-    );
-    let seat = |p: &Player| pb::Seat {
+    let mut authority =
+        ttakji_proto::internal::v1::authority_service_client::AuthorityServiceClient::new(
+            support::internal(&format!("http://{}", service.authority)),
+        );
+    let seat = |p: &Player| internal::Seat {
         user_id: p.user_id.clone(),
         nickname: p.user_id.clone(),
         ai_level: 0,
@@ -547,7 +549,7 @@ async fn a_ranked_game_never_has_a_stand_in() {
     };
     for ranked in [false, true] {
         let game = authority
-            .create_game(pb::CreateGameRequest {
+            .create_game(internal::CreateGameRequest {
                 board_size: 9,
                 black: Some(seat(&host)),
                 white: Some(seat(&friend)),

@@ -10,6 +10,7 @@ use std::time::Duration;
 use support::{Player, embedded, embedded_with, sign_in, sqlite_memory};
 use tonic::Code;
 use ttakji_platform::bus::Bus;
+use ttakji_proto::internal::v1 as internal;
 use ttakji_proto::v1 as pb;
 use ttakji_proto::v1::match_service_client::MatchServiceClient;
 
@@ -170,15 +171,16 @@ async fn cancel_leaves_the_queue_at_once_and_a_gone_player_is_dropped() {
         .and_then(|m| m.ticket)
         .expect("ticket");
     drop(stream);
-    let mut mm = ttakji_proto::v1::matchmaker_service_client::MatchmakerServiceClient::new(
-        support::internal(&format!("http://{}", service.matchmaker)),
-    );
+    let mut mm =
+        ttakji_proto::internal::v1::matchmaker_service_client::MatchmakerServiceClient::new(
+            support::internal(&format!("http://{}", service.matchmaker)),
+        );
     // Asking about a ticket does not keep it alive: only the player's own
     // stream does. Wait until the ticket leaves the queue.
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     let gone = loop {
         let t = mm
-            .get_ticket(pb::GetTicketRequest {
+            .get_ticket(internal::GetTicketRequest {
                 ticket_id: ticket.ticket_id.clone(),
                 user_id: String::new(),
             })
@@ -378,11 +380,7 @@ async fn two_hundred_players_across_two_matchmakers_and_two_gateways_are_each_ma
             matchmaker_url: format!("http://{}", second_mm.addr()),
             ratings_url: format!("http://{}", one.ratings),
             token_keys: support::keys(),
-            google_client_id: None,
-            google_jwks_url: String::new(),
-            web_origins: Vec::new(),
-            limits: ttakji_gateway::limits::Settings::exempting(&["127.0.0.1"]),
-            guest_sweep_every: std::time::Duration::from_secs(3600),
+            public: ttakji_gateway::Public::exempting(&["127.0.0.1"]),
         },
         db,
         bus,

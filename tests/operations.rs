@@ -56,8 +56,8 @@ async fn spans_reach_an_otlp_collector_by_rpc_name_and_log_lines_carry_their_tra
         spans = collector.0.lock().expect("not poisoned").clone();
         let names: Vec<&str> = spans.iter().map(|s| s.name.as_str()).collect();
         if names.contains(&"ttakji.v1.GameService/PlayMove")
-            && names.contains(&"ttakji.v1.AuthorityService/SubmitAction")
-            && names.contains(&"ttakji.v1.AuthorityService/CreateGame")
+            && names.contains(&"ttakji.internal.v1.AuthorityService/SubmitAction")
+            && names.contains(&"ttakji.internal.v1.AuthorityService/CreateGame")
         {
             break;
         }
@@ -86,7 +86,7 @@ async fn spans_reach_an_otlp_collector_by_rpc_name_and_log_lines_carry_their_tra
             .is_some_and(|id| !id.is_empty()),
         "{play:?}"
     );
-    let submit = named("ttakji.v1.AuthorityService/SubmitAction");
+    let submit = named("ttakji.internal.v1.AuthorityService/SubmitAction");
     assert_eq!(
         submit.trace_id, play.trace_id,
         "the authority's part of the move is in the move's trace"
@@ -94,7 +94,7 @@ async fn spans_reach_an_otlp_collector_by_rpc_name_and_log_lines_carry_their_tra
 
     // The authority's log line for the new game is inside the trace of
     // the call that created it, and says so.
-    let created = named("ttakji.v1.AuthorityService/CreateGame");
+    let created = named("ttakji.internal.v1.AuthorityService/CreateGame");
     let lines = log.lock().expect("not poisoned").clone();
     let mut joined = false;
     for line in &lines {

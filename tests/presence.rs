@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use support::{Player, TOKEN_KEYS, fresh_postgres, redis_url, sign_in, spawn};
 use ttakji_platform::authorities::Authorities;
+use ttakji_proto::internal::v1 as internal;
 use ttakji_proto::v1 as pb;
 
 fn gateway(db: &str, authority: &str) -> support::Process {
@@ -71,7 +72,7 @@ async fn a_player_whose_gateway_dies_counts_as_gone_and_an_idle_game_sends_nothi
     let far = gateway(&db, &authority_url);
     let kim = sign_in(&format!("http://{}", near.addr), "kim").await;
     let lee = sign_in(&format!("http://{}", far.addr), "lee").await;
-    let seat = |p: &Player| pb::Seat {
+    let seat = |p: &Player| internal::Seat {
         user_id: p.user_id.clone(),
         nickname: "p".into(),
         ai_level: 0,
@@ -82,7 +83,7 @@ async fn a_player_whose_gateway_dies_counts_as_gone_and_an_idle_game_sends_nothi
         .with_service_key(Some(support::service_key()));
     let game = support::eventually(Duration::from_secs(10), || {
         let router = router.clone();
-        let request = pb::CreateGameRequest {
+        let request = internal::CreateGameRequest {
             board_size: 9,
             ruleset: String::new(),
             black: Some(seat(&kim)),

@@ -7,9 +7,10 @@ use std::time::Duration;
 
 use support::{Player, embedded, sign_in, sqlite_memory};
 use ttakji_platform::bus::Bus;
+use ttakji_proto::internal::v1 as internal;
+use ttakji_proto::internal::v1::authority_service_client::AuthorityServiceClient;
+use ttakji_proto::internal::v1::ratings_service_client::RatingsServiceClient;
 use ttakji_proto::v1 as pb;
-use ttakji_proto::v1::authority_service_client::AuthorityServiceClient;
-use ttakji_proto::v1::ratings_service_client::RatingsServiceClient;
 
 async fn ranked_game(authority: std::net::SocketAddr, black: &Player, white: &Player) -> String {
     support::game_between(authority, black, white, 0, true)
@@ -56,7 +57,7 @@ async fn rating(
     user: &str,
 ) -> pb::LadderEntry {
     client
-        .get_rating(pb::GetRatingRequest {
+        .get_rating(internal::GetRatingRequest {
             user_id: user.to_owned(),
             board_size: 9,
         })
@@ -112,7 +113,7 @@ async fn a_ranked_win_moves_both_ratings_once_and_unranked_games_move_nothing() 
     // The same finished event delivered twice more changes nothing more.
     let finished =
         AuthorityServiceClient::new(support::internal(&format!("http://{}", service.authority)))
-            .list_events(pb::ListEventsRequest {
+            .list_events(internal::ListEventsRequest {
                 game_id: id.clone(),
                 after_seq: 0,
                 limit: 0,
@@ -136,14 +137,14 @@ async fn a_ranked_win_moves_both_ratings_once_and_unranked_games_move_nothing() 
     // A casual game between the same players changes nothing.
     let (ta, tb) = (a.clone(), b.clone());
     let casual = {
-        let seat = |p: &Player| pb::Seat {
+        let seat = |p: &Player| internal::Seat {
             user_id: p.user_id.clone(),
             nickname: String::new(),
             ai_level: 0,
             ..Default::default()
         };
         AuthorityServiceClient::new(support::internal(&format!("http://{}", service.authority)))
-            .create_game(pb::CreateGameRequest {
+            .create_game(internal::CreateGameRequest {
                 board_size: 9,
                 ruleset: String::new(),
                 black: Some(seat(&ta)),
@@ -172,7 +173,7 @@ async fn a_ranked_win_moves_both_ratings_once_and_unranked_games_move_nothing() 
     assert_eq!(rating(&mut ratings, &a.user_id).await.rating, 1180);
 
     let history = ratings
-        .get_rating_history(pb::GetRatingHistoryRequest {
+        .get_rating_history(internal::GetRatingHistoryRequest {
             user_id: b.user_id.clone(),
             board_size: 9,
             limit: 0,
@@ -188,7 +189,7 @@ async fn a_ranked_win_moves_both_ratings_once_and_unranked_games_move_nothing() 
     );
     assert_eq!(history[0].opponent_user_id, a.user_id);
     let board = ratings
-        .get_leaderboard(pb::GetLeaderboardRequest {
+        .get_ladder(internal::GetLadderRequest {
             board_size: 9,
             top: 10,
             around_user_id: a.user_id.clone(),
@@ -302,7 +303,7 @@ async fn the_leaderboard_is_rebuilt_from_the_database_when_redis_loses_it() {
         let mut r = ratings.clone();
         let around = players[1].user_id.clone();
         async move {
-            r.get_leaderboard(pb::GetLeaderboardRequest {
+            r.get_ladder(internal::GetLadderRequest {
                 board_size: 9,
                 top: 10,
                 around_user_id: around,
@@ -398,7 +399,7 @@ async fn a_leaderboard_page_of_a_hundred_is_one_store_round_trip() {
         let service = support::start_ratings(config, db.clone(), Bus::in_process()).await;
         let mut client =
             RatingsServiceClient::new(support::internal(&format!("http://{}", service.addr)));
-        let request = pb::GetLeaderboardRequest {
+        let request = internal::GetLadderRequest {
             board_size: 9,
             top: 100,
             around_user_id: around.clone(),
@@ -406,14 +407,14 @@ async fn a_leaderboard_page_of_a_hundred_is_one_store_round_trip() {
         };
         // The first read fills the empty Redis set from the store.
         client
-            .get_leaderboard(request.clone())
+            .get_ladder(request.clone())
             .await
             .expect("a first page");
         tokio::time::sleep(Duration::from_millis(300)).await;
 
         counts.reset().await;
         let page = client
-            .get_leaderboard(request.clone())
+            .get_ladder(request.clone())
             .await
             .expect("a page")
             .into_inner();
@@ -440,7 +441,7 @@ async fn a_leaderboard_page_of_a_hundred_is_one_store_round_trip() {
 
         counts.reset().await;
         let mine = client
-            .get_rating(pb::GetRatingRequest {
+            .get_rating(internal::GetRatingRequest {
                 user_id: around.clone(),
                 board_size: 9,
             })

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use support::{Player, embedded, sign_in, sqlite_memory};
 use ttakji_platform::bus::Bus;
+use ttakji_proto::internal::v1 as internal;
 use ttakji_proto::v1 as pb;
 
 /// A Redis of this test's own, on `port`, keeping nothing on disk.
@@ -263,7 +264,7 @@ async fn ranked_win(service: &support::Embedded, black: &Player, white: &Player)
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ranked_results_across_a_redis_restart_are_each_applied_once_and_the_ladder_is_whole() {
-    use ttakji_proto::v1::ratings_service_client::RatingsServiceClient;
+    use ttakji_proto::internal::v1::ratings_service_client::RatingsServiceClient;
     let port = support::free_port();
     let url = format!("redis://127.0.0.1:{port}");
     let mut server = redis(port);
@@ -289,7 +290,7 @@ async fn ranked_results_across_a_redis_restart_are_each_applied_once_and_the_lad
     let games_of = |ratings: &RatingsServiceClient<_>, user: String| {
         let mut r: RatingsServiceClient<ttakji_platform::grpc::TracedChannel> = ratings.clone();
         async move {
-            r.get_rating(pb::GetRatingRequest {
+            r.get_rating(internal::GetRatingRequest {
                 user_id: user,
                 board_size: 9,
             })
@@ -338,7 +339,7 @@ async fn ranked_results_across_a_redis_restart_are_each_applied_once_and_the_lad
                 }
             }
             let board = r
-                .get_leaderboard(pb::GetLeaderboardRequest {
+                .get_ladder(internal::GetLadderRequest {
                     board_size: 9,
                     top: 10,
                     around_user_id: String::new(),

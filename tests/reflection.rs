@@ -60,7 +60,7 @@ async fn each_port_lists_only_its_own_services_over_v1_and_v1alpha() {
     .collect();
     assert_eq!(listed!(v1, service.gateway), public);
     assert_eq!(listed!(v1alpha, service.gateway), public);
-    let authority: BTreeSet<String> = ["ttakji.v1.AuthorityService"]
+    let authority: BTreeSet<String> = ["ttakji.internal.v1.AuthorityService"]
         .into_iter()
         .chain(reflection)
         .map(str::to_owned)

@@ -7,11 +7,11 @@ mod support;
 use std::time::Duration;
 
 use support::{SERVICE_KEY, fresh_postgres, redis_url};
-use ttakji_proto::v1 as pb;
-use ttakji_proto::v1::authority_service_client::AuthorityServiceClient;
+use ttakji_proto::internal::v1 as internal;
+use ttakji_proto::internal::v1::authority_service_client::AuthorityServiceClient;
 
-fn load(key: Option<&str>) -> tonic::Request<pb::LoadGameRequest> {
-    let mut request = tonic::Request::new(pb::LoadGameRequest {
+fn load(key: Option<&str>) -> tonic::Request<internal::GetGameRequest> {
+    let mut request = tonic::Request::new(internal::GetGameRequest {
         game_id: "0123456789abcdef0123456789abcdef".into(),
         user_id: String::new(),
         include_score_preview: false,
@@ -32,10 +32,10 @@ async fn an_internal_call_without_the_service_key_is_unauthenticated() {
     let channel = support::channel(&format!("http://{}", authority.addr)).await;
     let mut client = AuthorityServiceClient::new(channel.clone());
 
-    let none = client.load_game(load(None)).await.expect_err("refused");
+    let none = client.get_game(load(None)).await.expect_err("refused");
     assert_eq!(none.code(), tonic::Code::Unauthenticated, "{none:?}");
     let wrong = client
-        .load_game(load(Some("not-the-key-of-this-deployment")))
+        .get_game(load(Some("not-the-key-of-this-deployment")))
         .await
         .expect_err("refused");
     assert_eq!(wrong.code(), tonic::Code::Unauthenticated, "{wrong:?}");
@@ -43,7 +43,7 @@ async fn an_internal_call_without_the_service_key_is_unauthenticated() {
     let keyed = support::eventually(Duration::from_secs(10), || {
         let mut client = client.clone();
         async move {
-            match client.load_game(load(Some(SERVICE_KEY))).await {
+            match client.get_game(load(Some(SERVICE_KEY))).await {
                 Err(status) if status.code() == tonic::Code::NotFound => Ok(()),
                 Err(status) if status.code() == tonic::Code::Unavailable => Err(status),
                 other => panic!("with the key: {other:?}"),
@@ -55,7 +55,7 @@ async fn an_internal_call_without_the_service_key_is_unauthenticated() {
     // Health checks (probes) need no key.
     let health = tonic_health::pb::health_client::HealthClient::new(channel)
         .check(tonic_health::pb::HealthCheckRequest {
-            service: "ttakji.v1.AuthorityService".into(),
+            service: "ttakji.internal.v1.AuthorityService".into(),
         })
         .await
         .expect("health answers")

@@ -12,7 +12,7 @@ use ttakji_platform::bus::Bus;
 use ttakji_platform::shutdown::{self, ShutdownTrigger};
 use ttakji_platform::store::Database;
 use ttakji_platform::telemetry::{TelemetryConfig, init_with_exporter};
-use ttakji_proto::v1 as pb;
+use ttakji_proto::internal::v1 as internal;
 
 /// An authority sharing games through Redis under `namespace`.
 async fn authority(db: &str, namespace: &str) -> (String, ShutdownTrigger) {
@@ -50,7 +50,7 @@ async fn the_games_of_shards_taken_over_are_loaded_in_one_trace() {
     // its shards back).
     let (first, stop_first) = authority(&db, &namespace).await;
     let router = Authorities::new(&first).expect("url");
-    let seat = |id: &str| pb::Seat {
+    let seat = |id: &str| internal::Seat {
         user_id: id.to_owned(),
         nickname: id.to_owned(),
         ai_level: 0,
@@ -61,7 +61,7 @@ async fn the_games_of_shards_taken_over_are_loaded_in_one_trace() {
         let id = uuid::Uuid::new_v4().simple().to_string();
         router
             .ask(
-                pb::CreateGameRequest {
+                internal::CreateGameRequest {
                     board_size: 9,
                     ruleset: String::new(),
                     black: Some(seat("b")),

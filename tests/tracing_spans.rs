@@ -60,7 +60,7 @@ async fn a_move_is_one_trace_from_the_call_through_the_authority_and_the_bus_to_
     };
     let play = trace_of("ttakji.v1.GameService/PlayMove");
     assert_eq!(
-        trace_of("ttakji.v1.AuthorityService/SubmitAction"),
+        trace_of("ttakji.internal.v1.AuthorityService/SubmitAction"),
         play,
         "the authority's span is not in the caller's trace"
     );

@@ -9,14 +9,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .canonicalize()?;
     println!("cargo:rerun-if-changed={}", root.display());
     let files = [
-        "api.proto",
-        "authority.proto",
-        "bus.proto",
-        "game.proto",
-        "matchmaker.proto",
-        "ratings.proto",
+        "v1/api.proto",
+        "v1/bus.proto",
+        "v1/game.proto",
+        "v1/matchmaker.proto",
+        "v1/ratings.proto",
+        "internal/v1/authority.proto",
+        "internal/v1/matchmaker.proto",
+        "internal/v1/ratings.proto",
     ]
-    .map(|f| root.join("ttakji/v1").join(f));
+    .map(|f| root.join("ttakji").join(f));
     for f in &files {
         println!("cargo:rerun-if-changed={}", f.display());
     }

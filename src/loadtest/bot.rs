@@ -307,9 +307,9 @@ fn choose(view: &View, excluded: &[Point], rng: &mut SplitMix64) -> Action {
         .map_or(Action::Pass, |&p| Action::Play(p))
 }
 
-/// Takes one event of the game into the bot's view (making the view from
+/// Follows one event of the game in the bot's view (making the view from
 /// the game's first event); returns the move it reported, if any.
-fn take(
+fn follow(
     view: &mut Option<View>,
     event: pb::GameEvent,
     me: &str,
@@ -518,7 +518,7 @@ impl Bot {
             backoff.reset();
             let Some(event) = message.event else { continue };
             let at = Instant::now();
-            match take(&mut view, event, &self.user_id, game_id, tally) {
+            match follow(&mut view, event, &self.user_id, game_id, tally) {
                 Ok(Some((number, color))) if view.as_ref().is_some_and(|v| v.mine != color) => {
                     tally.move_delivered(game_id, number, at);
                 }

@@ -22,6 +22,7 @@ use ttakji_platform::auth::TokenKeys;
 use ttakji_platform::bus::Bus;
 use ttakji_platform::shutdown::{self, ShutdownTrigger};
 use ttakji_platform::store::Database;
+use ttakji_proto::internal::v1 as internal;
 use ttakji_proto::v1 as pb;
 use ttakji_proto::v1::auth_service_client::AuthServiceClient;
 use ttakji_proto::v1::game_service_client::GameServiceClient;
@@ -167,10 +168,10 @@ pub async fn embedded_tuned(
     config.authority.ai = quick_ai();
     config.matchmaker = quick_matching(config.matchmaker.listen, String::new());
     tune(&mut config.matchmaker);
-    config.gateway.limits = ttakji_gateway::limits::Settings::exempting(&["127.0.0.1"]);
+    config.gateway.public.limits = ttakji_gateway::limits::Settings::exempting(&["127.0.0.1"]);
     if let Some((client_id, key_set)) = google {
-        config.gateway.google_client_id = Some(client_id);
-        config.gateway.google_jwks_url = key_set;
+        config.gateway.public.google_client_id = Some(client_id);
+        config.gateway.public.google_jwks_url = key_set;
     }
     let stack = ttakji::stack::Stack::build(config, db, bus, tickets, shutdown)
         .await
@@ -673,16 +674,16 @@ pub async fn game_between(
     seconds_per_move: u32,
     ranked: bool,
 ) -> pb::GameSnapshot {
-    let seat = |p: &Player| pb::Seat {
+    let seat = |p: &Player| internal::Seat {
         user_id: p.user_id.clone(),
         nickname: String::new(),
         ai_level: 0,
         ..Default::default()
     };
-    ttakji_proto::v1::authority_service_client::AuthorityServiceClient::new(internal(&format!(
-        "http://{authority}"
-    )))
-    .create_game(pb::CreateGameRequest {
+    ttakji_proto::internal::v1::authority_service_client::AuthorityServiceClient::new(internal(
+        &format!("http://{authority}"),
+    ))
+    .create_game(internal::CreateGameRequest {
         board_size: 9,
         ruleset: String::new(),
         black: Some(seat(black)),

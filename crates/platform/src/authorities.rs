@@ -32,7 +32,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use tonic::{Code, Status};
-use ttakji_proto::v1::authority_service_client::AuthorityServiceClient;
+use ttakji_proto::internal::v1::authority_service_client::AuthorityServiceClient;
 
 use crate::grpc::{self, TracedChannel};
 use crate::refusal::RETRY_AFTER_HEADER;
@@ -155,7 +155,7 @@ pub trait AboutGame {
 
 macro_rules! about_game {
     ($($request:ident),*) => {$(
-        impl AboutGame for ttakji_proto::v1::$request {
+        impl AboutGame for ttakji_proto::internal::v1::$request {
             fn game_id(&self) -> Option<&str> {
                 Some(self.game_id.as_str()).filter(|id| !id.is_empty())
             }
@@ -165,26 +165,26 @@ macro_rules! about_game {
 
 about_game!(
     CreateGameRequest,
-    LoadGameRequest,
+    GetGameRequest,
     SubmitActionRequest,
-    SwitchAiEngineRequest,
-    TakeBackRequest,
-    PreviewScoreRequest,
-    ExportRecordRequest,
+    SetAiEngineRequest,
+    UndoMoveRequest,
+    GetScorePreviewRequest,
+    GetSgfRequest,
     ListEventsRequest,
-    ProposeDrawRequest,
-    RespondToDrawRequest,
+    OfferDrawRequest,
+    AnswerDrawRequest,
     SettleCountRequest,
     ReportPresenceRequest
 );
 
-impl AboutGame for ttakji_proto::v1::ListFinishedGamesRequest {
+impl AboutGame for ttakji_proto::internal::v1::ListFinishedGamesRequest {
     fn game_id(&self) -> Option<&str> {
         None
     }
 }
 
-impl AboutGame for ttakji_proto::v1::ListGameSummariesRequest {
+impl AboutGame for ttakji_proto::internal::v1::ListGameSummariesRequest {
     fn game_id(&self) -> Option<&str> {
         None
     }
@@ -399,7 +399,7 @@ impl Authorities {
 
     /// Sends `request` with `send` to the owner of the game it is about,
     /// as [`Authorities::call`] does: `authorities.ask(request, |mut c, r|
-    /// async move { c.load_game(r).await })`.
+    /// async move { c.get_game(r).await })`.
     ///
     /// # Errors
     /// As [`Authorities::call`].
@@ -619,7 +619,7 @@ mod tests {
         });
         let url = format!("http://{addr}");
         let export = |mut c: AuthorityClient| async move {
-            c.export_record(ttakji_proto::v1::ExportRecordRequest {
+            c.get_sgf(ttakji_proto::internal::v1::GetSgfRequest {
                 game_id: "g".into(),
             })
             .await
@@ -686,7 +686,7 @@ mod tests {
             .with_budget(Duration::from_millis(300));
         let err = authorities
             .call(Some("g"), |mut c| async move {
-                c.export_record(ttakji_proto::v1::ExportRecordRequest {
+                c.get_sgf(ttakji_proto::internal::v1::GetSgfRequest {
                     game_id: "g".into(),
                 })
                 .await

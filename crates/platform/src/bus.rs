@@ -17,6 +17,7 @@ use std::time::Duration;
 use futures_util::StreamExt as _;
 use prost::Message as _;
 use tokio::sync::{Mutex, broadcast};
+use ttakji_proto::internal::v1 as internal;
 use ttakji_proto::v1::{self as pb, BusEnvelope};
 
 use crate::shutdown::Shutdown;
@@ -111,7 +112,7 @@ pub fn challenges(user_id: &str) -> Topic<pb::Challenge> {
 
 /// Answers to a player's rematch offers, on their channel.
 #[must_use]
-pub fn rematches(user_id: &str) -> Topic<pb::AgreeRematchResponse> {
+pub fn rematches(user_id: &str) -> Topic<internal::RematchResponse> {
     Topic::on(user_channel(user_id))
 }
 

@@ -97,13 +97,13 @@ pub enum Command {
         reply: Reply<(Option<pb::Move>, pb::GameSnapshot)>,
     },
     /// The player moves the computer's thinking to the server or back.
-    SwitchAiEngine {
+    SetAiEngine {
         span: tracing::Span,
         user_id: UserId,
         engine: AiEngine,
         reply: Reply<pb::GameSnapshot>,
     },
-    TakeBack {
+    UndoMove {
         span: tracing::Span,
         user_id: UserId,
         move_count: u32,
@@ -163,7 +163,7 @@ fn storage_error(e: &sqlx::Error) -> Status {
 }
 
 /// Why a step was not taken.
-enum NotTaken {
+enum NotStored {
     /// Answered to the caller as this status.
     Refused(Status),
     /// The game is another authority's now: the request goes unanswered
@@ -324,7 +324,7 @@ impl Actor {
                 reply,
             } => {
                 let step = self.state.presence(&user_id, connected, now_unix_ms());
-                let result = self.take(step).instrument(span.clone()).await;
+                let result = self.store_step(step).instrument(span.clone()).await;
                 self.answer(result, reply, span, |_, _| ()).await;
                 self.think_if_computer_to_move();
             }
@@ -348,7 +348,7 @@ impl Actor {
                     metrics::counter!("ttakji_moves_refused_total", "reason" => refusal.reason())
                         .increment(1);
                 });
-                let result = self.take(step).instrument(span.clone()).await;
+                let result = self.store_step(step).instrument(span.clone()).await;
                 metrics::histogram!("ttakji_move_handling_seconds")
                     .record(started.elapsed().as_secs_f64());
                 self.answer(result, reply, span, |state, played| {
@@ -360,30 +360,30 @@ impl Actor {
                 .await;
                 self.think_if_computer_to_move();
             }
-            Command::SwitchAiEngine {
+            Command::SetAiEngine {
                 span,
                 user_id,
                 engine,
                 reply,
             } => {
-                let step = self.state.switch_ai_engine(&user_id, engine, now_unix_ms());
+                let step = self.state.set_ai_engine(&user_id, engine, now_unix_ms());
                 let switched = step.is_ok() && self.state.meta().ai_engine != engine;
-                self.take_and_show(step, reply, span).await;
+                self.store_and_show(step, reply, span).await;
                 if switched {
                     metrics::counter!("ttakji_ai_engine_switches_total", "to" => codec::ai_engine_text(engine))
                         .increment(1);
                 }
                 self.think_if_computer_to_move();
             }
-            Command::TakeBack {
+            Command::UndoMove {
                 span,
                 user_id,
                 move_count,
                 reply,
             } => {
                 self.here(&user_id).await;
-                let step = self.state.take_back(&user_id, move_count, now_unix_ms());
-                self.take_and_show(step, reply, span).await;
+                let step = self.state.undo(&user_id, move_count, now_unix_ms());
+                self.store_and_show(step, reply, span).await;
                 self.think_if_computer_to_move();
             }
             Command::OfferDraw {
@@ -393,7 +393,7 @@ impl Actor {
             } => {
                 self.here(&user_id).await;
                 let step = self.state.offer_draw(&user_id, now_unix_ms());
-                self.take_and_show(step, reply, span).await;
+                self.store_and_show(step, reply, span).await;
             }
             Command::AnswerDraw {
                 span,
@@ -403,7 +403,7 @@ impl Actor {
             } => {
                 self.here(&user_id).await;
                 let step = self.state.answer_draw(&user_id, accept, now_unix_ms());
-                self.take_and_show(step, reply, span).await;
+                self.store_and_show(step, reply, span).await;
             }
             Command::SettleCount {
                 span,
@@ -413,7 +413,7 @@ impl Actor {
             } => {
                 self.here(&user_id).await;
                 let step = self.state.settle_count(&user_id, action, now_unix_ms());
-                self.take_and_show(step, reply, span).await;
+                self.store_and_show(step, reply, span).await;
                 // Back to play, the computer may be to move.
                 self.think_if_computer_to_move();
             }
@@ -432,14 +432,14 @@ impl Actor {
         }
     }
 
-    /// Takes a step and answers with the game's snapshot after it.
-    async fn take_and_show(
+    /// Stores a step and answers with the game's snapshot after it.
+    async fn store_and_show(
         &mut self,
         step: Result<Step, Refusal>,
         reply: Reply<pb::GameSnapshot>,
         span: tracing::Span,
     ) {
-        let result = self.take(step).instrument(span.clone()).await;
+        let result = self.store_step(step).instrument(span.clone()).await;
         self.answer(result, reply, span, |state, _| view::snapshot(state, false))
             .await;
     }
@@ -448,7 +448,7 @@ impl Actor {
     /// then publishes the step's events.
     async fn answer<T>(
         &mut self,
-        result: Result<(Option<usize>, Vec<Outgoing>), NotTaken>,
+        result: Result<(Option<usize>, Vec<Outgoing>), NotStored>,
         reply: Reply<T>,
         span: tracing::Span,
         reply_of: impl FnOnce(&OnlineGame, Option<usize>) -> T,
@@ -458,20 +458,20 @@ impl Actor {
                 let _ = reply.send(Ok(reply_of(&self.state, played)));
                 self.publish(events).instrument(span).await;
             }
-            Err(NotTaken::Refused(status)) => {
+            Err(NotStored::Refused(status)) => {
                 let _ = reply.send(Err(status));
             }
-            Err(NotTaken::Fenced) => drop(reply),
+            Err(NotStored::Fenced) => drop(reply),
         }
     }
 
     /// Stores a step and commits it: the one way the game changes. Returns
     /// the move the answer names and the events to publish; a refusal or a
     /// failed write leaves the game as it was.
-    async fn take(
+    async fn store_step(
         &mut self,
         step: Result<Step, Refusal>,
-    ) -> Result<(Option<usize>, Vec<Outgoing>), NotTaken> {
+    ) -> Result<(Option<usize>, Vec<Outgoing>), NotStored> {
         let step = match step {
             Ok(step) => step,
             Err(refusal) => {
@@ -480,7 +480,7 @@ impl Actor {
                 if self.taken_over().await {
                     return Err(self.fence());
                 }
-                return Err(NotTaken::Refused(Status::from(refusal)));
+                return Err(NotStored::Refused(Status::from(refusal)));
             }
         };
         let events = view::step_events(&self.state, &step);
@@ -496,7 +496,7 @@ impl Actor {
             match store::apply(&self.db, id, self.epoch, write, &stored, step.at()).await {
                 Ok(()) => {}
                 Err(store::WriteError::Storage(e)) => {
-                    return Err(NotTaken::Refused(storage_error(&e)));
+                    return Err(NotStored::Refused(storage_error(&e)));
                 }
                 Err(store::WriteError::Fenced) => return Err(self.fence()),
             }
@@ -548,10 +548,10 @@ impl Actor {
     }
 
     /// This actor's copy of the game is stale: it stops at once.
-    fn fence(&mut self) -> NotTaken {
+    fn fence(&mut self) -> NotStored {
         metrics::counter!("ttakji_fenced_actions_total").increment(1);
         self.fenced = true;
-        NotTaken::Fenced
+        NotStored::Fenced
     }
 
     /// The side to move ran out of time: it loses, whatever the board says.
@@ -565,7 +565,7 @@ impl Actor {
             let loser = self.state.game().to_move();
             tracing::info!(game_id = %self.state.meta().id, %loser, "time ran out");
         }
-        if !self.take_own(step, "timeout").await {
+        if !self.store_own(step, "timeout").await {
             tokio::time::sleep(Duration::from_secs(1)).await;
         }
     }
@@ -573,14 +573,14 @@ impl Actor {
     /// Stores and publishes a step nobody waits on (a timeout, a stand-in,
     /// a player's return, the computer's move); false when it could not be
     /// stored (a fenced actor stops, which is not a failure here).
-    async fn take_own(&mut self, step: Step, what: &str) -> bool {
-        match self.take(Ok(step)).await {
+    async fn store_own(&mut self, step: Step, what: &str) -> bool {
+        match self.store_step(Ok(step)).await {
             Ok((_, events)) => {
                 self.publish(events).await;
                 true
             }
-            Err(NotTaken::Fenced) => true,
-            Err(NotTaken::Refused(status)) => {
+            Err(NotStored::Fenced) => true,
+            Err(NotStored::Refused(status)) => {
                 tracing::error!(game_id = %self.state.meta().id, %status, "{what} not stored");
                 false
             }
@@ -595,7 +595,7 @@ impl Actor {
         }
         match self.state.presence(user_id, true, now_unix_ms()) {
             Ok(step) => {
-                self.take_own(step, "a player's return").await;
+                self.store_own(step, "a player's return").await;
             }
             Err(refusal) => {
                 tracing::warn!(game_id = %self.state.meta().id, %refusal, "a player's return refused");
@@ -615,7 +615,7 @@ impl Actor {
             return;
         };
         tracing::info!(game_id = %self.state.meta().id, "the computer stands in for a player who is away");
-        if !self.take_own(step, "stand-in").await {
+        if !self.store_own(step, "stand-in").await {
             tokio::time::sleep(Duration::from_secs(1)).await;
         }
         self.think_if_computer_to_move();
@@ -672,7 +672,7 @@ impl Actor {
             return;
         };
         tracing::info!(%game_id, decision = %decision_text(&decision), think_ms = think.as_millis(), "computer moves");
-        self.take_own(step, "computer's move").await;
+        self.store_own(step, "computer's move").await;
     }
 
     /// Publishes events on the game's channel, and a game's end on the

@@ -532,7 +532,7 @@ impl OnlineGame {
     /// # Errors
     /// When the game is not against the computer, is over, has moved on
     /// since `move_count`, or the player has no move to take back.
-    pub fn take_back(&self, user_id: &str, move_count: u32, now: i64) -> Result<Step, Refusal> {
+    pub fn undo(&self, user_id: &str, move_count: u32, now: i64) -> Result<Step, Refusal> {
         let color = self.player(user_id)?;
         if !self.meta.is_ai_game() {
             return Err(Refusal::UndoOnlyAgainstComputer);
@@ -595,7 +595,7 @@ impl OnlineGame {
     /// # Errors
     /// When the caller is not the game's player, the game has no computer
     /// seat, or is over.
-    pub fn switch_ai_engine(
+    pub fn set_ai_engine(
         &self,
         user_id: &str,
         engine: AiEngine,

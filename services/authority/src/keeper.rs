@@ -61,7 +61,7 @@ async fn round(leases: &Leases, ownership: &Ownership, registry: &Registry, shut
         for &s in &renewal.lost {
             ownership.dropped(s);
         }
-        registry.let_go(&renewal.lost).await;
+        registry.unload_shards(&renewal.lost).await;
     }
 
     let fair = SHARDS.div_ceil(renewal.members.max(1)) as usize;
@@ -76,7 +76,7 @@ async fn round(leases: &Leases, ownership: &Ownership, registry: &Registry, shut
         });
         free.truncate(fair - kept.len());
         if !free.is_empty() {
-            take(leases, ownership, registry, shutdown, &free).await;
+            acquire(leases, ownership, registry, shutdown, &free).await;
         }
     } else if kept.len() > fair {
         let extra: Vec<u32> = kept[fair..]
@@ -117,7 +117,7 @@ fn least_held(renewal: &crate::ownership::leases::Renewal) -> usize {
 
 /// Takes the free `shards` it can and loads their games in the background
 /// (renewals go on meanwhile).
-async fn take(
+async fn acquire(
     leases: &Leases,
     ownership: &Ownership,
     registry: &Registry,
@@ -125,10 +125,10 @@ async fn take(
     shards: &[u32],
 ) {
     let sent = Instant::now();
-    let taken = match leases.take(shards).await {
+    let taken = match leases.acquire(shards).await {
         Ok(taken) => taken,
         Err(e) => {
-            tracing::warn!(error = %e, "free shards not taken");
+            tracing::warn!(error = %e, "free shards not acquired");
             return;
         }
     };
@@ -151,7 +151,7 @@ async fn take(
             (t.unowned_ms, sent)
         };
         serve_from = serve_from.max(from);
-        ownership.took(t.shard, sent, ttl, give_back_ms, from);
+        ownership.acquired(t.shard, sent, ttl, give_back_ms, from);
     }
     let shards: Vec<u32> = taken.iter().map(|t| t.shard).collect();
     let longest_unowned = taken.iter().map(|t| t.unowned_ms).max().unwrap_or(0);
@@ -162,7 +162,7 @@ async fn take(
         async move {
             tokio::time::sleep_until(serve_from.into()).await;
             let started = Instant::now();
-            let games = registry.take_up(&shards).await;
+            let games = registry.load_shards(&shards).await;
             for &s in &shards {
                 ownership.loaded(s);
             }
@@ -179,7 +179,7 @@ async fn hand_over(leases: &Leases, ownership: &Ownership, registry: &Registry, 
     for &s in shards {
         ownership.dropped(s);
     }
-    registry.let_go(shards).await;
+    registry.unload_shards(shards).await;
     if let Err(e) = leases.release(shards).await {
         tracing::warn!(error = %e, "shard leases not released; they lapse instead");
     }

@@ -3,7 +3,7 @@
 //! One actor per game validates moves with the rules crate, persists every
 //! accepted move before acknowledging it, runs the computer's seat off the
 //! async runtime, counts finished games and publishes every event on the
-//! bus. It serves the internal `ttakji.v1.AuthorityService` over gRPC, with
+//! bus. It serves the internal `ttakji.internal.v1.AuthorityService` over gRPC, with
 //! health checking and reflection.
 
 pub mod actor;
@@ -25,7 +25,7 @@ use ttakji_platform::bus::Bus;
 use ttakji_platform::grpc::GrpcServer;
 use ttakji_platform::shutdown::Shutdown;
 use ttakji_platform::store::Database;
-use ttakji_proto::v1::authority_service_server::AuthorityServiceServer;
+use ttakji_proto::internal::v1::authority_service_server::AuthorityServiceServer;
 
 pub use actor::AiConfig;
 

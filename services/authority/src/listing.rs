@@ -10,6 +10,7 @@
 use baduk::Rules;
 use tonic::Status;
 use ttakji_proto::GameId;
+use ttakji_proto::internal::v1 as internal;
 use ttakji_proto::v1 as pb;
 
 use ttakji_platform::store::Database;
@@ -38,10 +39,12 @@ fn bad_token(why: &str) -> Status {
 /// # Errors
 /// INVALID_ARGUMENT (`PAGE_TOKEN_INVALID`) for a token this list did not
 /// make, or one made for another board size.
-pub fn listing(request: &pb::ListGameSummariesRequest) -> Result<Listing, Status> {
+pub fn listing(request: &internal::ListGameSummariesRequest) -> Result<Listing, Status> {
     let token = request.page_token.as_str();
     match &request.list {
-        Some(pb::list_game_summaries_request::List::UserId(user_id)) if !user_id.is_empty() => {
+        Some(internal::list_game_summaries_request::List::UserId(user_id))
+            if !user_id.is_empty() =>
+        {
             let before = if token.is_empty() {
                 None
             } else {
@@ -58,7 +61,7 @@ pub fn listing(request: &pb::ListGameSummariesRequest) -> Result<Listing, Status
                 before,
             })
         }
-        Some(pb::list_game_summaries_request::List::Live(true)) => {
+        Some(internal::list_game_summaries_request::List::Live(true)) => {
             let size = match request.board_size {
                 0 => None,
                 9 | 13 | 19 => Some(i64::from(request.board_size)),
@@ -114,8 +117,8 @@ fn game_id(text: &str) -> Result<String, Status> {
 /// the store cannot be read.
 pub async fn page(
     db: &Database,
-    request: &pb::ListGameSummariesRequest,
-) -> Result<pb::ListGameSummariesResponse, Status> {
+    request: &internal::ListGameSummariesRequest,
+) -> Result<internal::ListGameSummariesResponse, Status> {
     let list = listing(request)?;
     let limit = request.limit.clamp(1, MAX_PAGE) as usize;
     let mut rows = store::list_games(db, &list, limit as i64 + 1)
@@ -135,7 +138,7 @@ pub async fn page(
         .iter()
         .map(|row| summary(row, viewer).map_err(|e| unreadable_row(&row.id, &e)))
         .collect::<Result<_, Status>>()?;
-    Ok(pb::ListGameSummariesResponse {
+    Ok(internal::ListGameSummariesResponse {
         games,
         next_page_token,
     })
@@ -237,11 +240,11 @@ mod tests {
     use super::*;
 
     fn request(
-        list: pb::list_game_summaries_request::List,
+        list: internal::list_game_summaries_request::List,
         size: u32,
         token: &str,
-    ) -> pb::ListGameSummariesRequest {
-        pb::ListGameSummariesRequest {
+    ) -> internal::ListGameSummariesRequest {
+        internal::ListGameSummariesRequest {
             list: Some(list),
             board_size: size,
             limit: 20,
@@ -274,7 +277,7 @@ mod tests {
 
     #[test]
     fn a_token_reads_back_as_the_place_it_was_made_at() {
-        use pb::list_game_summaries_request::List;
+        use internal::list_game_summaries_request::List;
         let live = listing(&request(List::Live(true), 13, "")).expect("first page");
         let token = next_token(&live, &row("abc", 1612, 77));
         assert_eq!(
@@ -297,7 +300,7 @@ mod tests {
 
     #[test]
     fn a_token_for_another_list_or_board_or_garbage_is_refused() {
-        use pb::list_game_summaries_request::List;
+        use internal::list_game_summaries_request::List;
         let live9 = next_token(
             &Listing::Live {
                 board_size: Some(9),

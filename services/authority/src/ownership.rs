@@ -187,7 +187,7 @@ impl Ownership {
 
     /// Takes `shard` here, renewed at `sent`, giving back `give_back_ms`,
     /// served from `serve_from` on.
-    pub(crate) fn took(
+    pub(crate) fn acquired(
         &self,
         shard: u32,
         sent: Instant,
@@ -260,7 +260,7 @@ mod tests {
         let o = shared();
         let now = Instant::now();
         assert_eq!(o.placement_of(5, now), Placement::Nobody);
-        o.took(5, now, TTL, 1_500, now);
+        o.acquired(5, now, TTL, 1_500, now);
         assert_eq!(
             o.placement_of(5, now),
             Placement::Here {
@@ -292,7 +292,7 @@ mod tests {
             Placement::Elsewhere("http://other".into())
         );
         assert_eq!(o.placement_of(2, now), Placement::Nobody);
-        o.took(1, now, TTL, 0, now);
+        o.acquired(1, now, TTL, 0, now);
         assert_eq!(o.placement_of(1, now), Placement::Here { give_back_ms: 0 });
         o.dropped(1);
         assert_eq!(o.placement_of(1, now), Placement::Nobody);
@@ -305,7 +305,7 @@ mod tests {
     fn a_shard_with_no_known_past_is_served_only_a_lease_after_it_is_taken() {
         let o = shared();
         let now = Instant::now();
-        o.took(9, now, TTL, 0, now + TTL);
+        o.acquired(9, now, TTL, 0, now + TTL);
         assert_eq!(o.placement_of(9, now), Placement::Nobody);
         assert_eq!(o.held(), [9], "held, so renewed meanwhile");
         o.renewed(&[9], now + TTL / 2, TTL);
@@ -320,7 +320,7 @@ mod tests {
         let o = shared();
         assert_eq!(o.new_local_id(), None);
         let now = Instant::now();
-        o.took(7, now, TTL, 0, now);
+        o.acquired(7, now, TTL, 0, now);
         let id = o.new_local_id().expect("an id in shard 7");
         assert_eq!(shard_of(&id), 7);
         assert_eq!(o.held(), [7]);

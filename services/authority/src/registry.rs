@@ -106,7 +106,7 @@ impl Registry {
     /// over: their clocks run again (with the time they had no owner given
     /// back) and computer seats to move start thinking. Returns how many
     /// were loaded.
-    pub async fn take_up(&self, shards: &[u32]) -> usize {
+    pub async fn load_shards(&self, shards: &[u32]) -> usize {
         self.load_playing(|id| shards.contains(&ttakji_platform::authorities::shard_of(id)))
             .await
             .unwrap_or_else(|e| {
@@ -133,7 +133,7 @@ impl Registry {
 
     /// Stops the actors of every game in `shards` (each after what it is
     /// doing) and forgets them: the shards are no longer served here.
-    pub async fn let_go(&self, shards: &[u32]) {
+    pub async fn unload_shards(&self, shards: &[u32]) {
         let leaving: Vec<mpsc::Sender<Command>> = {
             let mut actors = self.inner.actors.lock().await;
             let ids: Vec<String> = actors

@@ -4,8 +4,9 @@
 use baduk::Rules;
 use tonic::{Request, Response, Status};
 use ttakji_proto::convert as wire;
+use ttakji_proto::internal::v1 as internal;
+use ttakji_proto::internal::v1::authority_service_server::AuthorityService;
 use ttakji_proto::v1 as pb;
-use ttakji_proto::v1::authority_service_server::AuthorityService;
 use ttakji_proto::{GameId, UserId};
 
 use crate::actor::Command;
@@ -58,7 +59,7 @@ impl Authority {
 /// The longest name a seat may carry.
 const MAX_NAME_LEN: usize = 40;
 
-fn seat(seat: Option<&pb::Seat>, which: &str) -> Result<Seat, Status> {
+fn seat(seat: Option<&internal::Seat>, which: &str) -> Result<Seat, Status> {
     let seat = seat.ok_or_else(|| Status::invalid_argument(format!("{which} seat is missing")))?;
     if seat.nickname.chars().count() > MAX_NAME_LEN {
         return Err(Status::invalid_argument(format!(
@@ -139,8 +140,8 @@ impl AuthorityService for Authority {
     #[tracing::instrument(skip_all)]
     async fn create_game(
         &self,
-        request: Request<pb::CreateGameRequest>,
-    ) -> Result<Response<pb::CreateGameResponse>, Status> {
+        request: Request<internal::CreateGameRequest>,
+    ) -> Result<Response<internal::CreateGameResponse>, Status> {
         let given = request.get_ref().game_id.clone();
         let owner = if given.is_empty() {
             true
@@ -224,14 +225,14 @@ impl AuthorityService for Authority {
             metrics::counter!("ttakji_ai_games_started_total", "engine" => codec::ai_engine_text(engine))
                     .increment(1);
         }
-        Ok(self.answer(pb::CreateGameResponse { game: Some(game) }, owner))
+        Ok(self.answer(internal::CreateGameResponse { game: Some(game) }, owner))
     }
 
     #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
-    async fn load_game(
+    async fn get_game(
         &self,
-        request: Request<pb::LoadGameRequest>,
-    ) -> Result<Response<pb::LoadGameResponse>, Status> {
+        request: Request<internal::GetGameRequest>,
+    ) -> Result<Response<internal::GetGameResponse>, Status> {
         let req = request.into_inner();
         let id = GameId::parse(&req.game_id)?;
         let owner = self.serves(&id)?;
@@ -240,14 +241,14 @@ impl AuthorityService for Authority {
             .registry
             .ask(&id, |reply| Command::Snapshot { preview, reply })
             .await?;
-        Ok(self.answer(pb::LoadGameResponse { game: Some(game) }, owner))
+        Ok(self.answer(internal::GetGameResponse { game: Some(game) }, owner))
     }
 
     #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id, user_id = %request.get_ref().user_id, move_number = request.get_ref().move_number))]
     async fn submit_action(
         &self,
-        request: Request<pb::SubmitActionRequest>,
-    ) -> Result<Response<pb::SubmitActionResponse>, Status> {
+        request: Request<internal::SubmitActionRequest>,
+    ) -> Result<Response<internal::SubmitActionResponse>, Status> {
         let req = request.into_inner();
         let id = GameId::parse(&req.game_id)?;
         let owner = self.serves(&id)?;
@@ -256,9 +257,9 @@ impl AuthorityService for Authority {
             None => {
                 return Err(Status::invalid_argument("no action: place, pass or resign"));
             }
-            Some(pb::submit_action_request::Action::Pass(_)) => Requested::Pass,
-            Some(pb::submit_action_request::Action::Resign(_)) => Requested::Resign,
-            Some(pb::submit_action_request::Action::Place(p)) => Requested::Place {
+            Some(internal::submit_action_request::Action::Pass(_)) => Requested::Pass,
+            Some(internal::submit_action_request::Action::Resign(_)) => Requested::Resign,
+            Some(internal::submit_action_request::Action::Place(p)) => Requested::Place {
                 column: p.column,
                 row: p.row,
             },
@@ -275,7 +276,7 @@ impl AuthorityService for Authority {
             })
             .await??;
         Ok(self.answer(
-            pb::SubmitActionResponse {
+            internal::SubmitActionResponse {
                 r#move: mv,
                 game: Some(game),
             },
@@ -284,10 +285,10 @@ impl AuthorityService for Authority {
     }
 
     #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id, user_id = %request.get_ref().user_id))]
-    async fn switch_ai_engine(
+    async fn set_ai_engine(
         &self,
-        request: Request<pb::SwitchAiEngineRequest>,
-    ) -> Result<Response<pb::SwitchAiEngineResponse>, Status> {
+        request: Request<internal::SetAiEngineRequest>,
+    ) -> Result<Response<internal::SetAiEngineResponse>, Status> {
         let req = request.into_inner();
         let id = GameId::parse(&req.game_id)?;
         let owner = self.serves(&id)?;
@@ -303,70 +304,73 @@ impl AuthorityService for Authority {
         }
         let game = self
             .registry
-            .ask(&id, |reply| Command::SwitchAiEngine {
+            .ask(&id, |reply| Command::SetAiEngine {
                 span: tracing::Span::current(),
                 user_id: user.clone(),
                 engine,
                 reply,
             })
             .await??;
-        Ok(self.answer(pb::SwitchAiEngineResponse { game: Some(game) }, owner))
+        Ok(self.answer(internal::SetAiEngineResponse { game: Some(game) }, owner))
     }
 
     #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id, user_id = %request.get_ref().user_id))]
-    async fn take_back(
+    async fn undo_move(
         &self,
-        request: Request<pb::TakeBackRequest>,
-    ) -> Result<Response<pb::TakeBackResponse>, Status> {
+        request: Request<internal::UndoMoveRequest>,
+    ) -> Result<Response<internal::UndoMoveResponse>, Status> {
         let req = request.into_inner();
         let id = GameId::parse(&req.game_id)?;
         let owner = self.serves(&id)?;
         let user = UserId::parse(&req.user_id)?;
         let game = self
             .registry
-            .ask(&id, |reply| Command::TakeBack {
+            .ask(&id, |reply| Command::UndoMove {
                 span: tracing::Span::current(),
                 user_id: user.clone(),
                 move_count: req.move_count,
                 reply,
             })
             .await??;
-        Ok(self.answer(pb::TakeBackResponse { game: Some(game) }, owner))
+        Ok(self.answer(internal::UndoMoveResponse { game: Some(game) }, owner))
     }
 
     #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
-    async fn preview_score(
+    async fn get_score_preview(
         &self,
-        request: Request<pb::PreviewScoreRequest>,
-    ) -> Result<Response<pb::PreviewScoreResponse>, Status> {
+        request: Request<internal::GetScorePreviewRequest>,
+    ) -> Result<Response<internal::GetScorePreviewResponse>, Status> {
         let id = GameId::parse(&request.get_ref().game_id)?;
         let owner = self.serves(&id)?;
         let count = self
             .registry
             .ask(&id, |reply| Command::Preview { reply })
             .await?;
-        Ok(self.answer(pb::PreviewScoreResponse { count: Some(count) }, owner))
+        Ok(self.answer(
+            internal::GetScorePreviewResponse { count: Some(count) },
+            owner,
+        ))
     }
 
     #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id))]
-    async fn export_record(
+    async fn get_sgf(
         &self,
-        request: Request<pb::ExportRecordRequest>,
-    ) -> Result<Response<pb::ExportRecordResponse>, Status> {
+        request: Request<internal::GetSgfRequest>,
+    ) -> Result<Response<internal::GetSgfResponse>, Status> {
         let id = GameId::parse(&request.get_ref().game_id)?;
         let owner = self.serves(&id)?;
         let sgf = self
             .registry
             .ask(&id, |reply| Command::Export { reply })
             .await?;
-        Ok(self.answer(pb::ExportRecordResponse { sgf }, owner))
+        Ok(self.answer(internal::GetSgfResponse { sgf }, owner))
     }
 
     #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id, after_seq = request.get_ref().after_seq))]
     async fn list_events(
         &self,
-        request: Request<pb::ListEventsRequest>,
-    ) -> Result<Response<pb::ListEventsResponse>, Status> {
+        request: Request<internal::ListEventsRequest>,
+    ) -> Result<Response<internal::ListEventsResponse>, Status> {
         let req = request.into_inner();
         let id = GameId::parse(&req.game_id)?;
         let owner = self.serves(&id)?;
@@ -376,14 +380,14 @@ impl AuthorityService for Authority {
             .registry
             .events_after(&id, req.after_seq, req.limit)
             .await?;
-        Ok(self.answer(pb::ListEventsResponse { events }, owner))
+        Ok(self.answer(internal::ListEventsResponse { events }, owner))
     }
 
     #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id, user_id = %request.get_ref().user_id))]
-    async fn propose_draw(
+    async fn offer_draw(
         &self,
-        request: Request<pb::ProposeDrawRequest>,
-    ) -> Result<Response<pb::ProposeDrawResponse>, Status> {
+        request: Request<internal::OfferDrawRequest>,
+    ) -> Result<Response<internal::OfferDrawResponse>, Status> {
         let req = request.into_inner();
         let id = GameId::parse(&req.game_id)?;
         let owner = self.serves(&id)?;
@@ -396,14 +400,14 @@ impl AuthorityService for Authority {
                 reply,
             })
             .await??;
-        Ok(self.answer(pb::ProposeDrawResponse { game: Some(game) }, owner))
+        Ok(self.answer(internal::OfferDrawResponse { game: Some(game) }, owner))
     }
 
     #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id, user_id = %request.get_ref().user_id))]
-    async fn respond_to_draw(
+    async fn answer_draw(
         &self,
-        request: Request<pb::RespondToDrawRequest>,
-    ) -> Result<Response<pb::RespondToDrawResponse>, Status> {
+        request: Request<internal::AnswerDrawRequest>,
+    ) -> Result<Response<internal::AnswerDrawResponse>, Status> {
         let req = request.into_inner();
         let id = GameId::parse(&req.game_id)?;
         let owner = self.serves(&id)?;
@@ -417,19 +421,19 @@ impl AuthorityService for Authority {
                 reply,
             })
             .await??;
-        Ok(self.answer(pb::RespondToDrawResponse { game: Some(game) }, owner))
+        Ok(self.answer(internal::AnswerDrawResponse { game: Some(game) }, owner))
     }
 
     #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id, user_id = %request.get_ref().user_id))]
     async fn settle_count(
         &self,
-        request: Request<pb::SettleCountRequest>,
-    ) -> Result<Response<pb::SettleCountResponse>, Status> {
+        request: Request<internal::SettleCountRequest>,
+    ) -> Result<Response<internal::SettleCountResponse>, Status> {
         let req = request.into_inner();
         let id = GameId::parse(&req.game_id)?;
         let owner = self.serves(&id)?;
         let user = UserId::parse(&req.user_id)?;
-        use pb::settle_count_request::Action;
+        use internal::settle_count_request::Action;
         let action = match &req.action {
             None => {
                 return Err(Status::invalid_argument(
@@ -462,14 +466,14 @@ impl AuthorityService for Authority {
                 reply,
             })
             .await??;
-        Ok(self.answer(pb::SettleCountResponse { game: Some(game) }, owner))
+        Ok(self.answer(internal::SettleCountResponse { game: Some(game) }, owner))
     }
 
     #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id, user_id = %request.get_ref().user_id, connected = request.get_ref().connected))]
     async fn report_presence(
         &self,
-        request: Request<pb::ReportPresenceRequest>,
-    ) -> Result<Response<pb::ReportPresenceResponse>, Status> {
+        request: Request<internal::ReportPresenceRequest>,
+    ) -> Result<Response<internal::ReportPresenceResponse>, Status> {
         let req = request.into_inner();
         let id = GameId::parse(&req.game_id)?;
         let owner = self.serves(&id)?;
@@ -482,14 +486,14 @@ impl AuthorityService for Authority {
                 reply,
             })
             .await??;
-        Ok(self.answer(pb::ReportPresenceResponse {}, owner))
+        Ok(self.answer(internal::ReportPresenceResponse {}, owner))
     }
 
     #[tracing::instrument(skip_all, fields(since = request.get_ref().finished_since_unix_ms))]
     async fn list_finished_games(
         &self,
-        request: Request<pb::ListFinishedGamesRequest>,
-    ) -> Result<Response<pb::ListFinishedGamesResponse>, Status> {
+        request: Request<internal::ListFinishedGamesRequest>,
+    ) -> Result<Response<internal::ListFinishedGamesResponse>, Status> {
         let req = request.into_inner();
         let limit = match req.limit {
             0 => 500,
@@ -509,17 +513,16 @@ impl AuthorityService for Authority {
                 listing::summary(row, None).map_err(|e| listing::unreadable_row(&row.id, &e))
             })
             .collect::<Result<_, Status>>()?;
-        Ok(Response::new(pb::ListFinishedGamesResponse {
+        Ok(Response::new(internal::ListFinishedGamesResponse {
             summaries,
-            ..Default::default()
         }))
     }
 
     #[tracing::instrument(skip_all)]
     async fn list_game_summaries(
         &self,
-        request: Request<pb::ListGameSummariesRequest>,
-    ) -> Result<Response<pb::ListGameSummariesResponse>, Status> {
+        request: Request<internal::ListGameSummariesRequest>,
+    ) -> Result<Response<internal::ListGameSummariesResponse>, Status> {
         let req = request.into_inner();
         Ok(Response::new(
             listing::page(self.registry.db(), &req).await?,

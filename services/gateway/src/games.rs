@@ -4,9 +4,10 @@
 //! request is well formed.
 
 use tonic::{Request, Response, Status};
+use ttakji_proto::internal::v1 as internal;
+use ttakji_proto::internal::v1::submit_action_request::Action;
 use ttakji_proto::v1 as pb;
 use ttakji_proto::v1::game_service_server::GameService;
-use ttakji_proto::v1::submit_action_request::Action;
 
 use crate::auth::Caller;
 use crate::seen::seen_by;
@@ -24,11 +25,11 @@ impl Gateway {
         move_number: u32,
         action: Action,
         for_computer: bool,
-    ) -> Result<pb::SubmitActionResponse, Status> {
+    ) -> Result<internal::SubmitActionResponse, Status> {
         Ok(self
             .authority
             .ask(
-                pb::SubmitActionRequest {
+                internal::SubmitActionRequest {
                     game_id: game_id.into_string(),
                     user_id: me.user_id,
                     move_number,
@@ -48,13 +49,13 @@ impl Gateway {
         &self,
         me: Caller,
         game_id: GameId,
-        action: pb::settle_count_request::Action,
+        action: internal::settle_count_request::Action,
     ) -> Result<Option<pb::GameSnapshot>, Status> {
         let viewer = me.user_id.clone();
         let done = self
             .authority
             .ask(
-                pb::SettleCountRequest {
+                internal::SettleCountRequest {
                     game_id: game_id.into_string(),
                     user_id: me.user_id,
                     action: Some(action),
@@ -68,7 +69,7 @@ impl Gateway {
 }
 
 /// The two seats of a game between `me` and the computer at `terms`.
-fn ai_game_seats(me: Caller, terms: &AiGame) -> (pb::Seat, pb::Seat) {
+fn ai_game_seats(me: Caller, terms: &AiGame) -> (internal::Seat, internal::Seat) {
     let black = match terms.color {
         pb::ColorChoice::Black => true,
         pb::ColorChoice::White => false,
@@ -76,13 +77,13 @@ fn ai_game_seats(me: Caller, terms: &AiGame) -> (pb::Seat, pb::Seat) {
             uuid::Uuid::new_v4().as_bytes()[0] & 1 == 0
         }
     };
-    let person = pb::Seat {
+    let person = internal::Seat {
         user_id: me.user_id,
         nickname: me.nickname,
         ai_level: pb::AiLevel::Unspecified as i32,
         ai_engine: pb::AiEngine::Unspecified as i32,
     };
-    let computer = pb::Seat {
+    let computer = internal::Seat {
         user_id: String::new(),
         nickname: String::new(),
         ai_level: terms.level as i32,
@@ -109,7 +110,7 @@ impl GameService for Gateway {
         let created = self
             .authority
             .ask(
-                pb::CreateGameRequest {
+                internal::CreateGameRequest {
                     board_size: terms.board_size,
                     ruleset: String::new(),
                     black: Some(black),
@@ -142,12 +143,12 @@ impl GameService for Gateway {
         let loaded = self
             .authority
             .ask(
-                pb::LoadGameRequest {
+                internal::GetGameRequest {
                     game_id: validate::game_id(&req.game_id)?.into_string(),
                     user_id: me.user_id,
                     include_score_preview: req.include_score_preview,
                 },
-                |mut c, r| async move { c.load_game(r).await },
+                |mut c, r| async move { c.get_game(r).await },
             )
             .await?
             .into_inner();
@@ -183,7 +184,7 @@ impl GameService for Gateway {
         let viewer = me.user_id.clone();
         let req = request.into_inner();
         let game_id = validate::game_id(&req.game_id)?;
-        let pass = Action::Pass(pb::PassAction {});
+        let pass = Action::Pass(internal::PassAction {});
         let done = self
             .submit(me, game_id, req.move_number, pass, req.for_computer)
             .await?;
@@ -202,7 +203,7 @@ impl GameService for Gateway {
         let viewer = me.user_id.clone();
         let game_id = validate::game_id(&request.get_ref().game_id)?;
         let for_computer = request.get_ref().for_computer;
-        let resign = Action::Resign(pb::ResignAction {});
+        let resign = Action::Resign(internal::ResignAction {});
         let done = self.submit(me, game_id, 0, resign, for_computer).await?;
         Ok(Response::new(pb::ResignResponse {
             game: seen_by(done.game, &viewer),
@@ -220,12 +221,12 @@ impl GameService for Gateway {
         let done = self
             .authority
             .ask(
-                pb::TakeBackRequest {
+                internal::UndoMoveRequest {
                     game_id: validate::game_id(&req.game_id)?.into_string(),
                     user_id: me.user_id,
                     move_count: req.move_count,
                 },
-                |mut c, r| async move { c.take_back(r).await },
+                |mut c, r| async move { c.undo_move(r).await },
             )
             .await?
             .into_inner();
@@ -245,13 +246,13 @@ impl GameService for Gateway {
         let done = self
             .authority
             .ask(
-                pb::SwitchAiEngineRequest {
+                internal::SetAiEngineRequest {
                     game_id: validate::game_id(&req.game_id)?.into_string(),
                     user_id: me.user_id,
                     engine: req.engine,
                     server_ai_limit: self.server_ai_games,
                 },
-                |mut c, r| async move { c.switch_ai_engine(r).await },
+                |mut c, r| async move { c.set_ai_engine(r).await },
             )
             .await?
             .into_inner();
@@ -269,9 +270,10 @@ impl GameService for Gateway {
         let game_id = validate::game_id(&request.get_ref().game_id)?.into_string();
         let count = self
             .authority
-            .ask(pb::PreviewScoreRequest { game_id }, |mut c, r| async move {
-                c.preview_score(r).await
-            })
+            .ask(
+                internal::GetScorePreviewRequest { game_id },
+                |mut c, r| async move { c.get_score_preview(r).await },
+            )
             .await?
             .into_inner()
             .count;
@@ -287,8 +289,8 @@ impl GameService for Gateway {
         let game_id = validate::game_id(&request.get_ref().game_id)?.into_string();
         let sgf = self
             .authority
-            .ask(pb::ExportRecordRequest { game_id }, |mut c, r| async move {
-                c.export_record(r).await
+            .ask(internal::GetSgfRequest { game_id }, |mut c, r| async move {
+                c.get_sgf(r).await
             })
             .await?
             .into_inner()
@@ -307,11 +309,11 @@ impl GameService for Gateway {
         let done = self
             .authority
             .ask(
-                pb::ProposeDrawRequest {
+                internal::OfferDrawRequest {
                     game_id,
                     user_id: me.user_id,
                 },
-                |mut c, r| async move { c.propose_draw(r).await },
+                |mut c, r| async move { c.offer_draw(r).await },
             )
             .await?
             .into_inner();
@@ -331,12 +333,12 @@ impl GameService for Gateway {
         let done = self
             .authority
             .ask(
-                pb::RespondToDrawRequest {
+                internal::AnswerDrawRequest {
                     game_id: validate::game_id(&req.game_id)?.into_string(),
                     user_id: me.user_id,
                     accept: req.accept,
                 },
-                |mut c, r| async move { c.respond_to_draw(r).await },
+                |mut c, r| async move { c.answer_draw(r).await },
             )
             .await?
             .into_inner();
@@ -352,7 +354,7 @@ impl GameService for Gateway {
     ) -> Result<Response<pb::MarkDeadStonesResponse>, Status> {
         let me = Caller::of(&request)?;
         let mark = MarkDead::try_from(request.into_inner())?;
-        let action = pb::settle_count_request::Action::Mark(pb::MarkDeadStonesAction {
+        let action = internal::settle_count_request::Action::Mark(internal::MarkDeadStonesAction {
             point: Some(mark.point),
             dead: mark.dead,
         });
@@ -368,9 +370,10 @@ impl GameService for Gateway {
         let me = Caller::of(&request)?;
         let req = request.into_inner();
         let game_id = validate::game_id(&req.game_id)?;
-        let action = pb::settle_count_request::Action::Confirm(pb::ConfirmCountAction {
-            marks_version: req.marks_version,
-        });
+        let action =
+            internal::settle_count_request::Action::Confirm(internal::ConfirmCountAction {
+                marks_version: req.marks_version,
+            });
         let game = self.settle(me, game_id, action).await?;
         Ok(Response::new(pb::ConfirmCountResponse { game }))
     }
@@ -383,7 +386,7 @@ impl GameService for Gateway {
         let me = Caller::of(&request)?;
         let req = request.into_inner();
         let game_id = validate::game_id(&req.game_id)?;
-        let action = pb::settle_count_request::Action::Resume(pb::ResumePlayAction {
+        let action = internal::settle_count_request::Action::Resume(internal::ResumePlayAction {
             after_move: req.after_move,
         });
         let game = self.settle(me, game_id, action).await?;
@@ -412,8 +415,10 @@ impl GameService for Gateway {
         let me = Caller::of(&request)?;
         let req = request.into_inner();
         let page = self
-            .list_games(pb::ListGameSummariesRequest {
-                list: Some(pb::list_game_summaries_request::List::UserId(me.user_id)),
+            .list_games(internal::ListGameSummariesRequest {
+                list: Some(internal::list_game_summaries_request::List::UserId(
+                    me.user_id,
+                )),
                 board_size: 0,
                 limit: page_size(req.page_size)?,
                 page_token: req.page_token,
@@ -433,8 +438,8 @@ impl GameService for Gateway {
         Caller::of(&request)?;
         let req = request.into_inner();
         let page = self
-            .list_games(pb::ListGameSummariesRequest {
-                list: Some(pb::list_game_summaries_request::List::Live(true)),
+            .list_games(internal::ListGameSummariesRequest {
+                list: Some(internal::list_game_summaries_request::List::Live(true)),
                 board_size: req.board_size,
                 limit: page_size(req.page_size)?,
                 page_token: req.page_token,
@@ -464,8 +469,8 @@ impl Gateway {
     /// A page of games from the stored rows, by any authority instance.
     async fn list_games(
         &self,
-        request: pb::ListGameSummariesRequest,
-    ) -> Result<pb::ListGameSummariesResponse, Status> {
+        request: internal::ListGameSummariesRequest,
+    ) -> Result<internal::ListGameSummariesResponse, Status> {
         Ok(self
             .authority
             .ask(

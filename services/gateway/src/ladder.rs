@@ -2,6 +2,7 @@
 //! history, from the ratings service.
 
 use tonic::{Request, Response, Status};
+use ttakji_proto::internal::v1 as internal;
 use ttakji_proto::v1 as pb;
 use ttakji_proto::v1::ladder_service_server::LadderService;
 
@@ -22,7 +23,7 @@ impl LadderService for Gateway {
         let req = request.into_inner();
         let board = self
             .ratings()
-            .get_leaderboard(pb::GetLeaderboardRequest {
+            .get_ladder(internal::GetLadderRequest {
                 board_size: req.board_size,
                 top: req.top,
                 around_user_id: me.user_id,
@@ -44,7 +45,7 @@ impl LadderService for Gateway {
         let me = Caller::of(&request)?;
         let entry = self
             .ratings()
-            .get_rating(pb::GetRatingRequest {
+            .get_rating(internal::GetRatingRequest {
                 user_id: me.user_id,
                 board_size: request.get_ref().board_size,
             })
@@ -62,7 +63,7 @@ impl LadderService for Gateway {
         let me = Caller::of(&request)?;
         let changes = self
             .ratings()
-            .get_rating_history(pb::GetRatingHistoryRequest {
+            .get_rating_history(internal::GetRatingHistoryRequest {
                 user_id: me.user_id,
                 board_size: request.get_ref().board_size,
                 limit: 0,

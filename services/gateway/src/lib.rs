@@ -37,12 +37,12 @@ use ttakji_platform::auth::TokenKeys;
 use ttakji_platform::bus::Bus;
 use ttakji_platform::grpc::{self, GrpcServer};
 use ttakji_platform::shutdown::Shutdown;
+use ttakji_proto::internal::v1::matchmaker_service_client::MatchmakerServiceClient;
+use ttakji_proto::internal::v1::ratings_service_client::RatingsServiceClient;
 use ttakji_proto::v1::auth_service_server::AuthServiceServer;
 use ttakji_proto::v1::game_service_server::GameServiceServer;
 use ttakji_proto::v1::ladder_service_server::LadderServiceServer;
 use ttakji_proto::v1::match_service_server::MatchServiceServer;
-use ttakji_proto::v1::matchmaker_service_client::MatchmakerServiceClient;
-use ttakji_proto::v1::ratings_service_client::RatingsServiceClient;
 
 /// The largest request the gateway reads. Every request of the API is a
 /// few hundred bytes at most; anything larger is refused as INVALID_ARGUMENT.
@@ -93,6 +93,16 @@ pub struct Config {
     /// deployment needs the same list. The first key signs.
     #[arg(long, env = "TTAKJI_TOKEN_KEYS", hide_env_values = true, value_parser = TokenKeysParser)]
     pub token_keys: TokenKeys,
+    #[command(flatten)]
+    pub public: Public,
+}
+
+/// What the public side offers players: sign-in, the browsers that may
+/// call, the rate limits, how long guests are kept. The same flags whether
+/// the gateway runs alone (`ttakji gateway`) or with the other services
+/// (`ttakji serve`).
+#[derive(Debug, Clone, clap::Args)]
+pub struct Public {
     /// Our OAuth client id at Google; without it Google sign-in is off.
     #[arg(long, env = "TTAKJI_GOOGLE_CLIENT_ID")]
     pub google_client_id: Option<String>,
@@ -109,6 +119,21 @@ pub struct Config {
     /// How often guest accounts whose tokens have all expired are removed.
     #[arg(long, env = "TTAKJI_GUEST_SWEEP_EVERY", default_value = "3600", value_parser = ttakji_platform::config::seconds, value_name = "SECONDS")]
     pub guest_sweep_every: std::time::Duration,
+}
+
+impl Public {
+    /// The flags' defaults, with the rate limits exempting `networks`
+    /// (tests and benchmarks call from loopback).
+    #[must_use]
+    pub fn exempting(networks: &[&str]) -> Public {
+        Public {
+            google_client_id: None,
+            google_jwks_url: google::GOOGLE_JWKS_URL.to_owned(),
+            web_origins: Vec::new(),
+            limits: limits::Settings::exempting(networks),
+            guest_sweep_every: std::time::Duration::from_secs(3600),
+        }
+    }
 }
 
 /// Reads token keys (`kid=secret[,kid=secret…]`) for tokens that live
@@ -164,12 +189,13 @@ impl App {
         shutdown: Shutdown,
     ) -> anyhow::Result<App> {
         // Browsers call with gRPC-web on the same port as native clients.
+        let Config { public, .. } = &config;
         let server = GrpcServer::bind("gateway", config.listen)
             .await?
             .for_browsers(grpc::Browsers {
-                origins: config.web_origins.clone(),
+                origins: public.web_origins.clone(),
                 pages: Some(web::pages(&web::PageConfig {
-                    google_client_id: config.google_client_id.clone(),
+                    google_client_id: public.google_client_id.clone(),
                 })),
             });
         let addr = server.local_addr()?;
@@ -183,10 +209,10 @@ impl App {
             MatchmakerServiceClient::new(grpc::client(&config.matchmaker_url, "matchmaker", key)?);
         let ratings =
             RatingsServiceClient::new(grpc::client(&config.ratings_url, "ratings service", key)?);
-        let google = match &config.google_client_id {
+        let google = match &public.google_client_id {
             Some(id) => Some(std::sync::Arc::new(google::GoogleVerifier::new(
                 id,
-                &config.google_jwks_url,
+                &public.google_jwks_url,
             )?)),
             None => None,
         };
@@ -200,12 +226,12 @@ impl App {
                 tracing::warn!(error = %e, "older accounts' nickname skeletons not written; next start retries")
             }
         }
-        accounts::sweep_expired_guests(db.clone(), config.guest_sweep_every, &shutdown);
+        accounts::sweep_expired_guests(db.clone(), public.guest_sweep_every, &shutdown);
         let state = state::Gateway {
             google,
             known: accounts::Known::new(db.clone()),
-            server_ai_games: config.limits.server_ai_games,
-            limits: limits::Limits::start(config.limits, &shutdown),
+            server_ai_games: public.limits.server_ai_games,
+            limits: limits::Limits::start(public.limits.clone(), &shutdown),
             db,
             authority,
             matchmaker,

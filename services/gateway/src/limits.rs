@@ -401,7 +401,7 @@ impl Limits {
     /// When the address has spent its budget.
     pub fn check_address(&self, class: Class, addr: IpAddr) -> Result<(), Exceeded> {
         let limiter = &self.limiters.by_address[class.index()];
-        self.take(limiter, &address_key(addr))
+        self.admit(limiter, &address_key(addr))
             .map_err(|retry_after| Exceeded {
                 class,
                 per_address: true,
@@ -417,7 +417,7 @@ impl Limits {
         let Some(limiter) = &self.limiters.by_account[class.index()] else {
             return Ok(());
         };
-        self.take(limiter, &user_id.to_owned())
+        self.admit(limiter, &user_id.to_owned())
             .map_err(|retry_after| Exceeded {
                 class,
                 per_address: false,
@@ -425,7 +425,7 @@ impl Limits {
             })
     }
 
-    fn take<K: Clone + Hash + Eq>(&self, limiter: &Keyed<K>, key: &K) -> Result<(), Duration> {
+    fn admit<K: Clone + Hash + Eq>(&self, limiter: &Keyed<K>, key: &K) -> Result<(), Duration> {
         limiter
             .check_key(key)
             .map_err(|not_until| not_until.wait_time_from(self.limiters.clock.now()))

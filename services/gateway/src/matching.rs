@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use tonic::{Request, Response, Status};
 use ttakji_platform::bus::{self, Delivery, Subscription};
+use ttakji_proto::internal::v1 as internal;
 use ttakji_proto::v1 as pb;
 use ttakji_proto::v1::match_service_server::MatchService;
 
@@ -62,8 +63,8 @@ trait Followed: prost::Name + Default + Clone + PartialEq + Send + 'static {
 /// without its data), keeping the ticket's id and the time it has waited.
 #[derive(Debug, Clone)]
 struct Queued {
-    get: pb::GetTicketRequest,
-    enqueue: pb::EnqueueRequest,
+    get: internal::GetTicketRequest,
+    enqueue: internal::FindMatchRequest,
     /// The ticket's wait when it was first answered, and when that was.
     waited_ms: i64,
     at: std::time::Instant,
@@ -93,14 +94,14 @@ impl Followed for pb::Ticket {
         let answer = match matchmaker.get_ticket(query.get.clone()).await {
             Err(status) if status.code() == tonic::Code::NotFound => {
                 let waited = i64::try_from(query.at.elapsed().as_millis()).unwrap_or(i64::MAX);
-                let again = pb::EnqueueRequest {
+                let again = internal::FindMatchRequest {
                     resume_ticket_id: query.get.ticket_id.clone(),
                     waited_ms: query.waited_ms.saturating_add(waited),
                     ..query.enqueue
                 };
                 tracing::info!(ticket_id = %query.get.ticket_id, waited_ms = again.waited_ms, "ticket lost by the matchmaker: queued again");
                 metrics::counter!("ttakji_tickets_requeued_total").increment(1);
-                matchmaker.enqueue(again).await?.into_inner().ticket
+                matchmaker.find_match(again).await?.into_inner().ticket
             }
             answer => answer?.into_inner().ticket,
         };
@@ -111,7 +112,7 @@ impl Followed for pb::Ticket {
 impl Followed for pb::Challenge {
     const BUFFER: usize = 4;
     type Message = pb::CreateChallengeResponse;
-    type Query = pb::GetChallengeRequest;
+    type Query = internal::GetChallengeRequest;
 
     fn message(&self) -> pb::CreateChallengeResponse {
         pb::CreateChallengeResponse {
@@ -130,13 +131,13 @@ impl Followed for pb::Challenge {
     }
 }
 
-impl Followed for pb::AgreeRematchResponse {
+impl Followed for internal::RematchResponse {
     const BUFFER: usize = 4;
     /// An offer nobody takes up lapses: the stream ends.
     const LAPSES_AFTER: Option<Duration> = Some(REMATCH_WAIT);
     type Message = pb::RematchResponse;
     /// Asking is agreeing again, which says who has agreed so far.
-    type Query = pb::AgreeRematchRequest;
+    type Query = internal::RematchRequest;
 
     fn message(&self) -> pb::RematchResponse {
         pb::RematchResponse {
@@ -153,7 +154,7 @@ impl Followed for pb::AgreeRematchResponse {
         self.settled()
     }
     async fn ask(mut matchmaker: MatchmakerClient, query: Self::Query) -> Result<Self, Status> {
-        Ok(matchmaker.agree_rematch(query).await?.into_inner())
+        Ok(matchmaker.rematch(query).await?.into_inner())
     }
     /// A refusal to agree is final.
     fn ends_stream(_: &Status) -> bool {
@@ -247,7 +248,7 @@ impl Gateway {
     /// The ladder's rating of `user_id` on this board size, for pairing.
     async fn pairing_rating(&self, user_id: &str, board_size: u32) -> u32 {
         self.ratings()
-            .get_rating(pb::GetRatingRequest {
+            .get_rating(internal::GetRatingRequest {
                 user_id: user_id.to_owned(),
                 board_size,
             })
@@ -279,7 +280,7 @@ impl MatchService for Gateway {
         }
         let sub = self.news(&bus::tickets(&me.user_id)).await?;
         let rating = self.pairing_rating(&me.user_id, req.board_size).await;
-        let enqueue = pb::EnqueueRequest {
+        let enqueue = internal::FindMatchRequest {
             user_id: me.user_id.clone(),
             nickname: me.nickname,
             rating,
@@ -293,14 +294,14 @@ impl MatchService for Gateway {
         };
         let ticket = self
             .matchmaker()
-            .enqueue(enqueue.clone())
+            .find_match(enqueue.clone())
             .await?
             .into_inner()
             .ticket
             .ok_or_else(|| Status::internal("the matchmaker sent no ticket"))?;
         tracing::Span::current().record("ticket_id", ticket.ticket_id.as_str());
         let query = Queued {
-            get: pb::GetTicketRequest {
+            get: internal::GetTicketRequest {
                 ticket_id: ticket.ticket_id.clone(),
                 user_id: me.user_id,
             },
@@ -321,7 +322,7 @@ impl MatchService for Gateway {
         validate::text(&ticket_id, "ticket_id")?;
         let ticket = self
             .matchmaker()
-            .cancel_ticket(pb::CancelTicketRequest {
+            .cancel_match(internal::CancelMatchRequest {
                 ticket_id,
                 user_id: me.user_id,
             })
@@ -350,7 +351,7 @@ impl MatchService for Gateway {
             }
             None => (req.board_size, req.ruleset, None),
         };
-        let made = pb::MakeChallengeRequest {
+        let made = internal::CreateChallengeRequest {
             user_id: me.user_id.clone(),
             nickname: me.nickname.clone(),
             pool: Some(pb::Pool {
@@ -366,12 +367,12 @@ impl MatchService for Gateway {
         let sub = self.news(&bus::challenges(&me.user_id)).await?;
         let challenge = self
             .matchmaker()
-            .make_challenge(made)
+            .create_challenge(made)
             .await?
             .into_inner()
             .challenge
             .ok_or_else(|| Status::internal("the matchmaker sent no challenge"))?;
-        let query = pb::GetChallengeRequest {
+        let query = internal::GetChallengeRequest {
             code: challenge.code.clone(),
         };
         Ok(Response::new(self.following(sub, challenge, query)))
@@ -388,7 +389,7 @@ impl MatchService for Gateway {
         validate::text(&code, "code")?;
         let joined = self
             .matchmaker()
-            .join_challenge(pb::JoinChallengeRequest {
+            .accept_challenge(internal::AcceptChallengeRequest {
                 code,
                 user_id: me.user_id,
                 nickname: me.nickname,
@@ -410,21 +411,18 @@ impl MatchService for Gateway {
         let me = Caller::of(&request)?;
         let old = validate::game_id(&request.get_ref().game_id)?;
         let sub = self.news(&bus::rematches(&me.user_id)).await?;
-        let agree = pb::AgreeRematchRequest {
+        let agree = internal::RematchRequest {
             game_id: old.into_string(),
             user_id: me.user_id,
         };
-        let first = self
-            .matchmaker()
-            .agree_rematch(agree.clone())
-            .await?
-            .into_inner();
+        let first = self.matchmaker().rematch(agree.clone()).await?.into_inner();
         Ok(Response::new(self.following(sub, first, agree)))
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use ttakji_proto::internal::v1 as internal;
     use ttakji_proto::v1 as pb;
 
     use super::Followed;
@@ -451,9 +449,9 @@ mod tests {
 
     #[test]
     fn a_rematch_hears_from_the_bus_only_that_it_has_started_and_ends_on_any_refusal() {
-        let rematch = |new_game_id: &str| pb::AgreeRematchResponse {
+        let rematch = |new_game_id: &str| internal::RematchResponse {
             new_game_id: new_game_id.to_owned(),
-            ..pb::AgreeRematchResponse::default()
+            ..internal::RematchResponse::default()
         };
         let waiting = rematch("");
         assert!(!waiting.settled());
@@ -461,6 +459,6 @@ mod tests {
         assert!(rematch("g2").is_news_of(&waiting));
         assert!(rematch("g2").settled());
         let away = tonic::Status::unavailable("away");
-        assert!(pb::AgreeRematchResponse::ends_stream(&away));
+        assert!(internal::RematchResponse::ends_stream(&away));
     }
 }

@@ -12,8 +12,8 @@ use ttakji_platform::store::Database;
 
 use ttakji_platform::authorities::Authorities;
 use ttakji_platform::grpc::TracedChannel;
-use ttakji_proto::v1::matchmaker_service_client::MatchmakerServiceClient;
-use ttakji_proto::v1::ratings_service_client::RatingsServiceClient;
+use ttakji_proto::internal::v1::matchmaker_service_client::MatchmakerServiceClient;
+use ttakji_proto::internal::v1::ratings_service_client::RatingsServiceClient;
 
 use crate::google::GoogleVerifier;
 

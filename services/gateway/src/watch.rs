@@ -19,6 +19,7 @@ use std::collections::HashMap;
 use tonic::Status;
 use tracing::Instrument as _;
 use ttakji_platform::bus::{self, Delivery, Subscription};
+use ttakji_proto::internal::v1 as internal;
 use ttakji_proto::v1 as pb;
 
 use crate::state::Gateway;
@@ -108,12 +109,12 @@ pub async fn watch(
     let game = gateway
         .authority
         .ask(
-            pb::LoadGameRequest {
+            internal::GetGameRequest {
                 game_id: game_id.clone(),
                 user_id: viewer.clone(),
                 include_score_preview: false,
             },
-            |mut c, r| async move { c.load_game(r).await },
+            |mut c, r| async move { c.get_game(r).await },
         )
         .await?
         .into_inner()
@@ -240,7 +241,7 @@ impl Watcher {
             .gateway
             .authority
             .ask(
-                pb::ReportPresenceRequest {
+                internal::ReportPresenceRequest {
                     game_id: self.game_id.clone(),
                     user_id: user_id.to_owned(),
                     connected,
@@ -400,7 +401,7 @@ impl Watcher {
             .gateway
             .authority
             .ask(
-                pb::ListEventsRequest {
+                internal::ListEventsRequest {
                     game_id: self.game_id.clone(),
                     after_seq: after,
                     limit: 0,

@@ -24,7 +24,7 @@ use std::net::SocketAddr;
 use ttakji_platform::bus::Bus;
 use ttakji_platform::grpc::GrpcServer;
 use ttakji_platform::shutdown::Shutdown;
-use ttakji_proto::v1::matchmaker_service_server::MatchmakerServiceServer;
+use ttakji_proto::internal::v1::matchmaker_service_server::MatchmakerServiceServer;
 
 pub use config::{Config, LINK_BASE, SECONDS_PER_MOVE};
 pub use matchmaker::Matchmaker;

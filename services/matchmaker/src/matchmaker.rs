@@ -9,6 +9,7 @@ use tonic::Status;
 use ttakji_platform::authorities::Authorities;
 use ttakji_platform::bus::{self, Bus};
 use ttakji_platform::now_unix_ms;
+use ttakji_proto::internal::v1 as internal;
 use ttakji_proto::v1 as pb;
 
 use crate::config::Config;
@@ -114,7 +115,7 @@ impl Matchmaker {
     /// Makes a game at the authority (once per game id, however often asked).
     pub(crate) async fn create_game(
         &self,
-        request: pb::CreateGameRequest,
+        request: internal::CreateGameRequest,
     ) -> Result<pb::GameSnapshot, Status> {
         self.authority()
             .ask(request, |mut c, r| async move { c.create_game(r).await })

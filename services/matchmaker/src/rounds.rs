@@ -11,6 +11,7 @@ use baduk_ai::Level;
 use ttakji_platform::bus;
 use ttakji_platform::now_unix_ms;
 use ttakji_platform::shutdown::Shutdown;
+use ttakji_proto::internal::v1 as internal;
 use ttakji_proto::v1 as pb;
 
 use crate::matchmaker::{Matchmaker, first_is_black, random_id};
@@ -155,13 +156,13 @@ impl Matchmaker {
         } else {
             Color::White
         };
-        let seat_of = |t: &Ticket| pb::Seat {
+        let seat_of = |t: &Ticket| internal::Seat {
             user_id: t.user_id.clone(),
             nickname: t.nickname.clone(),
             ..Default::default()
         };
         let level = Level::nearest(a.rating);
-        let computer = pb::Seat {
+        let computer = internal::Seat {
             user_id: String::new(),
             nickname: String::new(),
             ai_level: pb::AiLevel::from(level) as i32,
@@ -174,7 +175,7 @@ impl Matchmaker {
             Color::Black => (seat_of(&a), other),
             Color::White => (other, seat_of(&a)),
         };
-        let request = pb::CreateGameRequest {
+        let request = internal::CreateGameRequest {
             board_size: a.pool.board_size,
             ruleset: a.pool.ruleset.clone(),
             black: Some(black),

@@ -9,13 +9,14 @@ use tonic::{Request, Response, Status};
 use ttakji_platform::bus;
 use ttakji_platform::now_unix_ms;
 use ttakji_platform::refusal::refused;
+use ttakji_proto::internal::v1 as internal;
+use ttakji_proto::internal::v1::matchmaker_service_server::MatchmakerService;
 use ttakji_proto::v1 as pb;
-use ttakji_proto::v1::matchmaker_service_server::MatchmakerService;
 
 use crate::matchmaker::{Matchmaker, first_is_black, random_id};
 use crate::tickets::{ChallengeRecord, State, Take, Ticket};
 use crate::wire::{
-    CODE_ALPHABET, Enqueue, JoinChallenge, PlayerInPool, RematchAgreement, TicketQuery,
+    AcceptChallenge, CODE_ALPHABET, FindMatch, PlayerInPool, RematchAgreement, TicketQuery,
 };
 
 /// How many fresh codes a challenge tries before giving up.
@@ -35,8 +36,8 @@ fn new_code() -> String {
 }
 
 /// The seat of a player of a finished game, for its rematch.
-fn seat(p: &pb::Player) -> pb::Seat {
-    pb::Seat {
+fn seat(p: &pb::Player) -> internal::Seat {
+    internal::Seat {
         user_id: p.user_id.clone(),
         nickname: p.nickname.clone(),
         ai_level: if p.user_id.is_empty() { p.ai_level } else { 0 },
@@ -64,16 +65,16 @@ impl Matchmaker {
 #[tonic::async_trait]
 impl MatchmakerService for Matchmaker {
     #[tracing::instrument(skip_all, fields(user_id = %request.get_ref().user_id, ticket_id))]
-    async fn enqueue(
+    async fn find_match(
         &self,
-        request: Request<pb::EnqueueRequest>,
-    ) -> Result<Response<pb::EnqueueResponse>, Status> {
+        request: Request<internal::FindMatchRequest>,
+    ) -> Result<Response<internal::FindMatchResponse>, Status> {
         {
-            let Enqueue {
+            let FindMatch {
                 player,
                 rating,
                 resume,
-            } = Enqueue::try_from(request.into_inner())?;
+            } = FindMatch::try_from(request.into_inner())?;
             let now = now_unix_ms();
             let (ticket_id, waited_ms) = match resume {
                 Some((id, waited_ms)) => {
@@ -84,7 +85,7 @@ impl MatchmakerService for Matchmaker {
                                 "ticket {id} is not this player's"
                             )));
                         }
-                        return Ok(Response::new(pb::EnqueueResponse {
+                        return Ok(Response::new(internal::FindMatchResponse {
                             ticket: Some(self.ticket_pb(&t).await?),
                         }));
                     }
@@ -108,7 +109,7 @@ impl MatchmakerService for Matchmaker {
             }
             let id = self.tickets().enqueue(&ticket).await?;
             tracing::Span::current().record("ticket_id", id.as_str());
-            Ok(Response::new(pb::EnqueueResponse {
+            Ok(Response::new(internal::FindMatchResponse {
                 ticket: Some(self.reread(&id, Status::internal).await?),
             }))
         }
@@ -117,8 +118,8 @@ impl MatchmakerService for Matchmaker {
     #[tracing::instrument(skip_all, fields(ticket_id = %request.get_ref().ticket_id))]
     async fn get_ticket(
         &self,
-        request: Request<pb::GetTicketRequest>,
-    ) -> Result<Response<pb::GetTicketResponse>, Status> {
+        request: Request<internal::GetTicketRequest>,
+    ) -> Result<Response<internal::GetTicketResponse>, Status> {
         {
             let query = TicketQuery::try_from(request.into_inner())?;
             let t = self
@@ -132,17 +133,17 @@ impl MatchmakerService for Matchmaker {
             if t.state == State::Waiting && query.user_id.is_some() {
                 self.tickets().touch(&t.id, now_unix_ms()).await?;
             }
-            Ok(Response::new(pb::GetTicketResponse {
+            Ok(Response::new(internal::GetTicketResponse {
                 ticket: Some(self.ticket_pb(&t).await?),
             }))
         }
     }
 
     #[tracing::instrument(skip_all, fields(ticket_id = %request.get_ref().ticket_id))]
-    async fn cancel_ticket(
+    async fn cancel_match(
         &self,
-        request: Request<pb::CancelTicketRequest>,
-    ) -> Result<Response<pb::CancelTicketResponse>, Status> {
+        request: Request<internal::CancelMatchRequest>,
+    ) -> Result<Response<internal::CancelMatchResponse>, Status> {
         {
             let query = TicketQuery::try_from(request.into_inner())?;
             let was = self
@@ -163,17 +164,17 @@ impl MatchmakerService for Matchmaker {
                 }
                 Some(State::Waiting | State::Cancelled) => {}
             }
-            Ok(Response::new(pb::CancelTicketResponse {
+            Ok(Response::new(internal::CancelMatchResponse {
                 ticket: Some(self.reread(&query.ticket_id, Status::not_found).await?),
             }))
         }
     }
 
     #[tracing::instrument(skip_all, fields(user_id = %request.get_ref().user_id))]
-    async fn make_challenge(
+    async fn create_challenge(
         &self,
-        request: Request<pb::MakeChallengeRequest>,
-    ) -> Result<Response<pb::MakeChallengeResponse>, Status> {
+        request: Request<internal::CreateChallengeRequest>,
+    ) -> Result<Response<internal::CreateChallengeResponse>, Status> {
         {
             let req = request.into_inner();
             let terms = crate::wire::table_terms(&req)?;
@@ -192,7 +193,7 @@ impl MatchmakerService for Matchmaker {
                 if self.tickets().make_challenge(&record, ttl).await? {
                     metrics::counter!("ttakji_challenges_total", "event" => "made").increment(1);
                     tracing::info!(code = %record.code, "challenge made");
-                    return Ok(Response::new(pb::MakeChallengeResponse {
+                    return Ok(Response::new(internal::CreateChallengeResponse {
                         challenge: Some(self.challenge_pb(&record)),
                     }));
                 }
@@ -204,8 +205,8 @@ impl MatchmakerService for Matchmaker {
     #[tracing::instrument(skip_all, fields(code = %request.get_ref().code))]
     async fn get_challenge(
         &self,
-        request: Request<pb::GetChallengeRequest>,
-    ) -> Result<Response<pb::GetChallengeResponse>, Status> {
+        request: Request<internal::GetChallengeRequest>,
+    ) -> Result<Response<internal::GetChallengeResponse>, Status> {
         {
             let code = request.into_inner().code.to_ascii_uppercase();
             let c = self.tickets().challenge(&code).await?.ok_or_else(|| {
@@ -215,24 +216,24 @@ impl MatchmakerService for Matchmaker {
                     format!("challenge {code} does not exist or has expired"),
                 )
             })?;
-            Ok(Response::new(pb::GetChallengeResponse {
+            Ok(Response::new(internal::GetChallengeResponse {
                 challenge: Some(self.challenge_pb(&c)),
             }))
         }
     }
 
     #[tracing::instrument(skip_all, fields(code = %request.get_ref().code, user_id = %request.get_ref().user_id))]
-    async fn join_challenge(
+    async fn accept_challenge(
         &self,
-        request: Request<pb::JoinChallengeRequest>,
-    ) -> Result<Response<pb::JoinChallengeResponse>, Status> {
+        request: Request<internal::AcceptChallengeRequest>,
+    ) -> Result<Response<internal::AcceptChallengeResponse>, Status> {
         {
-            let req = JoinChallenge::try_from(request.into_inner())?;
+            let req = AcceptChallenge::try_from(request.into_inner())?;
             let code = &req.code;
             let game_id = random_id();
             let taken = self
                 .tickets()
-                .take_challenge(code, &req.joiner_id, &game_id, JOINED_CHALLENGE_KEPT)
+                .accept_challenge(code, &req.joiner_id, &game_id, JOINED_CHALLENGE_KEPT)
                 .await?;
             let record = match taken {
                 Take::Taken(record) => record,
@@ -258,12 +259,12 @@ impl MatchmakerService for Matchmaker {
                     ));
                 }
             };
-            let maker = pb::Seat {
+            let maker = internal::Seat {
                 user_id: record.maker_id.clone(),
                 nickname: record.maker_name.clone(),
                 ..Default::default()
             };
-            let joiner = pb::Seat {
+            let joiner = internal::Seat {
                 user_id: req.joiner_id.to_string(),
                 nickname: req.joiner_name.clone(),
                 ..Default::default()
@@ -274,7 +275,7 @@ impl MatchmakerService for Matchmaker {
                 (joiner, maker)
             };
             let game = self
-                .create_game(pb::CreateGameRequest {
+                .create_game(internal::CreateGameRequest {
                     board_size: record.pool.board_size,
                     ruleset: record.pool.ruleset.clone(),
                     black: Some(black),
@@ -295,7 +296,7 @@ impl MatchmakerService for Matchmaker {
             let challenge = self.challenge_pb(&record);
             self.notify(&bus::challenges(&record.maker_id), &challenge)
                 .await;
-            Ok(Response::new(pb::JoinChallengeResponse {
+            Ok(Response::new(internal::AcceptChallengeResponse {
                 challenge: Some(challenge),
                 game: Some(game),
             }))
@@ -303,21 +304,21 @@ impl MatchmakerService for Matchmaker {
     }
 
     #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id, user_id = %request.get_ref().user_id))]
-    async fn agree_rematch(
+    async fn rematch(
         &self,
-        request: Request<pb::AgreeRematchRequest>,
-    ) -> Result<Response<pb::AgreeRematchResponse>, Status> {
+        request: Request<internal::RematchRequest>,
+    ) -> Result<Response<internal::RematchResponse>, Status> {
         {
             let req = RematchAgreement::try_from(request.into_inner())?;
             let old = self
                 .authority()
                 .ask(
-                    pb::LoadGameRequest {
+                    internal::GetGameRequest {
                         game_id: req.game_id.to_string(),
                         user_id: req.user_id.to_string(),
                         include_score_preview: false,
                     },
-                    |mut c, r| async move { c.load_game(r).await },
+                    |mut c, r| async move { c.get_game(r).await },
                 )
                 .await?
                 .into_inner()
@@ -357,7 +358,7 @@ impl MatchmakerService for Matchmaker {
                 } else {
                     (&white, &black)
                 };
-                self.create_game(pb::CreateGameRequest {
+                self.create_game(internal::CreateGameRequest {
                     board_size: old.board_size,
                     ruleset: old.ruleset.clone(),
                     black: Some(seat(new_black)),
@@ -376,7 +377,7 @@ impl MatchmakerService for Matchmaker {
                 .await?;
                 rematch_id = id;
             }
-            let answer = pb::AgreeRematchResponse {
+            let answer = internal::RematchResponse {
                 new_game_id: rematch_id,
                 agreed_user_ids: agreed,
             };

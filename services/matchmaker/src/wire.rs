@@ -4,6 +4,7 @@
 
 use tonic::Status;
 use ttakji_proto::convert;
+use ttakji_proto::internal::v1 as internal;
 use ttakji_proto::v1 as pb;
 use ttakji_proto::{GameId, UserId};
 
@@ -102,17 +103,17 @@ impl PlayerInPool {
 
 /// A player asking for an opponent.
 #[derive(Debug)]
-pub(crate) struct Enqueue {
+pub(crate) struct FindMatch {
     pub player: PlayerInPool,
     pub rating: u32,
     /// A lost ticket queued again: its id and the milliseconds waited.
     pub resume: Option<(String, i64)>,
 }
 
-impl TryFrom<pb::EnqueueRequest> for Enqueue {
+impl TryFrom<internal::FindMatchRequest> for FindMatch {
     type Error = Status;
 
-    fn try_from(req: pb::EnqueueRequest) -> Result<Enqueue, Status> {
+    fn try_from(req: internal::FindMatchRequest) -> Result<FindMatch, Status> {
         let resume = match optional(req.resume_ticket_id) {
             None => None,
             Some(ticket_id) => {
@@ -125,7 +126,7 @@ impl TryFrom<pb::EnqueueRequest> for Enqueue {
                 Some((id(ticket_id, "resume_ticket_id")?, req.waited_ms))
             }
         };
-        Ok(Enqueue {
+        Ok(FindMatch {
             player: PlayerInPool::new(req.user_id, &req.nickname, req.pool)?,
             rating: if req.rating == 0 {
                 NEWCOMER_RATING
@@ -159,26 +160,26 @@ impl TicketQuery {
     }
 }
 
-impl TryFrom<pb::GetTicketRequest> for TicketQuery {
+impl TryFrom<internal::GetTicketRequest> for TicketQuery {
     type Error = Status;
 
-    fn try_from(req: pb::GetTicketRequest) -> Result<TicketQuery, Status> {
+    fn try_from(req: internal::GetTicketRequest) -> Result<TicketQuery, Status> {
         TicketQuery::new(req.ticket_id, req.user_id)
     }
 }
 
-impl TryFrom<pb::CancelTicketRequest> for TicketQuery {
+impl TryFrom<internal::CancelMatchRequest> for TicketQuery {
     type Error = Status;
 
-    fn try_from(req: pb::CancelTicketRequest) -> Result<TicketQuery, Status> {
+    fn try_from(req: internal::CancelMatchRequest) -> Result<TicketQuery, Status> {
         TicketQuery::new(req.ticket_id, req.user_id)
     }
 }
 
-impl TryFrom<pb::MakeChallengeRequest> for PlayerInPool {
+impl TryFrom<internal::CreateChallengeRequest> for PlayerInPool {
     type Error = Status;
 
-    fn try_from(req: pb::MakeChallengeRequest) -> Result<PlayerInPool, Status> {
+    fn try_from(req: internal::CreateChallengeRequest) -> Result<PlayerInPool, Status> {
         PlayerInPool::new(req.user_id, &req.nickname, req.pool)
     }
 }
@@ -186,7 +187,7 @@ impl TryFrom<pb::MakeChallengeRequest> for PlayerInPool {
 /// The house rules of a challenge beyond its pool. The authority checks
 /// the komi and the clock again when it makes the game; here they are only
 /// kept from being absurd.
-pub(crate) fn table_terms(req: &pb::MakeChallengeRequest) -> Result<TableTerms, Status> {
+pub(crate) fn table_terms(req: &internal::CreateChallengeRequest) -> Result<TableTerms, Status> {
     if let Some(k) = req.komi_half_points {
         convert::komi(k)?;
     }
@@ -220,18 +221,18 @@ pub(crate) fn komi_half_points(komi: f64) -> Result<i32, Status> {
 
 /// A player joining a friend's challenge by its code.
 #[derive(Debug)]
-pub(crate) struct JoinChallenge {
+pub(crate) struct AcceptChallenge {
     /// Six letters of [`CODE_ALPHABET`], upper case.
     pub code: String,
     pub joiner_id: UserId,
     pub joiner_name: String,
 }
 
-impl TryFrom<pb::JoinChallengeRequest> for JoinChallenge {
+impl TryFrom<internal::AcceptChallengeRequest> for AcceptChallenge {
     type Error = Status;
 
     /// Codes are read in any case, around spaces.
-    fn try_from(req: pb::JoinChallengeRequest) -> Result<JoinChallenge, Status> {
+    fn try_from(req: internal::AcceptChallengeRequest) -> Result<AcceptChallenge, Status> {
         let joiner_id = UserId::from_wire(req.user_id)?;
         let code = req.code.trim().to_ascii_uppercase();
         if code.len() != 6 || !code.bytes().all(|b| CODE_ALPHABET.contains(&b)) {
@@ -240,7 +241,7 @@ impl TryFrom<pb::JoinChallengeRequest> for JoinChallenge {
                 req.code.chars().take(20).collect::<String>()
             )));
         }
-        Ok(JoinChallenge {
+        Ok(AcceptChallenge {
             code,
             joiner_id,
             joiner_name: nickname(&req.nickname),
@@ -255,10 +256,10 @@ pub(crate) struct RematchAgreement {
     pub user_id: UserId,
 }
 
-impl TryFrom<pb::AgreeRematchRequest> for RematchAgreement {
+impl TryFrom<internal::RematchRequest> for RematchAgreement {
     type Error = Status;
 
-    fn try_from(req: pb::AgreeRematchRequest) -> Result<RematchAgreement, Status> {
+    fn try_from(req: internal::RematchRequest) -> Result<RematchAgreement, Status> {
         Ok(RematchAgreement {
             game_id: GameId::from_wire(req.game_id)?,
             user_id: UserId::from_wire(req.user_id)?,
@@ -359,8 +360,8 @@ mod tests {
         }
     }
 
-    fn join(code: &str) -> Result<JoinChallenge, Status> {
-        JoinChallenge::try_from(pb::JoinChallengeRequest {
+    fn join(code: &str) -> Result<AcceptChallenge, Status> {
+        AcceptChallenge::try_from(internal::AcceptChallengeRequest {
             code: code.to_owned(),
             user_id: "u1".to_owned(),
             nickname: "ahn".to_owned(),
@@ -401,41 +402,42 @@ mod tests {
 
     #[test]
     fn a_newcomer_counts_as_1200_and_a_long_nickname_is_cut() {
-        let req = Enqueue::try_from(pb::EnqueueRequest {
+        let req = FindMatch::try_from(internal::FindMatchRequest {
             user_id: "u1".to_owned(),
             nickname: "가".repeat(50),
             rating: 0,
             pool: None,
-            ..pb::EnqueueRequest::default()
+            ..internal::FindMatchRequest::default()
         })
         .expect("enqueue");
         assert_eq!(req.rating, 1200);
         assert!(req.resume.is_none());
-        let resumed = Enqueue::try_from(pb::EnqueueRequest {
+        let resumed = FindMatch::try_from(internal::FindMatchRequest {
             user_id: "u1".to_owned(),
             resume_ticket_id: "t1".to_owned(),
             waited_ms: 4_000,
-            ..pb::EnqueueRequest::default()
+            ..internal::FindMatchRequest::default()
         })
         .expect("a lost ticket queued again");
         assert_eq!(resumed.resume, Some(("t1".to_owned(), 4_000)));
-        let negative = Enqueue::try_from(pb::EnqueueRequest {
+        let negative = FindMatch::try_from(internal::FindMatchRequest {
             user_id: "u1".to_owned(),
             resume_ticket_id: "t1".to_owned(),
             waited_ms: -1,
-            ..pb::EnqueueRequest::default()
+            ..internal::FindMatchRequest::default()
         })
         .expect_err("a negative wait");
         assert_eq!(negative.code(), Code::InvalidArgument);
         assert_eq!(req.player.nickname.chars().count(), 40);
-        let nobody = Enqueue::try_from(pb::EnqueueRequest::default()).expect_err("no user");
+        let nobody =
+            FindMatch::try_from(internal::FindMatchRequest::default()).expect_err("no user");
         assert_eq!(nobody.code(), Code::InvalidArgument);
         assert_eq!(nobody.message(), "user_id is empty");
     }
 
     #[test]
     fn a_ticket_query_without_a_user_is_anyones() {
-        let query = TicketQuery::try_from(pb::GetTicketRequest {
+        let query = TicketQuery::try_from(internal::GetTicketRequest {
             ticket_id: "t1".to_owned(),
             user_id: String::new(),
         })

@@ -8,6 +8,7 @@ use anyhow::Context as _;
 use tonic::Status;
 use ttakji_platform::bus::{self, Bus, Delivery};
 use ttakji_platform::shutdown::Shutdown;
+use ttakji_proto::internal::v1 as internal;
 use ttakji_proto::v1 as pb;
 
 use crate::elo::Outcome;
@@ -113,7 +114,7 @@ impl Ratings {
             let games = self
                 .authority
                 .ask(
-                    pb::ListFinishedGamesRequest {
+                    internal::ListFinishedGamesRequest {
                         finished_since_unix_ms: since,
                         ranked_only: true,
                         limit: 500,

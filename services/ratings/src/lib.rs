@@ -28,7 +28,7 @@ use ttakji_platform::bus::Bus;
 use ttakji_platform::grpc::GrpcServer;
 use ttakji_platform::shutdown::Shutdown;
 use ttakji_platform::store::Database;
-use ttakji_proto::v1::ratings_service_server::RatingsServiceServer;
+use ttakji_proto::internal::v1::ratings_service_server::RatingsServiceServer;
 
 pub use config::Config;
 pub use consumer::{ranked_game, ranked_summary};

@@ -2,8 +2,9 @@
 //! leaderboard, a player's history.
 
 use tonic::{Request, Response, Status};
+use ttakji_proto::internal::v1 as internal;
+use ttakji_proto::internal::v1::ratings_service_server::RatingsService;
 use ttakji_proto::v1 as pb;
-use ttakji_proto::v1::ratings_service_server::RatingsService;
 
 use crate::store::{self, Standing};
 use crate::{Ratings, elo, store_status};
@@ -33,8 +34,8 @@ impl RatingsService for Ratings {
     #[tracing::instrument(skip_all, fields(user_id = %request.get_ref().user_id))]
     async fn get_rating(
         &self,
-        request: Request<pb::GetRatingRequest>,
-    ) -> Result<Response<pb::GetRatingResponse>, Status> {
+        request: Request<internal::GetRatingRequest>,
+    ) -> Result<Response<internal::GetRatingResponse>, Status> {
         {
             let req = request.into_inner();
             let size = board_size(req.board_size)?;
@@ -49,15 +50,17 @@ impl RatingsService for Ratings {
                     games: 0,
                 },
             };
-            Ok(Response::new(pb::GetRatingResponse { entry: Some(entry) }))
+            Ok(Response::new(internal::GetRatingResponse {
+                entry: Some(entry),
+            }))
         }
     }
 
     #[tracing::instrument(skip_all, fields(board_size = request.get_ref().board_size))]
-    async fn get_leaderboard(
+    async fn get_ladder(
         &self,
-        request: Request<pb::GetLeaderboardRequest>,
-    ) -> Result<Response<pb::GetLeaderboardResponse>, Status> {
+        request: Request<internal::GetLadderRequest>,
+    ) -> Result<Response<internal::GetLadderResponse>, Status> {
         {
             let req = request.into_inner();
             let size = board_size(req.board_size)?;
@@ -77,15 +80,15 @@ impl RatingsService for Ratings {
                 rows.iter().map(|(r, s)| entry(*r, s)).collect()
             };
             let (top, around) = (entries(page.top), entries(page.around));
-            Ok(Response::new(pb::GetLeaderboardResponse { top, around }))
+            Ok(Response::new(internal::GetLadderResponse { top, around }))
         }
     }
 
     #[tracing::instrument(skip_all, fields(user_id = %request.get_ref().user_id))]
     async fn get_rating_history(
         &self,
-        request: Request<pb::GetRatingHistoryRequest>,
-    ) -> Result<Response<pb::GetRatingHistoryResponse>, Status> {
+        request: Request<internal::GetRatingHistoryRequest>,
+    ) -> Result<Response<internal::GetRatingHistoryResponse>, Status> {
         {
             let req = request.into_inner();
             let size = if req.board_size == 0 {
@@ -112,7 +115,9 @@ impl RatingsService for Ratings {
                     at_unix_ms: c.applied_at,
                 })
                 .collect();
-            Ok(Response::new(pb::GetRatingHistoryResponse { changes }))
+            Ok(Response::new(internal::GetRatingHistoryResponse {
+                changes,
+            }))
         }
     }
 }

@@ -341,7 +341,7 @@ fn undo_takes_back_the_player_s_move_and_the_reply_once() {
     commit(&mut game, Ok(reply));
     assert_eq!(game.game().move_number(), 2);
     assert!(game.undo_allowed());
-    let step = apply(&mut game, |g| g.take_back("p", 2, START));
+    let step = apply(&mut game, |g| g.undo("p", 2, START));
     assert_eq!(game.game().move_number(), 0);
     assert_eq!(step.write().and_then(|w| w.truncate_after), Some(0));
     let EventKind::MovesUndone(undone) = &kinds(&step)[0] else {
@@ -353,17 +353,14 @@ fn undo_takes_back_the_player_s_move_and_the_reply_once() {
         "the last move first"
     );
     assert_eq!(
-        game.take_back("p", 2, START).err(),
+        game.undo("p", 2, START).err(),
         Some(Refusal::UndoAtAnotherMove {
             played: 0,
             asked: 2
         }),
         "a repeated undo never takes back two turns"
     );
-    assert_eq!(
-        game.take_back("p", 0, START).err(),
-        Some(Refusal::NothingToUndo)
-    );
+    assert_eq!(game.undo("p", 0, START).err(), Some(Refusal::NothingToUndo));
 }
 
 #[test]
@@ -371,7 +368,7 @@ fn a_computer_decision_about_a_position_taken_back_is_dropped() {
     let mut game = against_computer();
     apply(&mut game, |g| g.submit("p", 1, at("E5"), START));
     let thought_at = game.generation();
-    apply(&mut game, |g| g.take_back("p", 1, START));
+    apply(&mut game, |g| g.undo("p", 1, START));
     apply(&mut game, |g| g.submit("p", 1, at("C3"), START));
     assert!(
         game.computer_move(thought_at, Decision::Play(Point::new(6, 6)), START)
@@ -403,13 +400,13 @@ fn undo_is_only_against_the_computer_and_only_while_playing() {
     let mut game = online();
     apply(&mut game, |g| g.submit("b", 1, at("E5"), START));
     assert_eq!(
-        game.take_back("b", 1, START).err(),
+        game.undo("b", 1, START).err(),
         Some(Refusal::UndoOnlyAgainstComputer)
     );
     let mut over = against_computer();
     apply(&mut over, |g| g.submit("p", 1, Requested::Resign, START));
     assert_eq!(
-        over.take_back("p", 0, START).err(),
+        over.undo("p", 0, START).err(),
         Some(Refusal::UndoAfterTheEnd {
             game_id: "g1".to_owned()
         })
@@ -1051,7 +1048,7 @@ fn the_computers_moves_in_a_client_engine_game_come_only_from_its_player() {
         })
     );
     // Undo takes back the player's move and the reply, as against the server.
-    apply(&mut game, |g| g.take_back("p", 2, START));
+    apply(&mut game, |g| g.undo("p", 2, START));
     assert_eq!(game.game().move_number(), 0);
     // The computer's resignation, sent for it, ends the game for the player.
     apply(&mut game, |g| g.submit("p", 1, at("E5"), START));
@@ -1101,26 +1098,22 @@ fn the_player_moves_the_computers_thinking_and_the_record_says_where_it_ran() {
     apply(&mut game, |g| g.submit("p", 1, at("E5"), START));
     assert!(game.computer_to_move().is_none());
     assert_eq!(
-        game.switch_ai_engine("x", AiEngine::Server, START).err(),
+        game.set_ai_engine("x", AiEngine::Server, START).err(),
         Some(Refusal::NotAPlayer {
             game_id: "g1".to_owned()
         })
     );
-    let step = apply(&mut game, |g| {
-        g.switch_ai_engine("p", AiEngine::Server, START)
-    });
+    let step = apply(&mut game, |g| g.set_ai_engine("p", AiEngine::Server, START));
     assert_eq!(kinds(&step), [EventKind::AiEngineChanged(AiEngine::Server)]);
     assert_eq!(step.write().map(|w| w.ai_engine), Some(AiEngine::Server));
     assert_eq!(game.computer_to_move(), Some((Color::White, Level::Easy)));
     assert!(game.sgf().contains("GC[Easy AI thought on the server.]"));
     // Asking again changes nothing.
-    let again = apply(&mut game, |g| {
-        g.switch_ai_engine("p", AiEngine::Server, START)
-    });
+    let again = apply(&mut game, |g| g.set_ai_engine("p", AiEngine::Server, START));
     assert!(again.events().is_empty());
     let mut people = online();
     assert_eq!(
-        people.switch_ai_engine("b", AiEngine::Client, START).err(),
+        people.set_ai_engine("b", AiEngine::Client, START).err(),
         Some(Refusal::NoComputerSeat {
             game_id: "g1".to_owned()
         })

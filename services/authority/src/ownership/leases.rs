@@ -70,9 +70,9 @@ pub struct Renewal {
     pub owners: Vec<Option<String>>,
 }
 
-/// A shard taken, and how long it had been without an owner.
+/// A shard acquired, and how long it had been without an owner.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Taken {
+pub struct Acquired {
     pub shard: u32,
     /// Since the shard was last known held; -1 when Redis has no word of
     /// it (a new deployment, or a Redis that lost its data: a holder may
@@ -150,7 +150,7 @@ impl Leases {
     /// still within their serving window) that Redis no longer has (a
     /// Redis restarted empty) is taken again at once: no other instance
     /// can be serving it, and one that takes it first waits a lease
-    /// before serving ([`Taken::unowned_ms`]).
+    /// before serving ([`Acquired::unowned_ms`]).
     ///
     /// # Errors
     /// When Redis cannot be reached.
@@ -208,11 +208,11 @@ return {redis.call('ZCARD', KEYS[1]), lost, owners}
         })
     }
 
-    /// Takes whichever of `shards` are free; returns those taken.
+    /// Acquires whichever of `shards` are free; returns those acquired.
     ///
     /// # Errors
     /// When Redis cannot be reached.
-    pub async fn take(&self, shards: &[u32]) -> redis::RedisResult<Vec<Taken>> {
+    pub async fn acquire(&self, shards: &[u32]) -> redis::RedisResult<Vec<Acquired>> {
         static TAKE: LazyLock<Script> = LazyLock::new(|| {
             Script::new(
                 r"
@@ -244,7 +244,9 @@ return {taken, unowned}
         Ok(taken
             .into_iter()
             .zip(unowned)
-            .filter_map(|(i, unowned_ms)| shards.get(i).map(|&shard| Taken { shard, unowned_ms }))
+            .filter_map(|(i, unowned_ms)| {
+                shards.get(i).map(|&shard| Acquired { shard, unowned_ms })
+            })
             .collect())
     }
 
@@ -334,16 +336,16 @@ mod tests {
         assert_eq!(first.members, 1);
         assert!(first.owners.iter().all(Option::is_none));
 
-        let taken = a.take(&[3, 4]).await.expect("take");
+        let taken = a.acquire(&[3, 4]).await.expect("acquire");
         assert_eq!(taken.iter().map(|t| t.shard).collect::<Vec<_>>(), [3, 4]);
         assert!(
             taken.iter().all(|t| t.unowned_ms == -1),
             "never held before: no word of it"
         );
         assert!(
-            b.take(&[4, 5])
+            b.acquire(&[4, 5])
                 .await
-                .expect("take")
+                .expect("acquire")
                 .iter()
                 .map(|t| t.shard)
                 .eq([5])
@@ -358,7 +360,7 @@ mod tests {
         // Released: free at once, and the taker learns how long it was free.
         a.release(&[3]).await.expect("release");
         tokio::time::sleep(Duration::from_millis(50)).await;
-        let retaken = b.take(&[3]).await.expect("take");
+        let retaken = b.acquire(&[3]).await.expect("acquire");
         assert_eq!(retaken.len(), 1);
         assert!(retaken[0].unowned_ms >= 40, "{retaken:?}");
 

@@ -429,14 +429,14 @@ async fn a_challenge_is_taken_once_and_never_by_its_maker(store: Tickets) {
         let store = store.clone();
         async move {
             store
-                .take_challenge("ABC234", joiner, game, KEEP)
+                .accept_challenge("ABC234", joiner, game, KEEP)
                 .await
                 .expect("take")
         }
     };
     assert_eq!(take("maker", "g0").await, Take::Own);
     let missing = store
-        .take_challenge("ZZZ999", "u1", "g0", KEEP)
+        .accept_challenge("ZZZ999", "u1", "g0", KEEP)
         .await
         .expect("take");
     assert_eq!(missing, Take::Missing);
@@ -468,14 +468,14 @@ async fn an_unused_challenge_expires_and_a_taken_one_outlives_its_expiry(store: 
     assert!(store.make_challenge(&unused, ttl).await.expect("make"));
     assert!(store.make_challenge(&taken, ttl).await.expect("make"));
     let joined = store
-        .take_challenge("DEF567", "u2", "g1", KEEP)
+        .accept_challenge("DEF567", "u2", "g1", KEEP)
         .await
         .expect("take");
     assert!(matches!(joined, Take::Taken(_)), "{joined:?}");
     tokio::time::sleep(ttl + Duration::from_millis(200)).await;
     assert_eq!(store.challenge("ABC234").await.expect("read"), None);
     let late = store
-        .take_challenge("ABC234", "u2", "g2", KEEP)
+        .accept_challenge("ABC234", "u2", "g2", KEEP)
         .await
         .expect("take");
     assert_eq!(late, Take::Missing);

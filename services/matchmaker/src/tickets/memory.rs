@@ -249,7 +249,7 @@ impl QueueStore for Memory {
             .map(|c| c.clone()))
     }
 
-    async fn take_challenge(
+    async fn accept_challenge(
         &self,
         code: &str,
         joiner: &str,

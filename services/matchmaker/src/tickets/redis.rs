@@ -423,7 +423,7 @@ return 1
         Ok(codec::challenge_from_fields(&fields))
     }
 
-    async fn take_challenge(
+    async fn accept_challenge(
         &self,
         code: &str,
         joiner: &str,

@@ -267,7 +267,7 @@ pub trait QueueStore: fmt::Debug + Send + Sync {
 
     /// Takes a challenge for `joiner` with the game id it will have: once.
     /// A taken challenge is kept for `keep` at least, past its expiry.
-    async fn take_challenge(
+    async fn accept_challenge(
         &self,
         code: &str,
         joiner: &str,

@@ -2,19 +2,18 @@
 // @generated from file ttakji/v1/ratings.proto (package ttakji.v1, syntax proto3)
 /* eslint-disable */
 
-// The ratings service: Elo per board size, applied exactly once per ranked
-// game, the leaderboard and each player's history. Internal: the gateway and
-// the matchmaker call it.
+// What the ladder shows a player: places and rating changes. The ratings
+// service itself is internal (ttakji/internal/v1/ratings.proto).
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
+import { fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file ttakji/v1/ratings.proto.
  */
 export const file_ttakji_v1_ratings: GenFile = /*@__PURE__*/
-  fileDesc("Chd0dGFramkvdjEvcmF0aW5ncy5wcm90bxIJdHRha2ppLnYxIl0KC0xhZGRlckVudHJ5EgwKBHJhbmsYASABKA0SDwoHdXNlcl9pZBgCIAEoCRIQCghuaWNrbmFtZRgDIAEoCRIOCgZyYXRpbmcYBCABKAUSDQoFZ2FtZXMYBSABKA0iNwoQR2V0UmF0aW5nUmVxdWVzdBIPCgd1c2VyX2lkGAEgASgJEhIKCmJvYXJkX3NpemUYAiABKA0iOgoRR2V0UmF0aW5nUmVzcG9uc2USJQoFZW50cnkYASABKAsyFi50dGFramkudjEuTGFkZGVyRW50cnkiZAoVR2V0TGVhZGVyYm9hcmRSZXF1ZXN0EhIKCmJvYXJkX3NpemUYASABKA0SCwoDdG9wGAIgASgNEhYKDmFyb3VuZF91c2VyX2lkGAMgASgJEhIKCm5laWdoYm91cnMYBCABKA0iZQoWR2V0TGVhZGVyYm9hcmRSZXNwb25zZRIjCgN0b3AYASADKAsyFi50dGFramkudjEuTGFkZGVyRW50cnkSJgoGYXJvdW5kGAIgAygLMhYudHRha2ppLnYxLkxhZGRlckVudHJ5IqoBCgxSYXRpbmdDaGFuZ2USDwoHZ2FtZV9pZBgBIAEoCRISCgpib2FyZF9zaXplGAIgASgNEhgKEG9wcG9uZW50X3VzZXJfaWQYAyABKAkSGQoRb3Bwb25lbnRfbmlja25hbWUYBCABKAkSDgoGYmVmb3JlGAUgASgFEg0KBWFmdGVyGAYgASgFEg0KBXNjb3JlGAcgASgBEhIKCmF0X3VuaXhfbXMYCCABKAMiTQoXR2V0UmF0aW5nSGlzdG9yeVJlcXVlc3QSDwoHdXNlcl9pZBgBIAEoCRISCgpib2FyZF9zaXplGAIgASgNEg0KBWxpbWl0GAMgASgNIkQKGEdldFJhdGluZ0hpc3RvcnlSZXNwb25zZRIoCgdjaGFuZ2VzGAEgAygLMhcudHRha2ppLnYxLlJhdGluZ0NoYW5nZTKMAgoOUmF0aW5nc1NlcnZpY2USRgoJR2V0UmF0aW5nEhsudHRha2ppLnYxLkdldFJhdGluZ1JlcXVlc3QaHC50dGFramkudjEuR2V0UmF0aW5nUmVzcG9uc2USVQoOR2V0TGVhZGVyYm9hcmQSIC50dGFramkudjEuR2V0TGVhZGVyYm9hcmRSZXF1ZXN0GiEudHRha2ppLnYxLkdldExlYWRlcmJvYXJkUmVzcG9uc2USWwoQR2V0UmF0aW5nSGlzdG9yeRIiLnR0YWtqaS52MS5HZXRSYXRpbmdIaXN0b3J5UmVxdWVzdBojLnR0YWtqaS52MS5HZXRSYXRpbmdIaXN0b3J5UmVzcG9uc2ViBnByb3RvMw");
+  fileDesc("Chd0dGFramkvdjEvcmF0aW5ncy5wcm90bxIJdHRha2ppLnYxIl0KC0xhZGRlckVudHJ5EgwKBHJhbmsYASABKA0SDwoHdXNlcl9pZBgCIAEoCRIQCghuaWNrbmFtZRgDIAEoCRIOCgZyYXRpbmcYBCABKAUSDQoFZ2FtZXMYBSABKA0iqgEKDFJhdGluZ0NoYW5nZRIPCgdnYW1lX2lkGAEgASgJEhIKCmJvYXJkX3NpemUYAiABKA0SGAoQb3Bwb25lbnRfdXNlcl9pZBgDIAEoCRIZChFvcHBvbmVudF9uaWNrbmFtZRgEIAEoCRIOCgZiZWZvcmUYBSABKAUSDQoFYWZ0ZXIYBiABKAUSDQoFc2NvcmUYByABKAESEgoKYXRfdW5peF9tcxgIIAEoA2IGcHJvdG8z");
 
 /**
  * One player on the ladder.
@@ -58,111 +57,6 @@ export type LadderEntry = Message<"ttakji.v1.LadderEntry"> & {
  */
 export const LadderEntrySchema: GenMessage<LadderEntry> = /*@__PURE__*/
   messageDesc(file_ttakji_v1_ratings, 0);
-
-/**
- * @generated from message ttakji.v1.GetRatingRequest
- */
-export type GetRatingRequest = Message<"ttakji.v1.GetRatingRequest"> & {
-  /**
-   * @generated from field: string user_id = 1;
-   */
-  userId: string;
-
-  /**
-   * 9 by default.
-   *
-   * @generated from field: uint32 board_size = 2;
-   */
-  boardSize: number;
-};
-
-/**
- * Describes the message ttakji.v1.GetRatingRequest.
- * Use `create(GetRatingRequestSchema)` to create a new message.
- */
-export const GetRatingRequestSchema: GenMessage<GetRatingRequest> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_ratings, 1);
-
-/**
- * @generated from message ttakji.v1.GetRatingResponse
- */
-export type GetRatingResponse = Message<"ttakji.v1.GetRatingResponse"> & {
-  /**
-   * @generated from field: ttakji.v1.LadderEntry entry = 1;
-   */
-  entry?: LadderEntry | undefined;
-};
-
-/**
- * Describes the message ttakji.v1.GetRatingResponse.
- * Use `create(GetRatingResponseSchema)` to create a new message.
- */
-export const GetRatingResponseSchema: GenMessage<GetRatingResponse> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_ratings, 2);
-
-/**
- * @generated from message ttakji.v1.GetLeaderboardRequest
- */
-export type GetLeaderboardRequest = Message<"ttakji.v1.GetLeaderboardRequest"> & {
-  /**
-   * 9 by default.
-   *
-   * @generated from field: uint32 board_size = 1;
-   */
-  boardSize: number;
-
-  /**
-   * How many from the top; 0 means 10, at most 100.
-   *
-   * @generated from field: uint32 top = 2;
-   */
-  top: number;
-
-  /**
-   * Also this player's place and the players just above and below them.
-   *
-   * @generated from field: string around_user_id = 3;
-   */
-  aroundUserId: string;
-
-  /**
-   * How many above and below; 0 means 2, at most 10.
-   *
-   * @generated from field: uint32 neighbours = 4;
-   */
-  neighbours: number;
-};
-
-/**
- * Describes the message ttakji.v1.GetLeaderboardRequest.
- * Use `create(GetLeaderboardRequestSchema)` to create a new message.
- */
-export const GetLeaderboardRequestSchema: GenMessage<GetLeaderboardRequest> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_ratings, 3);
-
-/**
- * @generated from message ttakji.v1.GetLeaderboardResponse
- */
-export type GetLeaderboardResponse = Message<"ttakji.v1.GetLeaderboardResponse"> & {
-  /**
-   * @generated from field: repeated ttakji.v1.LadderEntry top = 1;
-   */
-  top: LadderEntry[];
-
-  /**
-   * The player's neighbourhood, themselves included; empty if they have no ranked game.
-   *
-   * @generated from field: repeated ttakji.v1.LadderEntry around = 2;
-   */
-  around: LadderEntry[];
-};
-
-/**
- * Describes the message ttakji.v1.GetLeaderboardResponse.
- * Use `create(GetLeaderboardResponseSchema)` to create a new message.
- */
-export const GetLeaderboardResponseSchema: GenMessage<GetLeaderboardResponse> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_ratings, 4);
 
 /**
  * One rating change.
@@ -220,90 +114,5 @@ export type RatingChange = Message<"ttakji.v1.RatingChange"> & {
  * Use `create(RatingChangeSchema)` to create a new message.
  */
 export const RatingChangeSchema: GenMessage<RatingChange> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_ratings, 5);
-
-/**
- * @generated from message ttakji.v1.GetRatingHistoryRequest
- */
-export type GetRatingHistoryRequest = Message<"ttakji.v1.GetRatingHistoryRequest"> & {
-  /**
-   * @generated from field: string user_id = 1;
-   */
-  userId: string;
-
-  /**
-   * 0 means every board size.
-   *
-   * @generated from field: uint32 board_size = 2;
-   */
-  boardSize: number;
-
-  /**
-   * At most this many; 0 means 50.
-   *
-   * @generated from field: uint32 limit = 3;
-   */
-  limit: number;
-};
-
-/**
- * Describes the message ttakji.v1.GetRatingHistoryRequest.
- * Use `create(GetRatingHistoryRequestSchema)` to create a new message.
- */
-export const GetRatingHistoryRequestSchema: GenMessage<GetRatingHistoryRequest> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_ratings, 6);
-
-/**
- * @generated from message ttakji.v1.GetRatingHistoryResponse
- */
-export type GetRatingHistoryResponse = Message<"ttakji.v1.GetRatingHistoryResponse"> & {
-  /**
-   * @generated from field: repeated ttakji.v1.RatingChange changes = 1;
-   */
-  changes: RatingChange[];
-};
-
-/**
- * Describes the message ttakji.v1.GetRatingHistoryResponse.
- * Use `create(GetRatingHistoryResponseSchema)` to create a new message.
- */
-export const GetRatingHistoryResponseSchema: GenMessage<GetRatingHistoryResponse> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_ratings, 7);
-
-/**
- * @generated from service ttakji.v1.RatingsService
- */
-export const RatingsService: GenService<{
-  /**
-   * A player's rating on a board size (1200 and no games for a newcomer).
-   *
-   * @generated from rpc ttakji.v1.RatingsService.GetRating
-   */
-  getRating: {
-    methodKind: "unary";
-    input: typeof GetRatingRequestSchema;
-    output: typeof GetRatingResponseSchema;
-  },
-  /**
-   * The top of a board size's ladder, and a player's own place with neighbours.
-   *
-   * @generated from rpc ttakji.v1.RatingsService.GetLeaderboard
-   */
-  getLeaderboard: {
-    methodKind: "unary";
-    input: typeof GetLeaderboardRequestSchema;
-    output: typeof GetLeaderboardResponseSchema;
-  },
-  /**
-   * A player's rating changes, the newest first.
-   *
-   * @generated from rpc ttakji.v1.RatingsService.GetRatingHistory
-   */
-  getRatingHistory: {
-    methodKind: "unary";
-    input: typeof GetRatingHistoryRequestSchema;
-    output: typeof GetRatingHistoryResponseSchema;
-  },
-}> = /*@__PURE__*/
-  serviceDesc(file_ttakji_v1_ratings, 0);
+  messageDesc(file_ttakji_v1_ratings, 1);
 
