@@ -35,7 +35,7 @@ use tonic::{Code, Status};
 use ttakji_proto::internal::v1::authority_service_client::AuthorityServiceClient;
 
 use crate::grpc::{self, TracedChannel};
-use crate::refusal::RETRY_AFTER_HEADER;
+use crate::refusal::{RETRY_AFTER_HEADER, unavailable};
 
 /// The number of shards games hash into. Fixed: changing it moves games
 /// between shards, so every authority of a deployment must agree on it.
@@ -91,34 +91,6 @@ pub fn redirect(game_id: &str, owner: &str) -> Status {
     );
     if let Ok(value) = owner.parse() {
         status.metadata_mut().insert(OWNER_HEADER, value);
-    }
-    status
-}
-
-/// UNAVAILABLE with a retry hint.
-#[must_use]
-pub fn unavailable(message: impl Into<String>, retry_after: Duration) -> Status {
-    with_retry_hint(Status::unavailable(message), retry_after)
-}
-
-/// RESOURCE_EXHAUSTED with `reason` (`docs/errors.md`) and a retry hint.
-#[must_use]
-pub fn resource_exhausted(
-    reason: &str,
-    message: impl Into<String>,
-    retry_after: Duration,
-) -> Status {
-    with_retry_hint(
-        crate::refusal::refused(tonic::Code::ResourceExhausted, reason, message),
-        retry_after,
-    )
-}
-
-/// `status` with the milliseconds to wait before trying again in
-/// [`RETRY_AFTER_HEADER`].
-fn with_retry_hint(mut status: Status, retry_after: Duration) -> Status {
-    if let Ok(value) = retry_after.as_millis().to_string().parse() {
-        status.metadata_mut().insert(RETRY_AFTER_HEADER, value);
     }
     status
 }
@@ -570,6 +542,7 @@ async fn resolve(url: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::refusal::resource_exhausted;
 
     /// A stream reset under the call is retried like a connection lost
     /// under it; an INTERNAL the server itself answered is not.

@@ -578,7 +578,7 @@ mod tests {
     /// so does the server's own INTERNAL.
     #[test]
     fn a_rate_limit_and_an_internal_error_stay_as_they_are() {
-        let limited = crate::authorities::resource_exhausted(
+        let limited = crate::refusal::resource_exhausted(
             "RATE_LIMITED",
             "slow down",
             std::time::Duration::from_secs(1),

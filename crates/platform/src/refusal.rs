@@ -9,6 +9,8 @@
 //! gateway gives any that leaves without one the reason of its code
 //! ([`with_code_reason`]), so no refusal leaves without a reason.
 
+use std::time::Duration;
+
 use tonic::{Code, Status};
 use tonic_types::{ErrorDetails, StatusExt as _};
 
@@ -106,6 +108,34 @@ pub fn code_name(code: tonic::Code) -> &'static str {
         Code::DataLoss => "DATA_LOSS",
         Code::Unauthenticated => "UNAUTHENTICATED",
     }
+}
+
+/// UNAVAILABLE with a retry hint.
+#[must_use]
+pub fn unavailable(message: impl Into<String>, retry_after: Duration) -> Status {
+    with_retry_hint(Status::unavailable(message), retry_after)
+}
+
+/// RESOURCE_EXHAUSTED with `reason` (`docs/errors.md`) and a retry hint.
+#[must_use]
+pub fn resource_exhausted(
+    reason: &str,
+    message: impl Into<String>,
+    retry_after: Duration,
+) -> Status {
+    with_retry_hint(
+        refused(tonic::Code::ResourceExhausted, reason, message),
+        retry_after,
+    )
+}
+
+/// `status` with the milliseconds to wait before trying again in
+/// [`RETRY_AFTER_HEADER`].
+fn with_retry_hint(mut status: Status, retry_after: Duration) -> Status {
+    if let Ok(value) = retry_after.as_millis().to_string().parse() {
+        status.metadata_mut().insert(RETRY_AFTER_HEADER, value);
+    }
+    status
 }
 
 #[cfg(test)]

@@ -61,7 +61,7 @@ const LETTING_GO: std::time::Duration = std::time::Duration::from_secs(5);
 fn not_here(game_id: &str, placement: &Placement) -> Status {
     match placement {
         Placement::Elsewhere(owner) => ttakji_platform::authorities::redirect(game_id, owner),
-        Placement::Here { .. } | Placement::Nobody => ttakji_platform::authorities::unavailable(
+        Placement::Here { .. } | Placement::Nobody => ttakji_platform::refusal::unavailable(
             format!("game {game_id} is moving between authorities; try again"),
             std::time::Duration::from_millis(100),
         ),

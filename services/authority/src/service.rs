@@ -16,7 +16,8 @@ use crate::ownership::Placement;
 use crate::records::{AiEngine, GameMeta, Seat};
 use crate::registry::Registry;
 use crate::{codec, listing, store};
-use ttakji_platform::authorities::{OWNER_HEADER, redirect, resource_exhausted, unavailable};
+use ttakji_platform::authorities::{OWNER_HEADER, redirect};
+use ttakji_platform::refusal::{resource_exhausted, unavailable};
 
 /// The AuthorityService implementation.
 #[derive(Debug, Clone)]

@@ -302,7 +302,7 @@ impl Exceeded {
         } else {
             "from your account"
         };
-        ttakji_platform::authorities::resource_exhausted(
+        ttakji_platform::refusal::resource_exhausted(
             "RATE_LIMITED",
             format!(
                 "too many {} {whose}: try again in {:.1} s",
