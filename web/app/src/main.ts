@@ -983,6 +983,19 @@ function playerName(p: Player | undefined): string {
 /** The page's engine (./computer), once a game has needed it. */
 let computerModule: typeof import("./computer") | undefined;
 
+/**
+ * Whether this document is being left (a reload, a link away): its engine's
+ * Workers are stopped under it then, which is no reason to have the server
+ * think instead. A page brought back from the back-forward cache is here again.
+ */
+let unloading = false;
+window.addEventListener("pagehide", () => {
+  unloading = true;
+});
+window.addEventListener("pageshow", () => {
+  unloading = false;
+});
+
 /** A fresh 64-bit seed for the computer's search, in decimal. */
 function randomSeed(): string {
   const [hi, lo] = crypto.getRandomValues(new Uint32Array(2));
@@ -1774,7 +1787,7 @@ class GameView {
     }
     if (this.thinkingAt === key) return;
     this.thinkingAt = key;
-    const current = () => this.thinkingAt === key && !this.abort.signal.aborted;
+    const current = () => this.thinkingAt === key && !this.abort.signal.aborted && !unloading;
     const { gameId, boardSize } = g;
     let thought: import("./computer").Thought;
     try {
@@ -1825,6 +1838,7 @@ class GameView {
 
   /** The page's engine cannot run: the server thinks for the computer, with a notice. */
   private async thinkOnTheServer(why: string): Promise<void> {
+    if (unloading) return;
     const { gameId } = this.game;
     this.notice.textContent = t("notice.serverThinks", { why });
     try {
