@@ -47,6 +47,21 @@ impl Authority {
         }
     }
 
+    /// A call about a game: its id parsed, then whether this instance
+    /// serves it ([`Self::serves`]).
+    fn about(&self, game_id: &str) -> Result<(GameId, bool), Status> {
+        let id = GameId::parse(game_id)?;
+        let owner = self.serves(&id)?;
+        Ok((id, owner))
+    }
+
+    /// A call by one of a game's players: [`Self::about`], and the
+    /// player's id parsed.
+    fn by_player(&self, game_id: &str, user_id: &str) -> Result<(GameId, UserId, bool), Status> {
+        let (id, owner) = self.about(game_id)?;
+        Ok((id, UserId::parse(user_id)?, owner))
+    }
+
     /// An answer from here, naming this instance when it owns the game.
     fn answer<T>(&self, message: T, owner: bool) -> Response<T> {
         let mut response = Response::new(message);
@@ -235,8 +250,7 @@ impl AuthorityService for Authority {
         request: Request<internal::GetGameRequest>,
     ) -> Result<Response<internal::GetGameResponse>, Status> {
         let req = request.into_inner();
-        let id = GameId::parse(&req.game_id)?;
-        let owner = self.serves(&id)?;
+        let (id, owner) = self.about(&req.game_id)?;
         let preview = req.include_score_preview;
         let game = self
             .registry
@@ -251,9 +265,7 @@ impl AuthorityService for Authority {
         request: Request<internal::SubmitActionRequest>,
     ) -> Result<Response<internal::SubmitActionResponse>, Status> {
         let req = request.into_inner();
-        let id = GameId::parse(&req.game_id)?;
-        let owner = self.serves(&id)?;
-        let user = UserId::parse(&req.user_id)?;
+        let (id, user, owner) = self.by_player(&req.game_id, &req.user_id)?;
         let action = match &req.action {
             None => {
                 return Err(Status::invalid_argument("no action: place, pass or resign"));
@@ -291,9 +303,7 @@ impl AuthorityService for Authority {
         request: Request<internal::SetAiEngineRequest>,
     ) -> Result<Response<internal::SetAiEngineResponse>, Status> {
         let req = request.into_inner();
-        let id = GameId::parse(&req.game_id)?;
-        let owner = self.serves(&id)?;
-        let user = UserId::parse(&req.user_id)?;
+        let (id, user, owner) = self.by_player(&req.game_id, &req.user_id)?;
         if req.engine == pb::AiEngine::Unspecified as i32 {
             return Err(Status::invalid_argument(
                 "engine is unspecified: AI_ENGINE_SERVER or AI_ENGINE_CLIENT",
@@ -321,9 +331,7 @@ impl AuthorityService for Authority {
         request: Request<internal::UndoMoveRequest>,
     ) -> Result<Response<internal::UndoMoveResponse>, Status> {
         let req = request.into_inner();
-        let id = GameId::parse(&req.game_id)?;
-        let owner = self.serves(&id)?;
-        let user = UserId::parse(&req.user_id)?;
+        let (id, user, owner) = self.by_player(&req.game_id, &req.user_id)?;
         let game = self
             .registry
             .ask(&id, |reply| Command::UndoMove {
@@ -341,8 +349,7 @@ impl AuthorityService for Authority {
         &self,
         request: Request<internal::GetScorePreviewRequest>,
     ) -> Result<Response<internal::GetScorePreviewResponse>, Status> {
-        let id = GameId::parse(&request.get_ref().game_id)?;
-        let owner = self.serves(&id)?;
+        let (id, owner) = self.about(&request.get_ref().game_id)?;
         let count = self
             .registry
             .ask(&id, |reply| Command::Preview { reply })
@@ -358,8 +365,7 @@ impl AuthorityService for Authority {
         &self,
         request: Request<internal::GetSgfRequest>,
     ) -> Result<Response<internal::GetSgfResponse>, Status> {
-        let id = GameId::parse(&request.get_ref().game_id)?;
-        let owner = self.serves(&id)?;
+        let (id, owner) = self.about(&request.get_ref().game_id)?;
         let sgf = self
             .registry
             .ask(&id, |reply| Command::Export { reply })
@@ -373,8 +379,7 @@ impl AuthorityService for Authority {
         request: Request<internal::ListEventsRequest>,
     ) -> Result<Response<internal::ListEventsResponse>, Status> {
         let req = request.into_inner();
-        let id = GameId::parse(&req.game_id)?;
-        let owner = self.serves(&id)?;
+        let (id, owner) = self.about(&req.game_id)?;
         // Make sure the game exists (NOT_FOUND otherwise).
         self.registry.mailbox(&id).await?;
         let events = self
@@ -390,9 +395,7 @@ impl AuthorityService for Authority {
         request: Request<internal::OfferDrawRequest>,
     ) -> Result<Response<internal::OfferDrawResponse>, Status> {
         let req = request.into_inner();
-        let id = GameId::parse(&req.game_id)?;
-        let owner = self.serves(&id)?;
-        let user = UserId::parse(&req.user_id)?;
+        let (id, user, owner) = self.by_player(&req.game_id, &req.user_id)?;
         let game = self
             .registry
             .ask(&id, |reply| Command::OfferDraw {
@@ -410,9 +413,7 @@ impl AuthorityService for Authority {
         request: Request<internal::AnswerDrawRequest>,
     ) -> Result<Response<internal::AnswerDrawResponse>, Status> {
         let req = request.into_inner();
-        let id = GameId::parse(&req.game_id)?;
-        let owner = self.serves(&id)?;
-        let user = UserId::parse(&req.user_id)?;
+        let (id, user, owner) = self.by_player(&req.game_id, &req.user_id)?;
         let game = self
             .registry
             .ask(&id, |reply| Command::AnswerDraw {
@@ -431,9 +432,7 @@ impl AuthorityService for Authority {
         request: Request<internal::SettleCountRequest>,
     ) -> Result<Response<internal::SettleCountResponse>, Status> {
         let req = request.into_inner();
-        let id = GameId::parse(&req.game_id)?;
-        let owner = self.serves(&id)?;
-        let user = UserId::parse(&req.user_id)?;
+        let (id, user, owner) = self.by_player(&req.game_id, &req.user_id)?;
         use internal::settle_count_request::Action;
         let action = match &req.action {
             None => {
@@ -476,9 +475,7 @@ impl AuthorityService for Authority {
         request: Request<internal::ReportPresenceRequest>,
     ) -> Result<Response<internal::ReportPresenceResponse>, Status> {
         let req = request.into_inner();
-        let id = GameId::parse(&req.game_id)?;
-        let owner = self.serves(&id)?;
-        let user = UserId::parse(&req.user_id)?;
+        let (id, user, owner) = self.by_player(&req.game_id, &req.user_id)?;
         self.registry
             .ask(&id, |reply| Command::Presence {
                 span: tracing::Span::current(),
