@@ -29,6 +29,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // what it carries by it.
     let mut config = tonic_prost_build::Config::new();
     config.enable_type_names();
-    tonic_prost_build::configure().compile_fds_with_config(fds, config)?;
+    // Every client and server encodes with a small first buffer
+    // (`src/codec.rs`).
+    tonic_prost_build::configure()
+        .codec_path("crate::codec::SmallBuffers")
+        .compile_fds_with_config(fds, config)?;
     Ok(())
 }

@@ -194,8 +194,10 @@ pub struct Subscription<M> {
 #[derive(Debug)]
 pub enum Delivery<M> {
     /// A message, with the trace context of the span that published it.
+    /// Boxed: a subscriber waits with room for one delivery, and a game's
+    /// event is a kilobyte.
     Message {
-        message: M,
+        message: Box<M>,
         trace_context: HashMap<String, String>,
     },
     /// Messages were lost (the subscriber fell behind, or the connection
@@ -232,7 +234,7 @@ impl<M: prost::Name + Default> Subscription<M> {
             match M::decode(envelope.payload.as_slice()) {
                 Ok(message) => {
                     return Delivery::Message {
-                        message,
+                        message: Box::new(message),
                         trace_context: envelope.trace_context.clone(),
                     };
                 }

@@ -12,7 +12,7 @@ use ttakji_platform::store::Database;
 use ttakji_proto::GameId;
 use ttakji_proto::v1 as pb;
 
-use crate::actor::{Actor, AiConfig, Command};
+use crate::actor::{Actor, AiConfig, Command, Mailbox};
 use crate::game::OnlineGame;
 use crate::ownership::{Ownership, Placement};
 use crate::records::{GameMeta, StoredEvent};
@@ -46,7 +46,7 @@ struct Inner {
     ai: AiConfig,
     shutdown: Shutdown,
     ownership: Ownership,
-    actors: Mutex<HashMap<String, mpsc::Sender<Command>>>,
+    actors: Mutex<HashMap<String, Mailbox>>,
     /// One slot per game being loaded or created: its holder is the only
     /// one doing so, while the map above stays free for every other game.
     loading: Mutex<HashMap<String, Arc<Mutex<()>>>>,
@@ -134,7 +134,7 @@ impl Registry {
     /// Stops the actors of every game in `shards` (each after what it is
     /// doing) and forgets them: the shards are no longer served here.
     pub async fn unload_shards(&self, shards: &[u32]) {
-        let leaving: Vec<mpsc::Sender<Command>> = {
+        let leaving: Vec<Mailbox> = {
             let mut actors = self.inner.actors.lock().await;
             let ids: Vec<String> = actors
                 .keys()
@@ -145,7 +145,7 @@ impl Registry {
         };
         let stopped = async {
             for tx in &leaving {
-                let _ = tx.send(Command::Release).await;
+                let _ = tx.send(Box::new(Command::Release)).await;
             }
             for tx in &leaving {
                 tx.closed().await;
@@ -224,7 +224,7 @@ impl Registry {
     }
 
     /// Starts the actor of a game; returns its mailbox.
-    fn start(&self, state: OnlineGame, epoch: u64) -> mpsc::Sender<Command> {
+    fn start(&self, state: OnlineGame, epoch: u64) -> Mailbox {
         let (tx, rx) = mpsc::channel(MAILBOX);
         let actor = Actor::new(
             state,
@@ -245,7 +245,7 @@ impl Registry {
     /// finished one anywhere (it is never written again). A game is loaded
     /// (or created) by one caller at a time, in its own slot: a slow load
     /// holds up that game's callers and no other game's.
-    pub async fn mailbox(&self, id: &GameId) -> Result<mpsc::Sender<Command>, Status> {
+    pub async fn mailbox(&self, id: &GameId) -> Result<Mailbox, Status> {
         let game_id = id.as_str();
         if let Some(tx) = self.live(game_id).await {
             return Ok(tx);
@@ -270,7 +270,7 @@ impl Registry {
     }
 
     /// The mailbox of a game's running actor, if there is one.
-    async fn live(&self, game_id: &str) -> Option<mpsc::Sender<Command>> {
+    async fn live(&self, game_id: &str) -> Option<Mailbox> {
         self.inner
             .actors
             .lock()
@@ -301,7 +301,7 @@ impl Registry {
     }
 
     /// Reads a game from the store and starts its actor.
-    async fn load(&self, game_id: &str) -> Result<mpsc::Sender<Command>, Status> {
+    async fn load(&self, game_id: &str) -> Result<Mailbox, Status> {
         let placement = self.inner.ownership.placement(game_id);
         let epoch = match placement {
             // Take the game over first, then read it: a writer of the
@@ -382,7 +382,7 @@ impl Registry {
         for _ in 0..3 {
             let (reply, answer) = tokio::sync::oneshot::channel();
             let tx = self.mailbox(game_id).await?;
-            if tx.send(make(reply)).await.is_err() {
+            if tx.send(Box::new(make(reply))).await.is_err() {
                 continue;
             }
             if let Ok(answer) = answer.await {

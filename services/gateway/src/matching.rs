@@ -172,7 +172,7 @@ async fn next_news<R: Followed>(
         tokio::select! {
             _ = poll.tick() => return None,
             delivery = sub.recv() => match delivery {
-                Delivery::Message { message, .. } => return Some(message),
+                Delivery::Message { message, .. } => return Some(*message),
                 Delivery::Gap => {}
                 Delivery::Closed => {
                     poll.tick().await;
