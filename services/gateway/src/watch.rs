@@ -18,10 +18,12 @@ use std::collections::HashMap;
 
 use tonic::Status;
 use tracing::Instrument as _;
-use ttakji_platform::bus::{self, Delivery, Subscription};
+use ttakji_platform::authorities::Authorities;
+use ttakji_platform::bus::{self, Bus, Delivery, Subscription};
 use ttakji_proto::internal::v1 as internal;
 use ttakji_proto::v1 as pb;
 
+use crate::presence::Liveness;
 use crate::state::Gateway;
 use crate::streams::{self, Sender, Stream};
 use ttakji_proto::GameId;
@@ -48,7 +50,11 @@ struct Live {
 /// One watcher's view of a game.
 #[derive(Debug)]
 struct Watcher {
-    gateway: Gateway,
+    /// What it uses of the gateway (not the whole of it: a watcher is kept
+    /// for every open stream).
+    authority: Authorities,
+    bus: Bus,
+    liveness: Liveness,
     game_id: String,
     viewer: String,
     /// The game's players (the computer has no user id and is not here).
@@ -128,7 +134,9 @@ pub async fn watch(
         .filter(|u| !u.is_empty())
         .collect();
     let mut watcher = Watcher {
-        gateway: gateway.clone(),
+        authority: gateway.authority.clone(),
+        bus: gateway.bus.clone(),
+        liveness: gateway.liveness.clone(),
         game_id,
         viewer,
         players,
@@ -169,7 +177,7 @@ impl Watcher {
         // Everything but waiting is boxed while it runs (a call to the
         // authority, a publish, a send): a watcher waiting for the next
         // event holds only its subscriptions (18 KB a watcher before).
-        let mut gone = self.gateway.liveness.gone();
+        let mut gone = self.liveness.gone();
         if !Box::pin(self.forward(tx, backlog)).await {
             return;
         }
@@ -244,7 +252,6 @@ impl Watcher {
             return;
         }
         let told = self
-            .gateway
             .authority
             .ask(
                 internal::ReportPresenceRequest {
@@ -266,10 +273,9 @@ impl Watcher {
         let presence = pb::Presence {
             user_id: self.viewer.clone(),
             connected,
-            gateway_id: self.gateway.liveness.id().to_owned(),
+            gateway_id: self.liveness.id().to_owned(),
         };
         let _ = self
-            .gateway
             .bus
             .publish(&bus::presence(&self.game_id), &presence)
             .await;
@@ -404,7 +410,6 @@ impl Watcher {
 
     async fn stored_after(&self, after: u64) -> Result<Vec<pb::GameEvent>, Status> {
         Ok(self
-            .gateway
             .authority
             .ask(
                 internal::ListEventsRequest {
