@@ -122,9 +122,12 @@ impl Registry {
         let ids = store::playing_games(&self.inner.db).await?;
         let mut loaded = 0;
         for id in ids.iter().filter(|id| keep(id)) {
-            let checked = GameId::parse(id);
-            match async { self.mailbox(&checked?).await }.await {
-                Ok(_) => loaded += 1,
+            let started = match GameId::parse(id) {
+                Ok(game) => self.mailbox(&game).await.map(drop),
+                Err(status) => Err(status),
+            };
+            match started {
+                Ok(()) => loaded += 1,
                 Err(status) => tracing::error!(game_id = %id, %status, "game not loaded"),
             }
         }
