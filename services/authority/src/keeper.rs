@@ -115,7 +115,7 @@ fn least_held(renewal: &crate::ownership::leases::Renewal) -> usize {
     }
 }
 
-/// Takes the free `shards` it can and loads their games in the background
+/// Acquires the free `shards` it can and loads their games in the background
 /// (renewals go on meanwhile).
 async fn acquire(
     leases: &Leases,

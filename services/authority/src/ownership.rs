@@ -185,7 +185,7 @@ impl Ownership {
         }
     }
 
-    /// Takes `shard` here, renewed at `sent`, giving back `give_back_ms`,
+    /// Acquires `shard` here, renewed at `sent`, giving back `give_back_ms`,
     /// served from `serve_from` on.
     pub(crate) fn acquired(
         &self,
