@@ -86,16 +86,6 @@ impl<T> ByColor<T> {
         }
     }
 
-    /// Each colour's value through `f`.
-    #[must_use]
-    pub fn map<U>(self, mut f: impl FnMut(T) -> U) -> ByColor<U> {
-        let black = f(self.black);
-        ByColor {
-            black,
-            white: f(self.white),
-        }
-    }
-
     /// The colours with their values, Black first.
     pub fn iter(&self) -> impl Iterator<Item = (Color, &T)> {
         [(Color::Black, &self.black), (Color::White, &self.white)].into_iter()

@@ -162,9 +162,8 @@ pub fn move_counts(text: &str) -> Result<Vec<u32>, Unreadable> {
 
 #[must_use]
 pub fn away_text(away: &ByColor<Option<i64>>) -> String {
-    [Color::Black, Color::White]
-        .into_iter()
-        .filter_map(|c| away[c].map(|t| format!("{}:{t}", color_text(c))))
+    away.iter()
+        .filter_map(|(c, t)| t.map(|t| format!("{}:{t}", color_text(c))))
         .collect::<Vec<_>>()
         .join(",")
 }
@@ -186,10 +185,10 @@ pub fn away(text: &str) -> Result<ByColor<Option<i64>>, Unreadable> {
 
 #[must_use]
 pub fn seats_text(seats: &ByColor<bool>) -> String {
-    [Color::Black, Color::White]
-        .into_iter()
-        .filter(|&c| seats[c])
-        .map(color_text)
+    seats
+        .iter()
+        .filter(|&(_, &on)| on)
+        .map(|(c, _)| color_text(c))
         .collect()
 }
 
