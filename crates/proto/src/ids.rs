@@ -38,9 +38,6 @@ macro_rules! id {
         pub struct $name(String);
 
         impl $name {
-            /// The request field this id comes in.
-            pub const FIELD: &'static str = $field;
-
             /// # Errors
             /// INVALID_ARGUMENT naming the field when `value` is not an id.
             pub fn parse(value: &str) -> Result<$name, Status> {
@@ -82,17 +79,6 @@ macro_rules! id {
             }
         }
 
-        impl AsRef<str> for $name {
-            fn as_ref(&self) -> &str {
-                &self.0
-            }
-        }
-
-        impl From<$name> for String {
-            fn from(id: $name) -> String {
-                id.0
-            }
-        }
     };
 }
 
