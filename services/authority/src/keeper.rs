@@ -136,22 +136,8 @@ async fn acquire(
         return;
     }
     let ttl = leases.config().ttl();
-    // A shard Redis has no word of may still be served by a holder that
-    // has not heard Redis lost it, until that holder's window ends: it is
-    // served a whole lease after it was taken, and its games get that
-    // lease back on their clocks.
-    let mut serve_from = sent;
     for t in &taken {
-        let (give_back_ms, from) = if t.unowned_ms < 0 {
-            (
-                i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX),
-                sent + ttl,
-            )
-        } else {
-            (t.unowned_ms, sent)
-        };
-        serve_from = serve_from.max(from);
-        ownership.acquired(t.shard, sent, ttl, give_back_ms, from);
+        ownership.acquired(t.shard, sent, ttl, t.unowned_ms);
     }
     let shards: Vec<u32> = taken.iter().map(|t| t.shard).collect();
     let longest_unowned = taken.iter().map(|t| t.unowned_ms).max().unwrap_or(0);
@@ -160,7 +146,6 @@ async fn acquire(
     let ownership = ownership.clone();
     shutdown.spawn(
         async move {
-            tokio::time::sleep_until(serve_from.into()).await;
             let started = Instant::now();
             let games = registry.load_shards(&shards).await;
             for &s in &shards {

@@ -45,8 +45,6 @@ pub enum Placement {
 struct Shard {
     /// Held here, and served until this instant.
     held_until: Option<Instant>,
-    /// Held here but not served before this instant.
-    serve_from: Option<Instant>,
     /// Time given back to games taken over with this shard, until they
     /// are all loaded.
     give_back_ms: i64,
@@ -130,11 +128,9 @@ impl Ownership {
         }
         let shard = &state.shards[shard as usize];
         match (&shard.held_until, &shard.owner) {
-            (Some(until), _) if *until > now && shard.serve_from.is_none_or(|from| from <= now) => {
-                Placement::Here {
-                    give_back_ms: shard.give_back_ms,
-                }
-            }
+            (Some(until), _) if *until > now => Placement::Here {
+                give_back_ms: shard.give_back_ms,
+            },
             (_, Some(owner)) => Placement::Elsewhere(owner.clone()),
             _ => Placement::Nobody,
         }
@@ -185,20 +181,11 @@ impl Ownership {
         }
     }
 
-    /// Acquires `shard` here, renewed at `sent`, giving back `give_back_ms`,
-    /// served from `serve_from` on.
-    pub(crate) fn acquired(
-        &self,
-        shard: u32,
-        sent: Instant,
-        ttl: Duration,
-        give_back_ms: i64,
-        serve_from: Instant,
-    ) {
+    /// Acquires `shard` here, renewed at `sent`, giving back `give_back_ms`.
+    pub(crate) fn acquired(&self, shard: u32, sent: Instant, ttl: Duration, give_back_ms: i64) {
         let mut state = self.state();
         let s = &mut state.shards[shard as usize];
         s.held_until = Some(sent + serving_window(ttl));
-        s.serve_from = Some(serve_from);
         s.give_back_ms = give_back_ms;
         s.owner = None;
     }
@@ -213,7 +200,6 @@ impl Ownership {
         let mut state = self.state();
         let s = &mut state.shards[shard as usize];
         s.held_until = None;
-        s.serve_from = None;
         s.give_back_ms = 0;
     }
 
@@ -260,7 +246,7 @@ mod tests {
         let o = shared();
         let now = Instant::now();
         assert_eq!(o.placement_of(5, now), Placement::Nobody);
-        o.acquired(5, now, TTL, 1_500, now);
+        o.acquired(5, now, TTL, 1_500);
         assert_eq!(
             o.placement_of(5, now),
             Placement::Here {
@@ -292,27 +278,10 @@ mod tests {
             Placement::Elsewhere("http://other".into())
         );
         assert_eq!(o.placement_of(2, now), Placement::Nobody);
-        o.acquired(1, now, TTL, 0, now);
+        o.acquired(1, now, TTL, 0);
         assert_eq!(o.placement_of(1, now), Placement::Here { give_back_ms: 0 });
         o.dropped(1);
         assert_eq!(o.placement_of(1, now), Placement::Nobody);
-    }
-
-    /// A shard taken with no word of its last holder (a Redis that lost its
-    /// data) is held, and renewed, but served only a lease later: a holder
-    /// that has not heard may serve it until its own window ends.
-    #[test]
-    fn a_shard_with_no_known_past_is_served_only_a_lease_after_it_is_taken() {
-        let o = shared();
-        let now = Instant::now();
-        o.acquired(9, now, TTL, 0, now + TTL);
-        assert_eq!(o.placement_of(9, now), Placement::Nobody);
-        assert_eq!(o.held(), [9], "held, so renewed meanwhile");
-        o.renewed(&[9], now + TTL / 2, TTL);
-        assert!(matches!(
-            o.placement_of(9, now + TTL),
-            Placement::Here { .. }
-        ));
     }
 
     #[test]
@@ -320,7 +289,7 @@ mod tests {
         let o = shared();
         assert_eq!(o.new_local_id(), None);
         let now = Instant::now();
-        o.acquired(7, now, TTL, 0, now);
+        o.acquired(7, now, TTL, 0);
         let id = o.new_local_id().expect("an id in shard 7");
         assert_eq!(shard_of(&id), 7);
         assert_eq!(o.held(), [7]);

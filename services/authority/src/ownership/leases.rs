@@ -9,6 +9,11 @@
 //! - `{ns}:authority:seen:{n}`: when shard `n` was last known to be held
 //!   (Redis's clock, ms): the next holder gives the time since back to the
 //!   player to move.
+//! - `{ns}:authority:since`: when this Redis began keeping these keys
+//!   (Redis's clock, ms): a Redis that restarted empty has a new one. A
+//!   shard it has no word of is not taken until a lease after that, so
+//!   that a holder from before, still within its window, takes its own
+//!   lease back first.
 //!
 //! Each instance runs one script per renewal whatever it holds: it renews
 //! its membership and all its leases and reads every shard's holder. Times
@@ -74,9 +79,9 @@ pub struct Renewal {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Acquired {
     pub shard: u32,
-    /// Since the shard was last known held; -1 when Redis has no word of
-    /// it (a new deployment, or a Redis that lost its data: a holder may
-    /// still be serving it, within its window).
+    /// Since the shard was last known held, or, when Redis has no word of
+    /// it (a new deployment, or a Redis that lost its data), since Redis
+    /// began keeping the leases.
     pub unowned_ms: i64,
 }
 
@@ -141,6 +146,10 @@ impl Leases {
         format!("{}:authority:seen:{shard}", self.namespace)
     }
 
+    fn since_key(&self) -> String {
+        format!("{}:authority:since", self.namespace)
+    }
+
     fn ttl_ms(&self) -> u64 {
         self.config.lease_ms
     }
@@ -149,8 +158,9 @@ impl Leases {
     /// reads who holds every shard. A lease of `serving` (held shards
     /// still within their serving window) that Redis no longer has (a
     /// Redis restarted empty) is taken again at once: no other instance
-    /// can be serving it, and one that takes it first waits a lease
-    /// before serving ([`Acquired::unowned_ms`]).
+    /// can be serving it, and no other may take it until a lease after
+    /// Redis came back ([`Leases::acquire`]), by when this instance has
+    /// renewed many times or its window has ended.
     ///
     /// # Errors
     /// When Redis cannot be reached.
@@ -161,9 +171,10 @@ impl Leases {
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local ttl = tonumber(ARGV[3])
+redis.call('SET', KEYS[#KEYS], now, 'NX')
 redis.call('ZADD', KEYS[1], now + ttl, ARGV[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-local n = (#KEYS - 1) / 2
+local n = (#KEYS - 2) / 2
 local lost, owners = {}, {}
 for i = 1, n do
   local v = redis.call('GET', KEYS[1 + i])
@@ -195,6 +206,7 @@ return {redis.call('ZCARD', KEYS[1]), lost, owners}
         for s in 0..SHARDS {
             call.key(self.seen_key(s));
         }
+        call.key(self.since_key());
         call.arg(&self.member)
             .arg(&self.value)
             .arg(self.ttl_ms())
@@ -209,6 +221,12 @@ return {redis.call('ZCARD', KEYS[1]), lost, owners}
     }
 
     /// Acquires whichever of `shards` are free; returns those acquired.
+    /// A free shard Redis has no word of (never held since Redis began
+    /// keeping the leases: a new deployment, or a Redis restarted empty)
+    /// is left alone for a lease after that beginning: its holder from
+    /// before, still within its serving window, may be serving it and
+    /// takes it back as it renews. After that no such holder can be
+    /// serving it, so it is taken and served at once.
     ///
     /// # Errors
     /// When Redis cannot be reached.
@@ -218,12 +236,15 @@ return {redis.call('ZCARD', KEYS[1]), lost, owners}
                 r"
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('SET', KEYS[#KEYS], now, 'NX')
+local since = tonumber(redis.call('GET', KEYS[#KEYS]))
 local taken, unowned = {}, {}
-for i = 1, #KEYS / 2 do
-  if redis.call('SET', KEYS[2 * i - 1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-    local seen = tonumber(redis.call('GET', KEYS[2 * i]) or '')
+for i = 1, (#KEYS - 1) / 2 do
+  local seen = tonumber(redis.call('GET', KEYS[2 * i]) or '')
+  if (seen or now - since >= tonumber(ARGV[2]))
+    and redis.call('SET', KEYS[2 * i - 1], ARGV[1], 'NX', 'PX', ARGV[2]) then
     table.insert(taken, i - 1)
-    table.insert(unowned, seen and math.max(0, now - seen) or -1)
+    table.insert(unowned, math.max(0, now - (seen or since)))
     redis.call('SET', KEYS[2 * i], now)
   end
 end
@@ -238,6 +259,7 @@ return {taken, unowned}
         for &s in shards {
             call.key(self.shard_key(s)).key(self.seen_key(s));
         }
+        call.key(self.since_key());
         call.arg(&self.value).arg(self.ttl_ms());
         let (taken, unowned): (Vec<usize>, Vec<i64>) =
             call.invoke_async(&mut self.conn.clone()).await?;
@@ -336,11 +358,16 @@ mod tests {
         assert_eq!(first.members, 1);
         assert!(first.owners.iter().all(Option::is_none));
 
+        // Never held since Redis began keeping the leases: left alone for
+        // a lease (a holder from before may take it back), then taken.
+        assert!(a.acquire(&[3, 4]).await.expect("acquire").is_empty());
+        tokio::time::sleep(Duration::from_millis(450)).await;
+        a.renew(&[], &[]).await.expect("renewal");
         let taken = a.acquire(&[3, 4]).await.expect("acquire");
         assert_eq!(taken.iter().map(|t| t.shard).collect::<Vec<_>>(), [3, 4]);
         assert!(
-            taken.iter().all(|t| t.unowned_ms == -1),
-            "never held before: no word of it"
+            taken.iter().all(|t| t.unowned_ms >= 400),
+            "no owner since Redis began: {taken:?}"
         );
         assert!(
             b.acquire(&[4, 5])
@@ -373,9 +400,8 @@ mod tests {
         a.leave().await.expect("leave");
         assert_eq!(b.renew(&[], &[]).await.expect("renewal").members, 1);
 
-        // Redis forgets b's lease of 5 (restarted empty): b, still within
-        // its window, takes it again as it renews; past its window it
-        // would have lost it.
+        // Redis forgets b's lease of 5: b, still within its window, takes
+        // it again as it renews; past its window it would have lost it.
         let mut conn = redis::Client::open(ttakji_test_support::redis_url())
             .expect("url")
             .get_multiplexed_async_connection()
@@ -389,6 +415,25 @@ mod tests {
         let kept = b.renew(&[5], &[5]).await.expect("renewal");
         assert!(kept.lost.is_empty(), "{kept:?}");
         assert_eq!(kept.owners[5].as_deref(), Some("http://b"));
+
+        // Redis restarted empty: another instance renewing first does not
+        // take b's shard, which b, within its window, takes back.
+        let everything: Vec<String> = (0..SHARDS)
+            .flat_map(|s| [b.shard_key(s), b.seen_key(s)])
+            .chain([b.members_key(), b.since_key()])
+            .collect();
+        let _: i64 = redis::cmd("DEL")
+            .arg(&everything)
+            .query_async(&mut conn)
+            .await
+            .expect("del");
+        let c = leases(&ns, "http://c").await;
+        assert_eq!(c.renew(&[], &[]).await.expect("renewal").members, 1);
+        assert!(c.acquire(&[5]).await.expect("acquire").is_empty());
+        let back = b.renew(&[5], &[5]).await.expect("renewal");
+        assert!(back.lost.is_empty(), "{back:?}");
+        assert_eq!(back.owners[5].as_deref(), Some("http://b"));
+        assert!(c.acquire(&[5]).await.expect("acquire").is_empty());
         let _: i64 = redis::cmd("DEL")
             .arg(b.shard_key(5))
             .query_async(&mut conn)
