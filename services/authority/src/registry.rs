@@ -337,6 +337,7 @@ impl Registry {
             if epoch > store::FIRST_EPOCH {
                 metrics::counter!("ttakji_game_takeovers_total").increment(1);
             }
+            self.announce_last_event(game_id, state.seq()).await;
         }
         tracing::info!(
             game_id,
@@ -345,6 +346,28 @@ impl Registry {
             "game loaded"
         );
         Ok(self.start(state, epoch))
+    }
+
+    /// Publishes a game's last stored event again as it is taken up. Its
+    /// last owner may have stored a step and died or stopped before
+    /// publishing it; then every watcher would wait for an event that
+    /// never comes (each player waiting on the other) until the next one.
+    /// Watchers drop an event they have seen, and fill a gap before it
+    /// from the store. Best effort: a stream reopened reads the store too.
+    async fn announce_last_event(&self, game_id: &str, seq: u64) {
+        let after = i64::try_from(seq).unwrap_or(i64::MAX).saturating_sub(1);
+        match store::events_after(&self.inner.db, game_id, after, 1).await {
+            Ok(mut last) => {
+                if let Some(payload) = last.pop() {
+                    let topic = ttakji_platform::bus::game_events(game_id);
+                    let published = self.inner.bus.publish_encoded(&topic, payload).await;
+                    if let Err(e) = published {
+                        tracing::warn!(game_id, error = %e, "last event not published again");
+                    }
+                }
+            }
+            Err(e) => tracing::warn!(game_id, error = %e, "last event not read"),
+        }
     }
 
     /// Stored events of a game after `after`.
@@ -488,5 +511,45 @@ mod tests {
             registry.inner.loading.lock().await.is_empty(),
             "no slot is left behind"
         );
+    }
+
+    /// An owner that stored a step and died before publishing it leaves
+    /// watchers waiting for an event that never comes: whoever takes the
+    /// game up next publishes its last stored event again.
+    #[tokio::test]
+    async fn a_game_taken_up_publishes_its_last_stored_event_again() {
+        let db = Database::connect("sqlite::memory:").await.expect("sqlite");
+        let (_trigger, shutdown) = ttakji_platform::shutdown::channel();
+        let registry = |bus: Bus| {
+            Registry::new(
+                db.clone(),
+                bus,
+                crate::actor::AiConfig::default(),
+                shutdown.clone(),
+                Ownership::single("http://me".into()),
+            )
+        };
+        let id = "c".repeat(32);
+        // The first owner publishes on a bus the watcher does not hear.
+        let created = registry(Bus::in_process())
+            .create(meta(&id))
+            .await
+            .expect("created");
+        let heard = Bus::in_process();
+        let mut watcher = heard
+            .subscribe(&ttakji_platform::bus::game_events(&id))
+            .await
+            .expect("subscribed");
+        registry(heard)
+            .mailbox(&GameId::parse(&id).expect("an id"))
+            .await
+            .expect("taken up");
+        match tokio::time::timeout(Duration::from_secs(5), watcher.recv()).await {
+            Ok(ttakji_platform::bus::Delivery::Message { message, .. }) => {
+                assert_eq!(message.seq, created.event_seq, "the last stored event");
+                assert_eq!(message.game_id, id);
+            }
+            other => panic!("no event after the game was taken up: {other:?}"),
+        }
     }
 }
