@@ -21,7 +21,9 @@
 //! suspected for [`SUSPECT_FOR`]: a stopped process keeps its connections
 //! open and would hold the call for as long as it is stopped, so calls go
 //! to the other instances (which redirect to the new owner once the lease
-//! has moved). Every retried call is safe to repeat: a move names its
+//! has moved). Named as an owner by another instance more than a try's
+//! time after it was passed over, it has renewed its lease since (it was
+//! continued, and given shards): it is tried again. Every retried call is safe to repeat: a move names its
 //! number and a repeated one gets the first answer, a game is created
 //! under the id its caller chose.
 
@@ -323,7 +325,10 @@ impl Authorities {
     }
 
     /// Records the owner `metadata` names for `shard`: true when it names
-    /// one that is not suspected.
+    /// one that is not suspected. An instance suspected for longer than a
+    /// try lasts is named by a live one only if it has renewed its lease
+    /// since (a process stopped and continued, then given shards): it is
+    /// running again and no longer passed over.
     fn learn(&self, shard: Option<u32>, metadata: &tonic::metadata::MetadataMap) -> bool {
         let (Some(shard), Some(owner)) = (
             shard,
@@ -332,12 +337,12 @@ impl Authorities {
             return false;
         };
         let mut state = self.state();
-        if state
-            .suspects
-            .get(owner)
-            .is_some_and(|until| *until > Instant::now())
-        {
-            return false;
+        if let Some(&until) = state.suspects.get(owner) {
+            let now = Instant::now();
+            if until > now && until.saturating_duration_since(now) > SUSPECT_FOR - TRY_TIMEOUT {
+                return false;
+            }
+            state.suspects.remove(owner);
         }
         if state.owners.get(&shard).map(String::as_str) != Some(owner) {
             state.owners.insert(shard, owner.to_owned());
@@ -611,6 +616,33 @@ mod tests {
         assert_eq!(err.code(), Code::Unavailable, "{err:?}");
         assert!(err.metadata().get(RETRY_AFTER_HEADER).is_some());
         assert!(resets.load(Ordering::Relaxed) >= 3, "the reset was retried");
+    }
+
+    /// A stopped instance is passed over, and a redirect naming it just
+    /// after (a lease view from before it stopped) is not followed; named
+    /// again later, once it has renewed since, it is tried again.
+    #[tokio::test]
+    async fn an_instance_passed_over_is_tried_again_once_a_live_one_names_it_later() {
+        let authorities = Authorities::new("http://10.0.0.1:1,http://10.0.0.2:2").expect("valid");
+        authorities.resolve_if_due().await;
+        let mut named_a = tonic::metadata::MetadataMap::new();
+        named_a.insert(OWNER_HEADER, "http://10.0.0.1:1".parse().expect("ascii"));
+        authorities.suspect("http://10.0.0.1:1");
+        assert!(!authorities.learn(Some(7), &named_a), "just passed over");
+        assert_eq!(
+            authorities.target(Some(7)).as_deref(),
+            Some("http://10.0.0.2:2")
+        );
+        // Passed over for longer than a try lasts.
+        authorities.state().suspects.insert(
+            "http://10.0.0.1:1".to_owned(),
+            Instant::now() + SUSPECT_FOR - TRY_TIMEOUT - Duration::from_millis(10),
+        );
+        assert!(authorities.learn(Some(7), &named_a));
+        assert_eq!(
+            authorities.target(Some(7)).as_deref(),
+            Some("http://10.0.0.1:1")
+        );
     }
 
     #[test]
