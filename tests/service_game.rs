@@ -104,6 +104,14 @@ async fn a_replayed_move_is_applied_once_and_a_stale_one_is_refused() {
         .await
         .expect("still the same answer later");
     assert_eq!(first.r#move, again.r#move);
+    // The same move, and the game as it now stands: an answer older than
+    // the computer's reply, already on the players' streams, would be a
+    // stale read.
+    assert_eq!(
+        again.game.as_ref().map(|g| g.move_count),
+        Some(now.move_count),
+        "the game as it stands"
+    );
 
     let stale = jin.play(id, 1, "F6").await.expect_err("move 1 was D4");
     assert_eq!(stale.code(), Code::FailedPrecondition);

@@ -8,6 +8,12 @@
 //! - move `n` (`PlayMove` naming move number `n`) takes effect when the
 //!   game has `n - 1` moves and answers `n`; sent again after it took
 //!   effect, it answers the game as it then stands and changes nothing;
+//! - a move answered with more moves than its number may have taken
+//!   effect at any instant after it was sent (by itself or a call for the
+//!   same move before it), and its answer read the game at an instant
+//!   between its sending and its answer: a call a gateway retried after
+//!   abandoning a try to a stopped authority may be stored by that try
+//!   and answered, as it then stands, by the retry;
 //! - a refusal the server gave (an illegal move, a wrong number) changed
 //!   nothing;
 //! - a call whose outcome is unknown (no answer, UNAVAILABLE, a broken
@@ -87,6 +93,26 @@ fn step(moves: u32, call: Call) -> Option<u32> {
 /// # Errors
 /// The first operation no order explains.
 pub fn check(ops: &[Op]) -> Result<(), Violation> {
+    // A move answered with the game as it then stands: a move that may
+    // have taken effect, and a read.
+    let ops: Vec<Op> = ops
+        .iter()
+        .flat_map(|&op| match op.call {
+            Call::Move { number, moves } if moves > number => vec![
+                Op {
+                    answered_us: None,
+                    call: Call::Unknown { number },
+                    ..op
+                },
+                Op {
+                    call: Call::Read { moves },
+                    ..op
+                },
+            ],
+            _ => vec![op],
+        })
+        .collect();
+    let ops = ops.as_slice();
     // Answered operations must all be placed; unknown ones may be left out.
     let answered: Vec<usize> = {
         let mut order: Vec<usize> = (0..ops.len())
@@ -353,6 +379,31 @@ mod tests {
             op(70, 80, read(1)),
         ];
         assert_eq!(check(&both).map_err(|v| v.op.sent_us), Err(70));
+    }
+
+    /// Move 2 is stored by a try its gateway abandoned (an authority
+    /// stopped right after storing it), the opponent sees it and plays
+    /// move 3, and the gateway's retry of move 2 answers the game as it
+    /// then stands.
+    #[test]
+    fn a_move_stored_by_one_try_and_answered_by_another_passes() {
+        let ops = [
+            op(0, 10, mv(1, 1)),
+            op(20, 1_200, mv(2, 3)),
+            op(1_050, 1_060, read(2)),
+            op(1_070, 1_080, mv(3, 3)),
+            op(1_300, 1_310, read(3)),
+        ];
+        assert_eq!(check(&ops), Ok(()));
+        // Its answer is still a read: not older than what was acknowledged
+        // before it was sent.
+        let stale = [
+            op(0, 10, mv(1, 1)),
+            op(20, 30, mv(2, 2)),
+            op(40, 50, mv(3, 3)),
+            op(60, 70, mv(2, 2)),
+        ];
+        assert_eq!(check(&stale).map_err(|v| v.op.sent_us), Err(60));
     }
 
     #[test]
