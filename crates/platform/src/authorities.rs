@@ -177,7 +177,12 @@ struct Inner {
     state: Mutex<State>,
     next: AtomicUsize,
     budget: Duration,
+    /// How long a try may go unanswered before it is abandoned.
+    try_timeout: Duration,
     key: Option<grpc::ServiceKey>,
+    /// Bumped whenever a shard's owner changes, so a try waiting on the
+    /// old owner can give up.
+    moved: tokio::sync::watch::Sender<u64>,
 }
 
 #[derive(Debug)]
@@ -215,12 +220,18 @@ impl Authorities {
                 .filter(|u| u.host().is_some())
                 .ok_or_else(|| anyhow::anyhow!("the authority URL {url:?} is not valid"))?;
         }
-        Ok(Authorities::with(configured, RETRY_BUDGET, None))
+        Ok(Authorities::with(
+            configured,
+            RETRY_BUDGET,
+            TRY_TIMEOUT,
+            None,
+        ))
     }
 
     fn with(
         configured: Vec<String>,
         budget: Duration,
+        try_timeout: Duration,
         key: Option<grpc::ServiceKey>,
     ) -> Authorities {
         Authorities {
@@ -235,7 +246,9 @@ impl Authorities {
                 }),
                 next: AtomicUsize::new(0),
                 budget,
+                try_timeout,
                 key,
+                moved: tokio::sync::watch::Sender::new(0),
             }),
         }
     }
@@ -246,6 +259,18 @@ impl Authorities {
         Authorities::with(
             self.inner.configured.clone(),
             budget,
+            self.inner.try_timeout,
+            self.inner.key.clone(),
+        )
+    }
+
+    /// The same instances, abandoning a try unanswered after `timeout`.
+    #[must_use]
+    pub fn with_try_timeout(&self, timeout: Duration) -> Authorities {
+        Authorities::with(
+            self.inner.configured.clone(),
+            self.inner.budget,
+            timeout,
             self.inner.key.clone(),
         )
     }
@@ -253,7 +278,83 @@ impl Authorities {
     /// The same instances, each call carrying the service key.
     #[must_use]
     pub fn with_service_key(&self, key: Option<grpc::ServiceKey>) -> Authorities {
-        Authorities::with(self.inner.configured.clone(), self.inner.budget, key)
+        Authorities::with(
+            self.inner.configured.clone(),
+            self.inner.budget,
+            self.inner.try_timeout,
+            key,
+        )
+    }
+
+    /// Follows the authorities' announcements of shards taken on `bus`
+    /// until `shutdown`: calls about their games go straight to the
+    /// taker, which is no longer passed over, and a try still waiting on
+    /// the instance that held them is abandoned and sent there (a process
+    /// stopped with SIGSTOP keeps its connections open and would hold it
+    /// for the whole try).
+    ///
+    /// # Errors
+    /// When the bus refuses the subscription.
+    pub async fn follow_owners(
+        &self,
+        bus: &crate::bus::Bus,
+        shutdown: &crate::shutdown::Shutdown,
+    ) -> Result<(), crate::bus::BusError> {
+        let mut announced = bus.subscribe(&crate::bus::shards_taken()).await?;
+        let authorities = self.clone();
+        let mut stop = shutdown.clone();
+        shutdown.spawn(async move {
+            loop {
+                let delivery = tokio::select! {
+                    () = stop.wait() => return,
+                    d = announced.recv() => d,
+                };
+                match delivery {
+                    crate::bus::Delivery::Message { message, .. } => {
+                        authorities.taken(&message.owner, &message.shards);
+                    }
+                    // A lost announcement costs what it did before: the
+                    // old owner's answer, or a try abandoned.
+                    crate::bus::Delivery::Gap => {}
+                    crate::bus::Delivery::Closed => return,
+                }
+            }
+        });
+        Ok(())
+    }
+
+    /// `owner` has taken `shards`: it runs, and owns them.
+    fn taken(&self, owner: &str, shards: &[u32]) {
+        {
+            let mut state = self.state();
+            state.suspects.remove(owner);
+            for &shard in shards {
+                state.owners.insert(shard, owner.to_owned());
+            }
+        }
+        self.inner.moved.send_modify(|n| *n += 1);
+    }
+
+    /// Resolves once `shard` is known to be owned by another instance
+    /// than `url`; never without a shard.
+    async fn moved_from(&self, shard: Option<u32>, url: &str) {
+        let Some(shard) = shard else {
+            return std::future::pending().await;
+        };
+        let mut moved = self.inner.moved.subscribe();
+        loop {
+            if moved.changed().await.is_err() {
+                return std::future::pending().await;
+            }
+            if self
+                .state()
+                .owners
+                .get(&shard)
+                .is_some_and(|owner| owner != url)
+            {
+                return;
+            }
+        }
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
@@ -339,13 +440,16 @@ impl Authorities {
         let mut state = self.state();
         if let Some(&until) = state.suspects.get(owner) {
             let now = Instant::now();
-            if until > now && until.saturating_duration_since(now) > SUSPECT_FOR - TRY_TIMEOUT {
+            let passed_over_for = SUSPECT_FOR.saturating_sub(until.saturating_duration_since(now));
+            if until > now && passed_over_for < self.inner.try_timeout {
                 return false;
             }
             state.suspects.remove(owner);
         }
         if state.owners.get(&shard).map(String::as_str) != Some(owner) {
             state.owners.insert(shard, owner.to_owned());
+            drop(state);
+            self.inner.moved.send_modify(|n| *n += 1);
         }
         true
     }
@@ -419,7 +523,16 @@ impl Authorities {
             let last = match self.target(shard) {
                 Some(url) => {
                     let client = self.client(&url)?;
-                    match tokio::time::timeout(TRY_TIMEOUT, send(client)).await {
+                    let tried = tokio::select! {
+                        answer = tokio::time::timeout(self.inner.try_timeout, send(client)) => answer,
+                        () = self.moved_from(shard, &url), if redirects < REDIRECTS_AT_ONCE => {
+                            // The shard has a new owner: ask it at once.
+                            redirects += 1;
+                            tries += 1;
+                            continue;
+                        }
+                    };
+                    match tried {
                         Ok(Ok(response)) => {
                             self.answered(&url);
                             self.learn(shard, response.metadata());
@@ -450,7 +563,7 @@ impl Authorities {
                             unavailable(
                                 format!(
                                     "the authority at {url} did not answer within {} ms",
-                                    TRY_TIMEOUT.as_millis()
+                                    self.inner.try_timeout.as_millis()
                                 ),
                                 Duration::ZERO,
                             )
@@ -643,6 +756,88 @@ mod tests {
             authorities.target(Some(7)).as_deref(),
             Some("http://10.0.0.1:1")
         );
+    }
+
+    /// A try waiting on an instance that does not answer (stopped) is
+    /// given up as soon as another instance announces it has taken the
+    /// game's shard, long before the try would time out.
+    #[tokio::test]
+    async fn a_try_on_a_silent_owner_is_abandoned_when_another_takes_the_shard() {
+        // A accepts connections and never answers.
+        let silent = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("port");
+        let a = format!("http://{}", silent.local_addr().expect("addr"));
+        tokio::spawn(async move {
+            let mut held = Vec::new();
+            while let Ok((socket, _)) = silent.accept().await {
+                held.push(socket);
+            }
+        });
+        // B answers every call with a reset, and counts them.
+        let answering = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("port");
+        let b = format!("http://{}", answering.local_addr().expect("addr"));
+        let calls = Arc::new(AtomicUsize::new(0));
+        let counted = calls.clone();
+        tokio::spawn(async move {
+            while let Ok((socket, _)) = answering.accept().await {
+                let counted = counted.clone();
+                tokio::spawn(async move {
+                    let Ok(mut connection) = h2::server::handshake(socket).await else {
+                        return;
+                    };
+                    while let Some(Ok((_request, mut respond))) = connection.accept().await {
+                        counted.fetch_add(1, Ordering::Relaxed);
+                        respond.send_reset(h2::Reason::REFUSED_STREAM);
+                    }
+                });
+            }
+        });
+        let authorities = Authorities::new(&format!("{a},{b}"))
+            .expect("valid")
+            .with_try_timeout(Duration::from_secs(60));
+        let bus = crate::bus::Bus::in_process();
+        let (_trigger, shutdown) = crate::shutdown::channel();
+        authorities
+            .follow_owners(&bus, &shutdown)
+            .await
+            .expect("follows");
+        let game = "0123456789abcdef0123456789abcdef";
+        let shard = shard_of(game);
+        authorities.taken(&a, &[shard]);
+        let caller = authorities.clone();
+        let call = tokio::spawn(async move {
+            caller
+                .call(Some(game), |mut c| async move {
+                    c.get_sgf(ttakji_proto::internal::v1::GetSgfRequest {
+                        game_id: game.into(),
+                    })
+                    .await
+                })
+                .await
+        });
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        assert_eq!(calls.load(Ordering::Relaxed), 0, "waiting on A");
+        bus.publish(
+            &crate::bus::shards_taken(),
+            &ttakji_proto::internal::v1::ShardsTaken {
+                owner: b.clone(),
+                shards: vec![shard],
+            },
+        )
+        .await
+        .expect("published");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while calls.load(Ordering::Relaxed) == 0 && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert!(
+            calls.load(Ordering::Relaxed) > 0,
+            "the try on A was not given up for B"
+        );
+        call.abort();
     }
 
     #[test]

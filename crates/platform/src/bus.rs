@@ -122,6 +122,12 @@ pub fn games_finished() -> Topic<pb::GameEvent> {
     Topic::on("ttakji.games.finished".to_owned())
 }
 
+/// Shards an authority has just taken, on `ttakji.authorities`.
+#[must_use]
+pub fn shards_taken() -> Topic<internal::ShardsTaken> {
+    Topic::on("ttakji.authorities".to_owned())
+}
+
 /// The gateways' heartbeats, on `ttakji.gateways`.
 #[must_use]
 pub fn gateways() -> Topic<pb::GatewayHeartbeat> {

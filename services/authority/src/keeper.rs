@@ -9,6 +9,7 @@ use std::time::Instant;
 
 use tracing::Instrument as _;
 use ttakji_platform::authorities::SHARDS;
+use ttakji_platform::bus;
 use ttakji_platform::shutdown::Shutdown;
 
 use crate::ownership::{Leases, Ownership};
@@ -140,6 +141,19 @@ async fn acquire(
         ownership.acquired(t.shard, sent, ttl, t.unowned_ms);
     }
     let shards: Vec<u32> = taken.iter().map(|t| t.shard).collect();
+    // Callers send calls about these games here at once, and give up a
+    // try still waiting on their last holder.
+    let announced = ttakji_proto::internal::v1::ShardsTaken {
+        owner: ownership.me().to_owned(),
+        shards: shards.clone(),
+    };
+    if let Err(e) = registry
+        .bus()
+        .publish(&bus::shards_taken(), &announced)
+        .await
+    {
+        tracing::warn!(error = %e, "shards taken not announced; callers learn from answers");
+    }
     let longest_unowned = taken.iter().map(|t| t.unowned_ms).max().unwrap_or(0);
     let span = tracing::info_span!("takeover", shards = %listed(&shards), unowned_ms = longest_unowned, games = tracing::field::Empty);
     let registry = registry.clone();

@@ -96,6 +96,12 @@ impl Registry {
         &self.inner.ownership
     }
 
+    /// The bus its games' events are published on.
+    #[must_use]
+    pub fn bus(&self) -> &Bus {
+        &self.inner.bus
+    }
+
     /// The store the games are kept in.
     #[must_use]
     pub fn db(&self) -> &Database {

@@ -205,6 +205,7 @@ impl App {
         let key = config.service_key.as_ref();
         let authority = ttakji_platform::authorities::Authorities::new(&config.authority_url)?
             .with_service_key(config.service_key.clone());
+        authority.follow_owners(&bus, &shutdown).await?;
         let matchmaker =
             MatchmakerServiceClient::new(grpc::client(&config.matchmaker_url, "matchmaker", key)?);
         let ratings =

@@ -64,6 +64,7 @@ impl App {
         .await?;
         let authority = ttakji_platform::authorities::Authorities::new(&config.authority_url)?
             .with_service_key(config.service_key.clone());
+        authority.follow_owners(&bus, &shutdown).await?;
         let matchmaker = Matchmaker::new(config, tickets, bus, authority);
         tracing::info!(%addr, "matchmaker ready");
         Ok(App {

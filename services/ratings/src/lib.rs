@@ -103,11 +103,13 @@ impl App {
             None => None,
         };
         let ladder = Ladder::new(db.clone(), redis);
+        let authority = ttakji_platform::authorities::Authorities::new(&config.authority_url)?
+            .with_service_key(config.service_key.clone());
+        authority.follow_owners(&bus, &shutdown).await?;
         let ratings = Ratings {
             db,
             ladder,
-            authority: ttakji_platform::authorities::Authorities::new(&config.authority_url)?
-                .with_service_key(config.service_key.clone()),
+            authority,
             cursor: Arc::new(tokio::sync::Mutex::new(0)),
         };
         Ok(App {
