@@ -4,7 +4,8 @@
 //! `TTAKJI_TEST_REDIS_URL` name servers to use).
 //!
 //! `cargo bench --bench failover`: three authorities with the default
-//! lease; 20 times the owner of a game being played is killed with SIGKILL
+//! lease, and a caller that follows their announcements of shards taken
+//! as the gateways do; 20 times the owner of a game being played is killed with SIGKILL
 //! (and started again), timing the kill to the next accepted move and
 //! counting acknowledged moves the store does not hold; then every
 //! authority is restarted in turn (SIGTERM, wait, start) while a game is
@@ -175,6 +176,12 @@ async fn main() -> anyhow::Result<()> {
         cluster.children.push(Some(child));
     }
     let router = cluster.router()?;
+    // The caller follows the authorities' announcements of shards taken,
+    // as the gateways do.
+    let (_stop, shutdown) = ttakji_platform::shutdown::channel();
+    let bus = ttakji_platform::bus::Bus::redis(ttakji_test_support::redis_url(), shutdown.clone())
+        .await?;
+    router.follow_owners(&bus, &shutdown).await?;
     tokio::time::sleep(Duration::from_secs(2)).await;
 
     let mut failovers = Vec::with_capacity(KILLS);

@@ -323,10 +323,15 @@ impl Authorities {
         Ok(())
     }
 
-    /// `owner` has taken `shards`: it runs, and owns them.
+    /// `owner` has taken `shards`: it runs, and owns them. An owner that
+    /// is not one of the instances configured here is another
+    /// deployment's on the same Redis, and is ignored.
     fn taken(&self, owner: &str, shards: &[u32]) {
         {
             let mut state = self.state();
+            if !state.endpoints.iter().any(|e| e == owner) {
+                return;
+            }
             state.suspects.remove(owner);
             for &shard in shards {
                 state.owners.insert(shard, owner.to_owned());
@@ -798,6 +803,10 @@ mod tests {
         let authorities = Authorities::new(&format!("{a},{b}"))
             .expect("valid")
             .with_try_timeout(Duration::from_secs(60));
+        authorities.resolve_if_due().await;
+        // Another deployment's authority on the same bus is not followed.
+        authorities.taken("http://10.9.9.9:1", &[3]);
+        assert_eq!(authorities.state().owners.get(&3), None);
         let bus = crate::bus::Bus::in_process();
         let (_trigger, shutdown) = crate::shutdown::channel();
         authorities
