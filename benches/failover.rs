@@ -5,9 +5,10 @@
 //!
 //! `cargo bench --bench failover`: three authorities with the default
 //! lease, and a caller that follows their announcements of shards taken
-//! as the gateways do; 20 times the owner of a game being played is killed with SIGKILL
-//! (and started again), timing the kill to the next accepted move and
-//! counting acknowledged moves the store does not hold; then every
+//! as the gateways do; 20 times the owner of a game being played is
+//! killed with SIGKILL (and started again), timing the kill to the next
+//! accepted move and counting acknowledged moves the store does not hold;
+//! then every
 //! authority is restarted in turn (SIGTERM, wait, start) while a game is
 //! played as fast as it is acknowledged, counting failed calls.
 

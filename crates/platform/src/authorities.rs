@@ -23,9 +23,9 @@
 //! to the other instances (which redirect to the new owner once the lease
 //! has moved). Named as an owner by another instance more than a try's
 //! time after it was passed over, it has renewed its lease since (it was
-//! continued, and given shards): it is tried again. Every retried call is safe to repeat: a move names its
-//! number and a repeated one gets the first answer, a game is created
-//! under the id its caller chose.
+//! continued, and given shards): it is tried again. Every retried call is
+//! safe to repeat: a move names its number and a repeated one gets the
+//! first answer, a game is created under the id its caller chose.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -192,9 +192,21 @@ struct State {
     resolved_at: Option<Instant>,
     /// The owner last seen answering for each shard.
     owners: HashMap<u32, String>,
-    /// Instances whose last try was abandoned, passed over until then.
+    /// Instances whose last try was abandoned, and since when: each is
+    /// passed over for [`SUSPECT_FOR`] from then.
     suspects: HashMap<String, Instant>,
     channels: HashMap<String, TracedChannel>,
+}
+
+impl State {
+    /// Records `owner` as the owner of `shard`: true when that changes it.
+    fn own(&mut self, shard: u32, owner: &str) -> bool {
+        if self.owners.get(&shard).map(String::as_str) == Some(owner) {
+            return false;
+        }
+        self.owners.insert(shard, owner.to_owned());
+        true
+    }
 }
 
 impl Authorities {
@@ -327,17 +339,19 @@ impl Authorities {
     /// is not one of the instances configured here is another
     /// deployment's on the same Redis, and is ignored.
     fn taken(&self, owner: &str, shards: &[u32]) {
-        {
-            let mut state = self.state();
-            if !state.endpoints.iter().any(|e| e == owner) {
-                return;
-            }
-            state.suspects.remove(owner);
-            for &shard in shards {
-                state.owners.insert(shard, owner.to_owned());
-            }
+        let mut state = self.state();
+        if !state.endpoints.iter().any(|e| e == owner) {
+            return;
         }
-        self.inner.moved.send_modify(|n| *n += 1);
+        state.suspects.remove(owner);
+        let mut moved = false;
+        for &shard in shards {
+            moved |= state.own(shard, owner);
+        }
+        drop(state);
+        if moved {
+            self.inner.moved.send_modify(|n| *n += 1);
+        }
     }
 
     /// Resolves once `shard` is known to be owned by another instance
@@ -412,7 +426,9 @@ impl Authorities {
     fn target(&self, shard: Option<u32>) -> Option<String> {
         let mut state = self.state();
         let now = Instant::now();
-        state.suspects.retain(|_, until| *until > now);
+        state
+            .suspects
+            .retain(|_, since| now.saturating_duration_since(*since) < SUSPECT_FOR);
         if let Some(owner) = shard.and_then(|s| state.owners.get(&s))
             && !state.suspects.contains_key(owner)
         {
@@ -443,17 +459,15 @@ impl Authorities {
             return false;
         };
         let mut state = self.state();
-        if let Some(&until) = state.suspects.get(owner) {
-            let now = Instant::now();
-            let passed_over_for = SUSPECT_FOR.saturating_sub(until.saturating_duration_since(now));
-            if until > now && passed_over_for < self.inner.try_timeout {
+        if let Some(since) = state.suspects.get(owner) {
+            if since.elapsed() < self.inner.try_timeout {
                 return false;
             }
             state.suspects.remove(owner);
         }
-        if state.owners.get(&shard).map(String::as_str) != Some(owner) {
-            state.owners.insert(shard, owner.to_owned());
-            drop(state);
+        let moved = state.own(shard, owner);
+        drop(state);
+        if moved {
             self.inner.moved.send_modify(|n| *n += 1);
         }
         true
@@ -472,9 +486,7 @@ impl Authorities {
     /// and for every shard it was seen owning, until it answers again.
     fn suspect(&self, url: &str) {
         let mut state = self.state();
-        state
-            .suspects
-            .insert(url.to_owned(), Instant::now() + SUSPECT_FOR);
+        state.suspects.insert(url.to_owned(), Instant::now());
         state.owners.retain(|_, owner| owner != url);
     }
 
@@ -688,15 +700,13 @@ mod tests {
         )));
     }
 
-    /// An HTTP/2 stream the authority's side resets with ENHANCE_YOUR_CALM
-    /// is RESOURCE_EXHAUSTED in tonic; through the router it reaches the
-    /// caller as UNAVAILABLE with a retry hint, never as a rate limit.
-    #[tokio::test]
-    async fn a_stream_reset_reaches_the_caller_as_unavailable_never_as_a_rate_limit() {
+    /// A server that resets every HTTP/2 stream with `reason`: its URL, and
+    /// how many streams it has reset.
+    async fn resetting(reason: h2::Reason) -> (String, Arc<AtomicUsize>) {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("port");
-        let addr = listener.local_addr().expect("addr");
+        let url = format!("http://{}", listener.local_addr().expect("addr"));
         let resets = Arc::new(AtomicUsize::new(0));
         let counted = resets.clone();
         tokio::spawn(async move {
@@ -708,12 +718,20 @@ mod tests {
                     };
                     while let Some(Ok((_request, mut respond))) = connection.accept().await {
                         counted.fetch_add(1, Ordering::Relaxed);
-                        respond.send_reset(h2::Reason::ENHANCE_YOUR_CALM);
+                        respond.send_reset(reason);
                     }
                 });
             }
         });
-        let url = format!("http://{addr}");
+        (url, resets)
+    }
+
+    /// An HTTP/2 stream the authority's side resets with ENHANCE_YOUR_CALM
+    /// is RESOURCE_EXHAUSTED in tonic; through the router it reaches the
+    /// caller as UNAVAILABLE with a retry hint, never as a rate limit.
+    #[tokio::test]
+    async fn a_stream_reset_reaches_the_caller_as_unavailable_never_as_a_rate_limit() {
+        let (url, resets) = resetting(h2::Reason::ENHANCE_YOUR_CALM).await;
         let export = |mut c: AuthorityClient| async move {
             c.get_sgf(ttakji_proto::internal::v1::GetSgfRequest {
                 game_id: "g".into(),
@@ -754,7 +772,7 @@ mod tests {
         // Passed over for longer than a try lasts.
         authorities.state().suspects.insert(
             "http://10.0.0.1:1".to_owned(),
-            Instant::now() + SUSPECT_FOR - TRY_TIMEOUT - Duration::from_millis(10),
+            Instant::now() - TRY_TIMEOUT - Duration::from_millis(10),
         );
         assert!(authorities.learn(Some(7), &named_a));
         assert_eq!(
@@ -780,26 +798,7 @@ mod tests {
             }
         });
         // B answers every call with a reset, and counts them.
-        let answering = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("port");
-        let b = format!("http://{}", answering.local_addr().expect("addr"));
-        let calls = Arc::new(AtomicUsize::new(0));
-        let counted = calls.clone();
-        tokio::spawn(async move {
-            while let Ok((socket, _)) = answering.accept().await {
-                let counted = counted.clone();
-                tokio::spawn(async move {
-                    let Ok(mut connection) = h2::server::handshake(socket).await else {
-                        return;
-                    };
-                    while let Some(Ok((_request, mut respond))) = connection.accept().await {
-                        counted.fetch_add(1, Ordering::Relaxed);
-                        respond.send_reset(h2::Reason::REFUSED_STREAM);
-                    }
-                });
-            }
-        });
+        let (b, calls) = resetting(h2::Reason::REFUSED_STREAM).await;
         let authorities = Authorities::new(&format!("{a},{b}"))
             .expect("valid")
             .with_try_timeout(Duration::from_secs(60));
