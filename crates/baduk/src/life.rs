@@ -7,9 +7,10 @@
 //! (a coarse filter of candidates, [`DEAD_SHARE_PERCENT`]% of the lines for
 //! each side), and tactical vetoes (seki, eye room, friends nearby,
 //! capturing races whose win would save it, unclear fights) that keep a
-//! candidate as a [`DoubtfulGroup`]. Last, a group is removed only if it
+//! candidate as a [`DoubtfulGroup`]. Then a group is removed only if it
 //! is shut in: the empty area it can reach holds no friendly stone that
-//! stays on the board, as in a game ended with a side still open.
+//! stays on the board, as in a game ended with a side still open. Last,
+//! the count never takes every stone of a colour off the board.
 //!
 //! Everything is deterministic: SplitMix64 with the fixed seed
 //! [`DEAD_STONE_SEED`], one thread, a fixed number of playouts, so the same
@@ -185,7 +186,8 @@ pub enum Doubt {
     /// An enclosing enemy chain is itself lost in many lines, or an
     /// enclosing group is at least as large, lost as a whole in a fifth of
     /// the lines and this group survives in most of those: it lives if
-    /// that group dies.
+    /// that group dies. Also every group of a colour the reading would
+    /// otherwise take off whole, leaving that player no stone on the board.
     UnclearFight,
 }
 
@@ -278,6 +280,27 @@ pub fn analyse(board: &Board) -> LifeAndDeath {
         }
         if !changed {
             break;
+        }
+    }
+    // 5. Nobody is left with nothing: if the reading would take every
+    //    stone of a colour off the board, the game was ended before it was
+    //    played out (no finished game of the measured sets has that), its
+    //    groups lean on one another across open areas, and they stay as
+    //    doubtful. Stones Benson's analysis finds dead stay dead.
+    for color in [Color::Black, Color::White] {
+        let mut stones = board
+            .vertices()
+            .filter(|&v| board.color_at(v) == Some(color));
+        if !stones.all(|v| dead[v]) {
+            continue;
+        }
+        for (stones, verdict) in &mut verdicts {
+            if matches!(verdict, Verdict::Dead) && board.color_at(stones[0]) == Some(color) {
+                for &s in stones.iter() {
+                    dead[s] = false;
+                }
+                *verdict = Verdict::Doubtful(Doubt::UnclearFight);
+            }
         }
     }
     let doubtful = verdicts

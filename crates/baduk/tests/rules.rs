@@ -897,6 +897,46 @@ fn groups_with_an_open_side_in_a_game_ended_early_are_kept() {
     }
 }
 
+/// A game GNU Go stopped early (`gnugo-early-6001/035.sgf`, 29 moves):
+/// both sides have loose stones across the board and nothing is settled.
+/// Each White group is shut in by Black stones on every side it can reach,
+/// and every other White stone it reaches was to be removed too, so the
+/// count once took all fourteen off and gave Black the whole board, where
+/// GNU Go calls only H2 dead. A count that leaves a player no stone on the
+/// board says the game was played out, and this one was not: every White
+/// group stays, as doubtful.
+#[test]
+fn a_count_never_takes_every_stone_of_a_player_off_the_board() {
+    let board = Board::from_ascii(
+        "
+        . . . . . . . . .
+        . . . . . . X . .
+        . . X X X . . . .
+        . . . O . O O O .
+        . . X . O O X O .
+        . X O O . . X X .
+        . . X . O . X . .
+        . X O O . O X O X
+        . . . . . . . X .
+        ",
+    )
+    .expect("drawing");
+    let verdict = baduk::analyse(&board);
+    assert_eq!(names(&verdict.dead), Vec::<String>::new());
+    let kept: Vec<String> = verdict
+        .doubtful
+        .iter()
+        .filter(|g| g.reason == baduk::life::Doubt::UnclearFight)
+        .flat_map(|g| names(&g.stones))
+        .collect();
+    for stone in ["C2", "D6", "E3", "H2", "H6"] {
+        assert!(
+            kept.iter().any(|k| k == stone),
+            "{stone} is kept as doubtful: {kept:?}"
+        );
+    }
+}
+
 // ----- the end of the game, undo -----
 
 /// Two passes in a row end the game; then nothing more may be played, and
