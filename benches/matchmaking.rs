@@ -1,6 +1,6 @@
 //! The matchmaker under load: how many tickets a second it accepts and
 //! pairs, and how long after the second player's ticket both players hear
-//! "match found".
+//! "match found", and how fast one instance pairs tickets already waiting.
 //!
 //! `cargo bench --bench matchmaking` runs authority (SQLite file, or
 //! `TTAKJI_BENCH_DATABASE_URL=postgres://…`), one
@@ -64,13 +64,14 @@ async fn run() -> anyhow::Result<()> {
     let stack = Stack::build(
         config,
         db,
-        bus,
+        bus.clone(),
         ttakji_matchmaker::Tickets::redis_in(REDIS, &namespace).await?,
         stop.clone(),
     )
     .await?;
     let gateway_url = format!("http://{}", stack.gateway_addr());
     let matchmaker_url = format!("http://{}", stack.matchmaker_addr());
+    let stack_authority = stack.authority_addr();
     tokio::spawn(stack.run_until_stopped());
 
     // 1. From the second player's ticket to both players' "match found".
@@ -186,6 +187,78 @@ async fn run() -> anyhow::Result<()> {
         TICKETS as f64 / accepted.as_secs_f64(),
         paired.as_secs_f64(),
         TICKETS as f64 / paired.as_secs_f64(),
+    );
+
+    // 3. Pairing alone: tickets already waiting in a queue of their own,
+    //    paired by one matchmaker instance round after round, its games made
+    //    at the stack's authority.
+    let authority_url = format!("http://{}", stack_authority);
+    let alone = format!("ttakji-bench:{}:", uuid::Uuid::new_v4().simple());
+    let queue = ttakji_matchmaker::Tickets::redis_in(REDIS, &alone).await?;
+    let pool = ttakji_matchmaker::tickets::PoolKey {
+        board_size: 9,
+        ruleset: "ttakji".to_owned(),
+        ranked: false,
+    };
+    let now = ttakji_platform::now_unix_ms();
+    let mut queuing = tokio::task::JoinSet::new();
+    for w in 0..CONCURRENCY {
+        let (queue, pool) = (queue.clone(), pool.clone());
+        queuing.spawn(async move {
+            for i in (w..TICKETS).step_by(CONCURRENCY) {
+                let t = ttakji_matchmaker::tickets::Ticket::waiting(
+                    format!("alone{i}"),
+                    format!("alone{i}"),
+                    format!("a{i}"),
+                    1200 + (i % 400) as u32,
+                    pool.clone(),
+                    now,
+                );
+                queue.enqueue(&t).await?;
+            }
+            anyhow::Ok(())
+        });
+    }
+    while let Some(done) = queuing.join_next().await {
+        done??;
+    }
+    let mut rules = ttakji_matchmaker::Config::new("127.0.0.1:0".parse()?, authority_url.clone());
+    rules.rules.ai_after = Duration::from_secs(3600);
+    rules.rules.grace = Duration::from_secs(3600);
+    let pairer = ttakji_matchmaker::Matchmaker::new(
+        rules,
+        queue.clone(),
+        bus,
+        ttakji_platform::authorities::Authorities::new(&authority_url)?
+            .with_service_key(Some(key.clone())),
+    );
+    // How many wait, read without reading the tickets.
+    let probe = ttakji_matchmaker::tickets::Ticket::waiting(
+        "nobody".to_owned(),
+        "nobody".to_owned(),
+        "nobody".to_owned(),
+        1200,
+        pool.clone(),
+        now,
+    );
+    let started = Instant::now();
+    let mut rounds = 0;
+    while queue.place(&probe).await?.waiting > 0 {
+        pairer.pair_round().await?;
+        rounds += 1;
+    }
+    let pairing = started.elapsed();
+    let mut unmatched = 0;
+    for i in 0..TICKETS {
+        let t = queue.get(&format!("alone{i}")).await?.context("ticket")?;
+        if t.state != ttakji_matchmaker::tickets::State::Matched {
+            unmatched += 1;
+        }
+    }
+    println!(
+        "{TICKETS} tickets waiting, paired by one instance in {:.2} s over {rounds} rounds ({:.0}/s); {unmatched} not matched",
+        pairing.as_secs_f64(),
+        TICKETS as f64 / pairing.as_secs_f64(),
     );
 
     trigger.trigger();

@@ -81,6 +81,110 @@ async fn two_players_in_the_queue_are_matched_with_each_other() {
     assert!(seats.contains(&a.user_id) && seats.contains(&b.user_id));
 }
 
+/// The pairing loop's games are made in batches: one call, one commit. Each
+/// game of a batch is answered on its own, in order; a bad one is refused
+/// alone, and a batch repeated after a lost answer makes only what is new.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_of_games_is_made_together_and_each_is_answered_on_its_own() {
+    use ttakji_proto::internal::v1::authority_service_client::AuthorityServiceClient;
+    let service = embedded(sqlite_memory().await, Bus::in_process()).await;
+    let mut authority =
+        AuthorityServiceClient::new(support::internal(&format!("http://{}", service.authority)));
+    let person = |user: &str| internal::Seat {
+        user_id: user.to_owned(),
+        nickname: user.to_owned(),
+        ..Default::default()
+    };
+    let computer = internal::Seat {
+        ai_level: pb::AiLevel::Easy as i32,
+        ai_engine: pb::AiEngine::Server as i32,
+        ..Default::default()
+    };
+    let game =
+        |id: &str, black: internal::Seat, white: internal::Seat| internal::CreateGameRequest {
+            board_size: 9,
+            black: Some(black),
+            white: Some(white),
+            seconds_per_move: 30,
+            game_id: id.to_owned(),
+            ..Default::default()
+        };
+    let ids: Vec<String> = (1..=5).map(|n| format!("{n:032x}")).collect();
+    let asked = vec![
+        game(&ids[0], person("ahn"), person("baek")),
+        game(&ids[1], person("cho"), person("cho")),
+        game(&ids[2], computer.clone(), person("choi")),
+        game(&ids[0], person("do"), person("eom")),
+        game("", person("gang"), person("han")),
+    ];
+    let made = authority
+        .create_games(internal::CreateGamesRequest { games: asked })
+        .await
+        .expect("the batch is answered")
+        .into_inner()
+        .games;
+    let codes: Vec<Code> = made.iter().map(|g| Code::from(g.code)).collect();
+    assert_eq!(
+        codes,
+        [
+            Code::Ok,
+            Code::InvalidArgument,
+            Code::Ok,
+            Code::InvalidArgument,
+            Code::InvalidArgument
+        ],
+        "{made:?}"
+    );
+    assert!(
+        made[1].message.contains("both seats"),
+        "{}",
+        made[1].message
+    );
+    assert!(made[3].message.contains("twice"), "{}", made[3].message);
+    for (answer, id) in [(&made[0], &ids[0]), (&made[2], &ids[2])] {
+        let snapshot = answer.game.as_ref().expect("a made game's snapshot");
+        assert_eq!(&snapshot.game_id, id);
+        let stored = authority
+            .get_game(internal::GetGameRequest {
+                game_id: id.clone(),
+                ..Default::default()
+            })
+            .await
+            .expect("the game is stored")
+            .into_inner()
+            .game
+            .expect("snapshot");
+        assert_eq!(stored.status, pb::GameStatus::Playing as i32);
+    }
+    // The first game again, as a retry after a lost answer, and a new one:
+    // the commit of the two fails on the first, so each is made alone.
+    let again = authority
+        .create_games(internal::CreateGamesRequest {
+            games: vec![
+                game(&ids[0], person("ahn"), person("baek")),
+                game(&ids[4], person("gang"), person("han")),
+            ],
+        })
+        .await
+        .expect("the batch is answered")
+        .into_inner()
+        .games;
+    let answered: Vec<(i32, Option<&str>)> = again
+        .iter()
+        .map(|g| (g.code, g.game.as_ref().map(|s| s.game_id.as_str())))
+        .collect();
+    assert_eq!(
+        answered,
+        [(0, Some(ids[0].as_str())), (0, Some(ids[4].as_str()))]
+    );
+    let first = again[0].game.as_ref().and_then(|s| s.black.as_ref());
+    assert_eq!(
+        first.map(|s| s.user_id.as_str()),
+        Some("ahn"),
+        "the game as first made"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_player_with_nobody_around_plays_the_computer_after_the_wait() {
     let service = embedded(sqlite_memory().await, Bus::in_process()).await;

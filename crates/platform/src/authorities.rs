@@ -75,11 +75,33 @@ pub type AuthorityClient = AuthorityServiceClient<TracedChannel>;
 /// versions and machines (no random seed).
 #[must_use]
 pub fn shard_of(game_id: &str) -> u32 {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in game_id.bytes() {
+    shard_of_hash(fnv1a(FNV_OFFSET, game_id.as_bytes()))
+}
+
+/// `prefix` and the first two hex digits (of 256) that put it in `shard`,
+/// as a game id chosen for a shard is made; `None` when no two do (about
+/// one prefix in 55).
+#[must_use]
+pub fn completed_in_shard(prefix: &str, shard: u32) -> Option<String> {
+    let hash = fnv1a(FNV_OFFSET, prefix.as_bytes());
+    (0..=255u8)
+        .map(|last| format!("{last:02x}"))
+        .find(|last| shard_of_hash(fnv1a(hash, last.as_bytes())) == shard)
+        .map(|last| format!("{prefix}{last}"))
+}
+
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+
+/// FNV-1a over `bytes`, from the state `hash`.
+fn fnv1a(mut hash: u64, bytes: &[u8]) -> u64 {
+    for &byte in bytes {
         hash ^= u64::from(byte);
         hash = hash.wrapping_mul(0x0100_0000_01b3);
     }
+    hash
+}
+
+fn shard_of_hash(hash: u64) -> u32 {
     u32::try_from(hash % u64::from(SHARDS)).unwrap_or(0)
 }
 
@@ -151,6 +173,17 @@ about_game!(
     SettleCountRequest,
     ReportPresenceRequest
 );
+
+/// A batch goes to the owner of its first game's shard: a caller keeps
+/// each batch to one shard.
+impl AboutGame for ttakji_proto::internal::v1::CreateGamesRequest {
+    fn game_id(&self) -> Option<&str> {
+        self.games
+            .first()
+            .map(|g| g.game_id.as_str())
+            .filter(|id| !id.is_empty())
+    }
+}
 
 impl AboutGame for ttakji_proto::internal::v1::ListFinishedGamesRequest {
     fn game_id(&self) -> Option<&str> {
@@ -861,6 +894,23 @@ mod tests {
             counts.iter().copied().max().unwrap_or(0),
         );
         assert!(min > 60 && max < 140, "uneven shards: {min}..{max}");
+    }
+
+    #[test]
+    fn an_id_completed_in_a_shard_falls_in_it() {
+        for shard in 0..SHARDS {
+            let mut completed = 0;
+            for n in 0..50u32 {
+                let prefix = format!("{n:030x}");
+                if let Some(id) = completed_in_shard(&prefix, shard) {
+                    assert_eq!(id.len(), 32);
+                    assert!(id.starts_with(&prefix));
+                    assert_eq!(shard_of(&id), shard, "{id}");
+                    completed += 1;
+                }
+            }
+            assert!(completed >= 45, "shard {shard}: {completed} of 50 prefixes");
+        }
     }
 
     #[test]

@@ -232,6 +232,98 @@ impl Registry {
         Ok(snapshot)
     }
 
+    /// Creates games in one store commit, then starts their actors; the
+    /// answers are in the order of `metas`. A game of a shard not served
+    /// here is refused on its own, and so is an id asked twice. If the
+    /// commit fails (a game of the batch was stored by an earlier try, say)
+    /// each game is made on its own, as [`Registry::create`] makes it.
+    pub async fn create_many(&self, metas: Vec<GameMeta>) -> Vec<Result<pb::GameSnapshot, Status>> {
+        let mut answers: Vec<Option<Result<pb::GameSnapshot, Status>>> = Vec::new();
+        let mut new: Vec<(usize, OnlineGame, StoredEvent)> = Vec::new();
+        let mut asked = std::collections::HashSet::new();
+        for meta in metas {
+            let placement = self.inner.ownership.placement(&meta.id);
+            let refusal = if !matches!(placement, Placement::Here { .. }) {
+                Some(not_here(&meta.id, &placement))
+            } else if !asked.insert(meta.id.to_string()) {
+                Some(Status::invalid_argument(format!(
+                    "game {} is asked for twice",
+                    meta.id
+                )))
+            } else {
+                None
+            };
+            if let Some(refusal) = refusal {
+                answers.push(Some(Err(refusal)));
+                continue;
+            }
+            let (state, started) = OnlineGame::new(meta);
+            let event = view::event(&state, &started);
+            let first = StoredEvent {
+                seq: started.seq,
+                payload: prost::Message::encode_to_vec(&event),
+            };
+            new.push((answers.len(), state, first));
+            answers.push(None);
+        }
+        // Each game's slot is held while it is stored and its actor starts,
+        // taken in the order of the ids so two batches never wait on each
+        // other.
+        new.sort_by(|a, b| a.1.meta().id.as_str().cmp(b.1.meta().id.as_str()));
+        let mut slots = Vec::with_capacity(new.len());
+        for (_, state, _) in &new {
+            let slot = self.loading_slot(state.meta().id.as_str()).await;
+            let held = slot.clone().lock_owned().await;
+            slots.push((slot, held));
+        }
+        let rows: Vec<store::NewGame<'_>> = new
+            .iter()
+            .map(|(_, state, first)| store::NewGame {
+                meta: state.meta(),
+                deadline_at: state.deadline(),
+                first_event: first,
+            })
+            .collect();
+        let stored = store::insert_games(&self.inner.db, &rows).await;
+        drop(rows);
+        if let Err(e) = stored {
+            tracing::warn!(error = %e, games = new.len(), "games not stored together; made one by one");
+            for ((_, state, _), (slot, held)) in new.iter().zip(slots) {
+                drop(held);
+                self.forget_slot(state.meta().id.as_str(), &slot).await;
+            }
+            for (i, state, _) in new {
+                answers[i] = Some(self.create(state.meta().clone()).await);
+            }
+            return answers
+                .into_iter()
+                .map(|a| a.unwrap_or_else(|| Err(Status::internal("a game was not answered"))))
+                .collect();
+        }
+        let mut published = Vec::with_capacity(new.len());
+        for ((i, state, first), (slot, held)) in new.into_iter().zip(slots) {
+            let id = state.meta().id.clone();
+            answers[i] = Some(Ok(view::snapshot(&state, false)));
+            metrics::gauge!("ttakji_live_games").increment(1.0);
+            let tx = self.start(state, store::FIRST_EPOCH);
+            self.inner.actors.lock().await.insert(id.to_string(), tx);
+            drop(held);
+            self.forget_slot(id.as_str(), &slot).await;
+            published.push((id, first.payload));
+        }
+        let bus = &self.inner.bus;
+        futures_util::future::join_all(published.into_iter().map(|(id, payload)| async move {
+            let _ = bus
+                .publish_encoded(&ttakji_platform::bus::game_events(&id), payload)
+                .await;
+        }))
+        .await;
+        answers
+            .into_iter()
+            .map(|a| a.unwrap_or_else(|| Err(Status::internal("a game was not answered"))))
+            .collect()
+    }
+
     /// Starts the actor of a game; returns its mailbox.
     fn start(&self, state: OnlineGame, epoch: u64) -> Mailbox {
         let (tx, rx) = mpsc::channel(MAILBOX);

@@ -151,20 +151,10 @@ fn capitalised(s: &str) -> String {
         .unwrap_or_default()
 }
 
-#[tonic::async_trait]
-impl AuthorityService for Authority {
-    #[tracing::instrument(skip_all)]
-    async fn create_game(
-        &self,
-        request: Request<internal::CreateGameRequest>,
-    ) -> Result<Response<internal::CreateGameResponse>, Status> {
-        let given = request.get_ref().game_id.clone();
-        let owner = if given.is_empty() {
-            true
-        } else {
-            self.serves(&given)?
-        };
-        let req = request.into_inner();
+impl Authority {
+    /// A game asked for, checked as a new game: its rules, seats, clock
+    /// and id (the one given, or a new one of a shard served here).
+    async fn new_game(&self, req: &internal::CreateGameRequest) -> Result<GameMeta, Status> {
         let size = wire::board_size(req.board_size)?;
         let ruleset = if req.ruleset.is_empty() {
             "ttakji"
@@ -234,14 +224,118 @@ impl AuthorityService for Authority {
                     .await?;
             }
         }
-        tracing::info!(game_id = %meta.id, "game created");
-        let computer_engine = meta.is_ai_game().then_some(meta.ai_engine);
+        Ok(meta)
+    }
+}
+
+/// Where the computer of a game thinks; `None` for a game between people.
+fn computer_engine(meta: &GameMeta) -> Option<AiEngine> {
+    meta.is_ai_game().then_some(meta.ai_engine)
+}
+
+/// Counts a game made, against the computer by where it thinks.
+fn count_made(id: &GameId, engine: Option<AiEngine>) {
+    tracing::info!(game_id = %id, "game created");
+    if let Some(engine) = engine {
+        metrics::counter!("ttakji_ai_games_started_total", "engine" => codec::ai_engine_text(engine))
+            .increment(1);
+    }
+}
+
+/// The most games one CreateGames call may ask for.
+const MAX_GAMES_AT_ONCE: usize = 256;
+
+#[tonic::async_trait]
+impl AuthorityService for Authority {
+    #[tracing::instrument(skip_all)]
+    async fn create_game(
+        &self,
+        request: Request<internal::CreateGameRequest>,
+    ) -> Result<Response<internal::CreateGameResponse>, Status> {
+        let given = request.get_ref().game_id.clone();
+        let owner = if given.is_empty() {
+            true
+        } else {
+            self.serves(&given)?
+        };
+        let req = request.into_inner();
+        let meta = self.new_game(&req).await?;
+        let (id, engine) = (meta.id.clone(), computer_engine(&meta));
         let game = self.registry.create(meta).await?;
-        if let Some(engine) = computer_engine {
-            metrics::counter!("ttakji_ai_games_started_total", "engine" => codec::ai_engine_text(engine))
-                    .increment(1);
-        }
+        count_made(&id, engine);
         Ok(self.answer(internal::CreateGameResponse { game: Some(game) }, owner))
+    }
+
+    #[tracing::instrument(skip_all, fields(games = request.get_ref().games.len()))]
+    async fn create_games(
+        &self,
+        request: Request<internal::CreateGamesRequest>,
+    ) -> Result<Response<internal::CreateGamesResponse>, Status> {
+        let asked = request.into_inner().games;
+        if asked.len() > MAX_GAMES_AT_ONCE {
+            return Err(Status::invalid_argument(format!(
+                "{} games asked at once; at most {MAX_GAMES_AT_ONCE}",
+                asked.len()
+            )));
+        }
+        // Each game is checked on its own; the ones that pass are made
+        // together, in one commit.
+        let mut answers: Vec<Option<Result<pb::GameSnapshot, Status>>> = Vec::new();
+        let mut metas = Vec::new();
+        for req in &asked {
+            let checked = if req.game_id.is_empty() {
+                Err(Status::invalid_argument(
+                    "each game of CreateGames needs its game_id",
+                ))
+            } else {
+                match self.serves(&req.game_id) {
+                    Ok(_) => self.new_game(req).await,
+                    Err(redirect) => Err(redirect),
+                }
+            };
+            match checked {
+                Ok(meta) => {
+                    metas.push(meta);
+                    answers.push(None);
+                }
+                Err(status) => answers.push(Some(Err(status))),
+            }
+        }
+        let made_as: Vec<(GameId, Option<AiEngine>)> = metas
+            .iter()
+            .map(|m| (m.id.clone(), computer_engine(m)))
+            .collect();
+        let mut made = self.registry.create_many(metas).await.into_iter();
+        for (answer, (id, engine)) in answers.iter_mut().filter(|a| a.is_none()).zip(made_as) {
+            let result = made
+                .next()
+                .unwrap_or_else(|| Err(Status::internal("the registry answered fewer games")));
+            if result.is_ok() {
+                count_made(&id, engine);
+            }
+            *answer = Some(result);
+        }
+        let games = answers
+            .into_iter()
+            .map(|answer| match answer {
+                Some(Ok(game)) => internal::CreatedGame {
+                    game: Some(game),
+                    code: 0,
+                    message: String::new(),
+                },
+                Some(Err(status)) => internal::CreatedGame {
+                    game: None,
+                    code: status.code() as i32,
+                    message: status.message().to_owned(),
+                },
+                None => internal::CreatedGame {
+                    game: None,
+                    code: tonic::Code::Internal as i32,
+                    message: "the game was not answered".to_owned(),
+                },
+            })
+            .collect();
+        Ok(Response::new(internal::CreateGamesResponse { games }))
     }
 
     #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id))]

@@ -29,6 +29,14 @@ fn seat_columns(seat: &Seat) -> (Option<&str>, &str, Option<&'static str>) {
     )
 }
 
+/// A new game to store: its terms, its first deadline and its first event.
+#[derive(Debug, Clone, Copy)]
+pub struct NewGame<'a> {
+    pub meta: &'a GameMeta,
+    pub deadline_at: Option<i64>,
+    pub first_event: &'a StoredEvent,
+}
+
 /// Stores a new game with its first event.
 #[tracing::instrument(skip_all, fields(game_id = %meta.id))]
 pub async fn insert_game(
@@ -37,45 +45,65 @@ pub async fn insert_game(
     deadline_at: Option<i64>,
     first_event: &StoredEvent,
 ) -> sqlx::Result<()> {
-    let (black_user, black_name, black_level) = seat_columns(&meta.black);
-    let (white_user, white_name, white_level) = seat_columns(&meta.white);
+    insert_games(
+        db,
+        &[NewGame {
+            meta,
+            deadline_at,
+            first_event,
+        }],
+    )
+    .await
+}
+
+/// Stores new games with their first events, all in one commit or none:
+/// one statement for the games and one for the events, however many.
+#[tracing::instrument(skip_all, fields(games = games.len()))]
+pub async fn insert_games(db: &Database, games: &[NewGame<'_>]) -> sqlx::Result<()> {
+    if games.is_empty() {
+        return Ok(());
+    }
     on_pool!(db, |pool| {
-        let mut tx = pool.begin().await?;
-        sqlx::query(
+        let mut rows = sqlx::QueryBuilder::new(
             "INSERT INTO games (id, board_size, ruleset, komi_half, black_user_id, black_name, black_ai_level, \
              white_user_id, white_name, white_ai_level, seconds_per_move, status, created_at, deadline_at, ranked, \
-             keep_colors, stand_in, ai_engine, ladder_rating) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, \
-             'playing', $12, $13, $14, $15, $16, $17, $18)",
-        )
-        .bind(meta.id.as_str())
-        .bind(i64::from(meta.rules.board_size.get()))
-        .bind(meta.rules.preset.name())
-        .bind(i64::from(meta.rules.komi.half_points()))
-        .bind(black_user)
-        .bind(black_name)
-        .bind(black_level)
-        .bind(white_user)
-        .bind(white_name)
-        .bind(white_level)
-        .bind(i64::from(meta.seconds_per_move))
-        .bind(meta.created_at)
-        .bind(deadline_at)
-        .bind(meta.ranked)
-        .bind(meta.keep_colors)
-        .bind(meta.stand_in)
-        .bind(codec::ai_engine_text(meta.ai_engine))
-        .bind(i64::from(meta.ladder_rating))
-        .execute(&mut *tx)
-        .await?;
-        sqlx::query(
-            "INSERT INTO game_events (game_id, seq, payload, created_at) VALUES ($1, $2, $3, $4)",
-        )
-        .bind(meta.id.as_str())
-        .bind(seq_column(first_event.seq))
-        .bind(&first_event.payload)
-        .bind(meta.created_at)
-        .execute(&mut *tx)
-        .await?;
+             keep_colors, stand_in, ai_engine, ladder_rating) ",
+        );
+        rows.push_values(games, |mut row, game| {
+            let meta = game.meta;
+            let (black_user, black_name, black_level) = seat_columns(&meta.black);
+            let (white_user, white_name, white_level) = seat_columns(&meta.white);
+            row.push_bind(meta.id.as_str())
+                .push_bind(i64::from(meta.rules.board_size.get()))
+                .push_bind(meta.rules.preset.name())
+                .push_bind(i64::from(meta.rules.komi.half_points()))
+                .push_bind(black_user)
+                .push_bind(black_name)
+                .push_bind(black_level)
+                .push_bind(white_user)
+                .push_bind(white_name)
+                .push_bind(white_level)
+                .push_bind(i64::from(meta.seconds_per_move))
+                .push_bind("playing")
+                .push_bind(meta.created_at)
+                .push_bind(game.deadline_at)
+                .push_bind(meta.ranked)
+                .push_bind(meta.keep_colors)
+                .push_bind(meta.stand_in)
+                .push_bind(codec::ai_engine_text(meta.ai_engine))
+                .push_bind(i64::from(meta.ladder_rating));
+        });
+        let mut events =
+            sqlx::QueryBuilder::new("INSERT INTO game_events (game_id, seq, payload, created_at) ");
+        events.push_values(games, |mut row, game| {
+            row.push_bind(game.meta.id.as_str())
+                .push_bind(seq_column(game.first_event.seq))
+                .push_bind(game.first_event.payload.as_slice())
+                .push_bind(game.meta.created_at);
+        });
+        let mut tx = pool.begin().await?;
+        rows.build().execute(&mut *tx).await?;
+        events.build().execute(&mut *tx).await?;
         tx.commit().await
     })
 }

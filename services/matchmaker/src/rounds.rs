@@ -14,16 +14,21 @@ use ttakji_platform::shutdown::Shutdown;
 use ttakji_proto::internal::v1 as internal;
 use ttakji_proto::v1 as pb;
 
+use ttakji_platform::authorities::{SHARDS, completed_in_shard, shard_of};
+
 use crate::matchmaker::{Matchmaker, first_is_black, random_id};
 use crate::pairing::{Pairing, plan};
-use crate::tickets::{Claim, Match, Opponent, PoolKey, StoreError, Ticket};
+use crate::tickets::{Claim, Match, Opponent, Place, PoolKey, State, StoreError, Ticket};
+use crate::wire;
 
 /// How long a pool's pairing lease lasts without renewal.
 const LEASE: Duration = Duration::from_secs(2);
 /// A claim older than this whose game was never finished is taken up again.
 const STALE_CLAIM: Duration = Duration::from_secs(10);
-/// Games made at once by one pairing round.
-const PARALLEL_GAMES: usize = 32;
+/// Games asked of the authority in one call (and stored in one commit).
+const GAMES_AT_ONCE: usize = 256;
+/// Batches of games one pairing round has asked for and not yet heard.
+const BATCHES_AT_ONCE: usize = 4;
 
 fn millis(d: Duration) -> i64 {
     i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
@@ -92,34 +97,112 @@ impl Matchmaker {
         metrics::gauge!("ttakji_tickets_waiting", "pool" => pool.encode())
             .set(waiting.len() as f64);
         let by_id: HashMap<&str, &Ticket> = waiting.iter().map(|t| (t.id.as_str(), t)).collect();
-        let mut games = tokio::task::JoinSet::new();
-        for pairing in plan(&waiting, now, rules) {
-            let (a, b) = match &pairing {
-                Pairing::Pair(a, b) => (a.as_str(), Some(b.as_str())),
-                Pairing::Computer(a) => (a.as_str(), None),
-            };
-            let game_id = random_id();
-            let ids: Vec<&str> = std::iter::once(a).chain(b).collect();
-            let claim = Claim {
-                pool,
-                ids: &ids,
-                game_id: &game_id,
-                now_ms: now,
-            };
-            if !tickets.claim(claim).await? {
-                continue;
-            }
-            let first = by_id.get(a).map(|t| (*t).clone());
-            let second = b.and_then(|b| by_id.get(b)).map(|t| (*t).clone());
-            let Some(first) = first else { continue };
-            let this = self.clone();
-            games.spawn(async move { this.make_game(first, second, game_id).await });
-            while games.len() >= PARALLEL_GAMES {
-                games.join_next().await;
+        // The pairings of one batch get game ids of one shard, so one
+        // authority makes the whole batch in one commit.
+        let pairings = plan(&waiting, now, rules);
+        let mut planned: Vec<(Vec<&str>, String)> = Vec::new();
+        for batch in pairings.chunks(GAMES_AT_ONCE) {
+            let shard = random_shard();
+            for pairing in batch {
+                let ids = match pairing {
+                    Pairing::Pair(a, b) => vec![a.as_str(), b.as_str()],
+                    Pairing::Computer(a) => vec![a.as_str()],
+                };
+                planned.push((ids, random_id_in(shard)));
             }
         }
-        while games.join_next().await.is_some() {}
+        let claims: Vec<Claim<'_>> = planned
+            .iter()
+            .map(|(ids, game_id)| Claim {
+                pool,
+                ids,
+                game_id,
+                now_ms: now,
+            })
+            .collect();
+        let won = tickets.claim_all(&claims).await?;
+        let mut claimed: Vec<Made> = Vec::new();
+        for ((ids, game_id), won) in planned.iter().zip(won) {
+            let mut seats = ids
+                .iter()
+                .filter_map(|id| by_id.get(id).map(|t| (*t).clone()));
+            if let (true, Some(first)) = (won, seats.next()) {
+                claimed.push(Made {
+                    first,
+                    second: seats.next(),
+                    game_id: game_id.clone(),
+                });
+            }
+        }
+        // Batches in the order claimed (one shard each), a few at once.
+        let mut batches = tokio::task::JoinSet::new();
+        let mut claimed = claimed.into_iter().peekable();
+        while claimed.peek().is_some() {
+            let mut batch: Vec<Made> = Vec::new();
+            while let Some(next) = claimed.peek() {
+                let same_shard = batch
+                    .first()
+                    .is_none_or(|b| shard_of(&b.game_id) == shard_of(&next.game_id));
+                if batch.len() == GAMES_AT_ONCE || !same_shard {
+                    break;
+                }
+                batch.extend(claimed.next());
+            }
+            let this = self.clone();
+            batches.spawn(async move { this.make_games(batch).await });
+            while batches.len() >= BATCHES_AT_ONCE {
+                batches.join_next().await;
+            }
+        }
+        while batches.join_next().await.is_some() {}
         Ok(())
+    }
+
+    /// Makes the games of claimed pairings of one shard in one call, and
+    /// tells their players. A game the batch did not make (its shard moved,
+    /// the call failed) is made on its own, as a stale claim would be.
+    async fn make_games(&self, batch: Vec<Made>) {
+        let games = batch
+            .iter()
+            .map(|m| self.game_request(&m.first, m.second.as_ref(), &m.game_id))
+            .collect();
+        let answer = self
+            .authority()
+            .ask(
+                internal::CreateGamesRequest { games },
+                |mut c, r| async move { c.create_games(r).await },
+            )
+            .await;
+        let made: Vec<internal::CreatedGame> = match answer {
+            Ok(answer) => answer.into_inner().games,
+            Err(status) => {
+                tracing::warn!(%status, games = batch.len(), "games not made together; made one by one");
+                Vec::new()
+            }
+        };
+        let mut made = made.into_iter();
+        let mut to_tell = Vec::new();
+        let mut one_by_one = tokio::task::JoinSet::new();
+        for m in batch {
+            match made.next() {
+                Some(internal::CreatedGame {
+                    game: Some(game),
+                    code: 0,
+                    ..
+                }) => to_tell.push((m, game)),
+                refused => {
+                    if let Some(refused) = refused {
+                        tracing::info!(game_id = %m.game_id, code = refused.code, message = %refused.message, "game not made in its batch; made on its own");
+                    }
+                    let this = self.clone();
+                    one_by_one.spawn(async move {
+                        this.make_game(m.first, m.second, m.game_id).await;
+                    });
+                }
+            }
+        }
+        self.tell_all(to_tell).await;
+        while one_by_one.join_next().await.is_some() {}
     }
 
     /// Claims an instance left unfinished (it died between the claim and
@@ -146,36 +229,33 @@ impl Matchmaker {
         Ok(())
     }
 
-    /// Makes the game of claimed tickets and tells their players; puts the
-    /// tickets back in the queue if the game cannot be made. Without a
+    /// The game a claimed pairing asks the authority for. Without a
     /// second ticket the computer plays, at the level nearest the rating.
-    #[tracing::instrument(skip_all, fields(game_id = %game_id, ticket_a = %a.id, ticket_b = b.as_ref().map_or("computer", |t| t.id.as_str())))]
-    async fn make_game(&self, a: Ticket, b: Option<Ticket>, game_id: String) {
-        let a_color = if first_is_black(&game_id) {
-            Color::Black
-        } else {
-            Color::White
-        };
+    fn game_request(
+        &self,
+        a: &Ticket,
+        b: Option<&Ticket>,
+        game_id: &str,
+    ) -> internal::CreateGameRequest {
         let seat_of = |t: &Ticket| internal::Seat {
             user_id: t.user_id.clone(),
             nickname: t.nickname.clone(),
             ..Default::default()
         };
-        let level = Level::nearest(a.rating);
         let computer = internal::Seat {
             user_id: String::new(),
             nickname: String::new(),
-            ai_level: pb::AiLevel::from(level) as i32,
+            ai_level: pb::AiLevel::from(Level::nearest(a.rating)) as i32,
             // A random opponent must not be steerable from a player's
             // machine: the queue's computer thinks on the server.
             ai_engine: pb::AiEngine::Server as i32,
         };
-        let other = b.as_ref().map_or(computer, seat_of);
-        let (black, white) = match a_color {
-            Color::Black => (seat_of(&a), other),
-            Color::White => (other, seat_of(&a)),
+        let other = b.map_or(computer, seat_of);
+        let (black, white) = match first_color(game_id) {
+            Color::Black => (seat_of(a), other),
+            Color::White => (other, seat_of(a)),
         };
-        let request = internal::CreateGameRequest {
+        internal::CreateGameRequest {
             board_size: a.pool.board_size,
             ruleset: a.pool.ruleset.clone(),
             black: Some(black),
@@ -185,12 +265,19 @@ impl Matchmaker {
             } else {
                 0
             },
-            game_id: game_id.clone(),
+            game_id: game_id.to_owned(),
             ranked: a.pool.ranked && b.is_some(),
             // Orders the live games list: the weaker player's rating.
-            ladder_rating: b.as_ref().map_or(0, |b| a.rating.min(b.rating)),
+            ladder_rating: b.map_or(0, |b| a.rating.min(b.rating)),
             ..Default::default()
-        };
+        }
+    }
+
+    /// Makes the game of claimed tickets and tells their players; puts the
+    /// tickets back in the queue if the game cannot be made.
+    #[tracing::instrument(skip_all, fields(game_id = %game_id, ticket_a = %a.id, ticket_b = b.as_ref().map_or("computer", |t| t.id.as_str())))]
+    async fn make_game(&self, a: Ticket, b: Option<Ticket>, game_id: String) {
+        let request = self.game_request(&a, b.as_ref(), &game_id);
         let game = match self.create_game(request).await {
             Ok(game) => game,
             Err(status) => {
@@ -204,52 +291,117 @@ impl Matchmaker {
                 return;
             }
         };
-        // The players are told the seats as the authority made them (it
-        // names a computer seat "Easy AI", say).
-        let seat = |color: Color| {
-            match color {
-                Color::Black => game.black.clone(),
-                Color::White => game.white.clone(),
-            }
-            .unwrap_or_default()
-        };
-        let (a_seat, b_seat) = (seat(a_color), seat(a_color.opponent()));
-        let a_told = Match {
-            color: a_color,
-            opponent: Opponent {
-                user_id: b_seat.user_id,
-                nickname: b_seat.nickname,
-                level: b.is_none().then_some(level),
+        self.tell_all(vec![(
+            Made {
+                first: a,
+                second: b,
+                game_id,
             },
-        };
-        let mut matches = vec![(a, a_told)];
-        if let Some(b) = b {
-            let b_told = Match {
-                color: a_color.opponent(),
+            game,
+        )])
+        .await;
+    }
+
+    /// Records the made games' tickets as matched, in one trip to the
+    /// store, and tells their players, with the seats as the authority made
+    /// them (it names a computer seat "Easy AI", say).
+    async fn tell_all(&self, made: Vec<(Made, pb::GameSnapshot)>) {
+        if made.is_empty() {
+            return;
+        }
+        let mut done: Vec<(Ticket, Match)> = Vec::with_capacity(2 * made.len());
+        for (mut m, game) in made {
+            for t in std::iter::once(&mut m.first).chain(m.second.as_mut()) {
+                t.game_id = Some(m.game_id.clone());
+            }
+            let a_color = first_color(&m.game_id);
+            let seat = |color: Color| {
+                match color {
+                    Color::Black => game.black.clone(),
+                    Color::White => game.white.clone(),
+                }
+                .unwrap_or_default()
+            };
+            let (a_seat, b_seat) = (seat(a_color), seat(a_color.opponent()));
+            let level = m.second.is_none().then(|| Level::nearest(m.first.rating));
+            let a_told = Match {
+                color: a_color,
                 opponent: Opponent {
-                    user_id: a_seat.user_id,
-                    nickname: a_seat.nickname,
-                    level: None,
+                    user_id: b_seat.user_id,
+                    nickname: b_seat.nickname,
+                    level,
                 },
             };
-            matches.push((b, b_told));
-        } else {
-            metrics::counter!("ttakji_ai_fallbacks_total").increment(1);
-        }
-        for (t, told) in matches {
-            if let Err(e) = self.tickets().finish(&t, &told).await {
-                tracing::error!(error = %e, "match not recorded; the next lease holder retries");
-                return;
+            done.push((m.first, a_told));
+            match m.second {
+                Some(b) => {
+                    let b_told = Match {
+                        color: a_color.opponent(),
+                        opponent: Opponent {
+                            user_id: a_seat.user_id,
+                            nickname: a_seat.nickname,
+                            level: None,
+                        },
+                    };
+                    done.push((b, b_told));
+                }
+                None => metrics::counter!("ttakji_ai_fallbacks_total").increment(1),
             }
-            let waited = (now_unix_ms() - t.enqueued_ms).max(0) as f64 / 1000.0;
+        }
+        if let Err(e) = self.tickets().finish_all(&done).await {
+            tracing::error!(error = %e, "matches not recorded; the next lease holder retries");
+            return;
+        }
+        let now = now_unix_ms();
+        let told = done.into_iter().map(|(t, told)| {
+            let waited = (now - t.enqueued_ms).max(0) as f64 / 1000.0;
             metrics::histogram!("ttakji_match_wait_seconds").record(waited);
-            if let Ok(Some(done)) = self.tickets().get(&t.id).await
-                && let Ok(pb_ticket) = self.ticket_pb(&done).await
-            {
-                self.notify(&bus::tickets(&t.user_id), &pb_ticket).await;
+            let done = Ticket {
+                state: State::Matched,
+                matched: Some(told),
+                ..t
+            };
+            async move {
+                let ticket = wire::ticket_pb(&done, Place::default(), now);
+                self.notify(&bus::tickets(&done.user_id), &ticket).await;
             }
-        }
+        });
+        futures_util::future::join_all(told).await;
         tracing::info!("match made");
+    }
+}
+
+/// Claimed tickets and the id of the game they are to play.
+struct Made {
+    first: Ticket,
+    second: Option<Ticket>,
+    game_id: String,
+}
+
+/// The colour of a pairing's first ticket, drawn from the game's id.
+fn first_color(game_id: &str) -> Color {
+    if first_is_black(game_id) {
+        Color::Black
+    } else {
+        Color::White
+    }
+}
+
+/// A shard drawn at random.
+fn random_shard() -> u32 {
+    u32::from(uuid::Uuid::new_v4().as_bytes()[0]) % SHARDS
+}
+
+/// A random game id in `shard`: 30 random hex digits and the two more
+/// that put it there (another 30 in the rare case no two do). It keeps 120
+/// random bits, and finding it costs one draw.
+fn random_id_in(shard: u32) -> String {
+    loop {
+        let mut id = random_id();
+        id.truncate(30);
+        if let Some(id) = completed_in_shard(&id, shard) {
+            return id;
+        }
     }
 }
 

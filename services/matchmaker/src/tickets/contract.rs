@@ -45,6 +45,7 @@ contract!(
     only_its_player_may_cancel_a_ticket,
     a_claimed_or_matched_ticket_cannot_be_cancelled,
     a_claim_takes_every_ticket_or_none,
+    claims_made_together_are_each_all_or_none,
     two_claims_of_one_ticket_never_both_win,
     a_released_ticket_waits_again_in_its_old_place,
     a_finished_ticket_is_matched_with_what_its_player_is_told,
@@ -308,6 +309,56 @@ async fn a_claim_takes_every_ticket_or_none(store: Tickets) {
     }
     assert!(waiting_ids(&store, &p).await.is_empty());
     assert!(!claim(&store, &["a"], "g2", 5_001).await, "claimed once");
+}
+
+async fn claims_made_together_are_each_all_or_none(store: Tickets) {
+    for (id, at) in [
+        ("a", 1_000),
+        ("b", 2_000),
+        ("c", 3_000),
+        ("d", 4_000),
+        ("e", 5_000),
+    ] {
+        queued(&store, ticket(id, &format!("u-{id}"), at)).await;
+    }
+    store.cancel("c", None).await.expect("cancel");
+    let p = pool(9);
+    let claims = [
+        (&["a", "b"][..], "g1"),
+        (&["c", "d"][..], "g2"),
+        (&["d"][..], "g3"),
+        (&["b", "e"][..], "g4"),
+    ]
+    .map(|(ids, game_id)| Claim {
+        pool: &p,
+        ids,
+        game_id,
+        now_ms: 6_000,
+    });
+    let won = store.claim_all(&claims).await.expect("claims");
+    assert_eq!(won, [true, false, true, false]);
+    for (id, game) in [("a", "g1"), ("b", "g1"), ("d", "g3")] {
+        let t = store.get(id).await.expect("get").expect("ticket");
+        assert_eq!(
+            (t.state, t.game_id.as_deref()),
+            (State::Pairing, Some(game))
+        );
+    }
+    assert_eq!(state(&store, "c").await, State::Cancelled);
+    assert_eq!(waiting_ids(&store, &p).await, ["e"]);
+    let stale: Vec<String> = store
+        .stale_claims(&p, 7_000)
+        .await
+        .expect("claims")
+        .into_iter()
+        .map(|t| t.id)
+        .collect();
+    assert_eq!(
+        stale.len(),
+        3,
+        "each claimed ticket is in the claims: {stale:?}"
+    );
+    assert!(store.claim_all(&[]).await.expect("none").is_empty());
 }
 
 async fn two_claims_of_one_ticket_never_both_win(store: Tickets) {

@@ -11,7 +11,7 @@ pub(super) mod testing;
 use std::sync::LazyLock;
 use std::time::Duration;
 
-use redis::Script;
+use redis::{Script, ScriptInvocation};
 use ttakji_platform::redis_target::{RedisTarget, SharedConnection};
 
 use self::codec::Fields;
@@ -73,6 +73,111 @@ impl RedisTickets {
             .arg(key)
             .query_async(&mut self.conn())
             .await?)
+    }
+}
+
+/// Claims a pairing's tickets, all or none.
+/// KEYS: the pool's queue, its claims, then each ticket.
+/// ARGV: the pool, the game id, the time of the claim, then each ticket's
+/// id (in the order of KEYS).
+static CLAIM: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        r"
+for i = 3, #KEYS do
+  local f = redis.call('HMGET', KEYS[i], 'state', 'pool')
+  if f[1] ~= 'waiting' or f[2] ~= ARGV[1] then return 0 end
+end
+for i = 3, #KEYS do
+  redis.call('HSET', KEYS[i], 'state', 'pairing', 'game_id', ARGV[2], 'claimed_ms', ARGV[3])
+  redis.call('ZREM', KEYS[1], ARGV[i + 1])
+  redis.call('ZADD', KEYS[2], ARGV[3], ARGV[i + 1])
+end
+return 1
+",
+    )
+});
+
+/// Claims of one pool made in one script call: at most this many.
+const CLAIMS_AT_ONCE: usize = 256;
+
+/// Claims several pairings of one pool, each all or none, as [`CLAIM`]
+/// does: an array of 1 (claimed) or 0, one for each.
+/// KEYS: the pool's queue, its claims, then each claim's tickets in turn.
+/// ARGV: the pool, the time of the claims, then for each claim its game
+/// id, how many tickets it takes and their ids.
+static CLAIM_ALL: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        r"
+local won = {}
+local k, a = 3, 3
+while a <= #ARGV do
+  local game, n = ARGV[a], tonumber(ARGV[a + 1])
+  local ok = true
+  for j = 0, n - 1 do
+    local f = redis.call('HMGET', KEYS[k + j], 'state', 'pool')
+    if f[1] ~= 'waiting' or f[2] ~= ARGV[1] then ok = false end
+  end
+  if ok then
+    for j = 0, n - 1 do
+      redis.call('HSET', KEYS[k + j], 'state', 'pairing', 'game_id', game, 'claimed_ms', ARGV[2])
+      redis.call('ZREM', KEYS[1], ARGV[a + 2 + j])
+      redis.call('ZADD', KEYS[2], ARGV[2], ARGV[a + 2 + j])
+    end
+  end
+  won[#won + 1] = ok and 1 or 0
+  k, a = k + n, a + 2 + n
+end
+return won
+",
+    )
+});
+
+/// Marks a claimed ticket matched.
+/// KEYS: the ticket, its player's entry, its pool's claims.
+/// ARGV: the ticket's id, its player, its pool, then the fields of what the
+/// player is told.
+static FINISH: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        r"
+local f = redis.call('HMGET', KEYS[1], 'state', 'user_id', 'pool')
+if f[1] ~= 'pairing' or f[2] ~= ARGV[2] or f[3] ~= ARGV[3] then return 0 end
+redis.call('HSET', KEYS[1], 'state', 'matched', unpack(ARGV, 4))
+if redis.call('GET', KEYS[2]) == ARGV[1] then redis.call('DEL', KEYS[2]) end
+redis.call('ZREM', KEYS[3], ARGV[1])
+return 1
+",
+    )
+});
+
+impl RedisTickets {
+    /// The script call that claims `claim`'s tickets ([`CLAIM`]).
+    fn claim_call(&self, claim: Claim<'_>) -> ScriptInvocation<'static> {
+        let mut call = CLAIM.prepare_invoke();
+        call.key(self.keys.queue(claim.pool))
+            .key(self.keys.claims(claim.pool))
+            .arg(claim.pool.encode())
+            .arg(claim.game_id)
+            .arg(claim.now_ms);
+        for id in claim.ids {
+            call.key(self.keys.ticket(id)).arg(*id);
+        }
+        call
+    }
+
+    /// The script call that finishes `ticket` with what its player is told
+    /// ([`FINISH`]).
+    fn finish_call(&self, ticket: &Ticket, told: &Match) -> ScriptInvocation<'static> {
+        let mut call = FINISH.prepare_invoke();
+        call.key(self.keys.ticket(&ticket.id))
+            .key(self.keys.user(&ticket.user_id))
+            .key(self.keys.claims(&ticket.pool))
+            .arg(&ticket.id)
+            .arg(&ticket.user_id)
+            .arg(ticket.pool.encode());
+        for (field, value) in codec::match_fields(told) {
+            call.arg(field).arg(value);
+        }
+        call
     }
 }
 
@@ -249,36 +354,40 @@ return 'done'
     }
 
     async fn claim(&self, claim: Claim<'_>) -> Result<bool, StoreError> {
-        // KEYS: the pool's queue, its claims, then each ticket.
-        // ARGV: the pool, the game id, the time of the claim, then each
-        // ticket's id (in the order of KEYS).
-        static CLAIM: LazyLock<Script> = LazyLock::new(|| {
-            Script::new(
-                r"
-for i = 3, #KEYS do
-  local f = redis.call('HMGET', KEYS[i], 'state', 'pool')
-  if f[1] ~= 'waiting' or f[2] ~= ARGV[1] then return 0 end
-end
-for i = 3, #KEYS do
-  redis.call('HSET', KEYS[i], 'state', 'pairing', 'game_id', ARGV[2], 'claimed_ms', ARGV[3])
-  redis.call('ZREM', KEYS[1], ARGV[i + 1])
-  redis.call('ZADD', KEYS[2], ARGV[3], ARGV[i + 1])
-end
-return 1
-",
-            )
-        });
-        let mut call = CLAIM.prepare_invoke();
-        call.key(self.keys.queue(claim.pool))
-            .key(self.keys.claims(claim.pool))
-            .arg(claim.pool.encode())
-            .arg(claim.game_id)
-            .arg(claim.now_ms);
-        for id in claim.ids {
-            call.key(self.keys.ticket(id)).arg(*id);
-        }
-        let claimed: i64 = call.invoke_async(&mut self.conn()).await?;
+        let claimed: i64 = self
+            .claim_call(claim)
+            .invoke_async(&mut self.conn())
+            .await?;
         Ok(claimed == 1)
+    }
+
+    async fn claim_all(&self, claims: &[Claim<'_>]) -> Result<Vec<bool>, StoreError> {
+        let mut won = Vec::with_capacity(claims.len());
+        let mut rest = claims;
+        while let Some(first) = rest.first() {
+            // A run of claims of one pool and time goes in one call.
+            let run = rest
+                .iter()
+                .take(CLAIMS_AT_ONCE)
+                .take_while(|c| c.pool == first.pool && c.now_ms == first.now_ms)
+                .count();
+            let (these, after) = rest.split_at(run);
+            let mut call = CLAIM_ALL.prepare_invoke();
+            call.key(self.keys.queue(first.pool))
+                .key(self.keys.claims(first.pool))
+                .arg(first.pool.encode())
+                .arg(first.now_ms);
+            for claim in these {
+                call.arg(claim.game_id).arg(claim.ids.len());
+                for id in claim.ids {
+                    call.key(self.keys.ticket(id)).arg(*id);
+                }
+            }
+            let claimed: Vec<i64> = call.invoke_async(&mut self.conn()).await?;
+            won.extend(claimed.into_iter().map(|c| c == 1));
+            rest = after;
+        }
+        Ok(won)
     }
 
     async fn release(&self, pool: &PoolKey, ids: &[&str]) -> Result<(), StoreError> {
@@ -311,32 +420,27 @@ return 1
     }
 
     async fn finish(&self, ticket: &Ticket, told: &Match) -> Result<(), StoreError> {
-        // KEYS: the ticket, its player's entry, its pool's claims.
-        // ARGV: the ticket's id, its player, its pool, then the fields of
-        // what the player is told.
-        static FINISH: LazyLock<Script> = LazyLock::new(|| {
-            Script::new(
-                r"
-local f = redis.call('HMGET', KEYS[1], 'state', 'user_id', 'pool')
-if f[1] ~= 'pairing' or f[2] ~= ARGV[2] or f[3] ~= ARGV[3] then return 0 end
-redis.call('HSET', KEYS[1], 'state', 'matched', unpack(ARGV, 4))
-if redis.call('GET', KEYS[2]) == ARGV[1] then redis.call('DEL', KEYS[2]) end
-redis.call('ZREM', KEYS[3], ARGV[1])
-return 1
-",
-            )
-        });
-        let mut call = FINISH.prepare_invoke();
-        call.key(self.keys.ticket(&ticket.id))
-            .key(self.keys.user(&ticket.user_id))
-            .key(self.keys.claims(&ticket.pool))
-            .arg(&ticket.id)
-            .arg(&ticket.user_id)
-            .arg(ticket.pool.encode());
-        for (field, value) in codec::match_fields(told) {
-            call.arg(field).arg(value);
+        let _: i64 = self
+            .finish_call(ticket, told)
+            .invoke_async(&mut self.conn())
+            .await?;
+        Ok(())
+    }
+
+    async fn finish_all(&self, done: &[(Ticket, Match)]) -> Result<(), StoreError> {
+        if done.is_empty() {
+            return Ok(());
         }
-        let _: i64 = call.invoke_async(&mut self.conn()).await?;
+        let calls: Vec<ScriptInvocation<'_>> = done
+            .iter()
+            .map(|(t, told)| self.finish_call(t, told))
+            .collect();
+        let mut pipe = redis::pipe();
+        pipe.load_script(&FINISH).ignore();
+        for call in &calls {
+            pipe.invoke_script(call).ignore();
+        }
+        pipe.query_async::<()>(&mut self.conn()).await?;
         Ok(())
     }
 

@@ -234,6 +234,16 @@ pub trait QueueStore: fmt::Debug + Send + Sync {
     /// [`QueueStore::stale_claims`] until it is finished or released.
     async fn claim(&self, claim: Claim<'_>) -> Result<bool, StoreError>;
 
+    /// Claims as [`QueueStore::claim`] does, each claim on its own, in one
+    /// trip to the store: whether each won, in order.
+    async fn claim_all(&self, claims: &[Claim<'_>]) -> Result<Vec<bool>, StoreError> {
+        let mut won = Vec::with_capacity(claims.len());
+        for claim in claims {
+            won.push(self.claim(*claim).await?);
+        }
+        Ok(won)
+    }
+
     /// Puts claimed tickets of `pool` back in its queue, in their old
     /// places (their game could not be made). Tickets not claimed are left
     /// as they are.
@@ -242,6 +252,15 @@ pub trait QueueStore: fmt::Debug + Send + Sync {
     /// Marks a claimed ticket matched, with what its player is told, and
     /// lets the player queue again. A ticket not claimed is left as it is.
     async fn finish(&self, ticket: &Ticket, told: &Match) -> Result<(), StoreError>;
+
+    /// Finishes tickets as [`QueueStore::finish`] does, in one trip to the
+    /// store.
+    async fn finish_all(&self, done: &[(Ticket, Match)]) -> Result<(), StoreError> {
+        for (ticket, told) in done {
+            self.finish(ticket, told).await?;
+        }
+        Ok(())
+    }
 
     /// Tries to hold the pairing lease of `pool` for `ttl`: true while
     /// `instance` holds it. In memory there is one instance, which always
