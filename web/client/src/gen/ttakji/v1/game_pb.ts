@@ -1516,7 +1516,8 @@ export enum UncertainReason {
   RACE = 4,
 
   /**
-   * The fight around it is unclear: a group around it may die instead.
+   * The fight around it is unclear: a group around it may die instead; or
+   * every stone of its colour would otherwise be taken off the board.
    *
    * @generated from enum value: UNCERTAIN_REASON_UNCLEAR_FIGHT = 5;
    */
