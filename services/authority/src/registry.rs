@@ -68,6 +68,17 @@ fn not_here(game_id: &str, placement: &Placement) -> Status {
     }
 }
 
+/// A new game and its first event, as it is stored.
+fn founded(meta: GameMeta) -> (OnlineGame, StoredEvent) {
+    let (state, started) = OnlineGame::new(meta);
+    let event = view::event(&state, &started);
+    let first = StoredEvent {
+        seq: started.seq,
+        payload: prost::Message::encode_to_vec(&event),
+    };
+    (state, first)
+}
+
 impl Registry {
     #[must_use]
     pub fn new(
@@ -186,13 +197,7 @@ impl Registry {
         if !matches!(placement, Placement::Here { .. }) {
             return Err(not_here(&meta.id, &placement));
         }
-        let (state, started) = OnlineGame::new(meta);
-        let event = view::event(&state, &started);
-        let payload = prost::Message::encode_to_vec(&event);
-        let first = StoredEvent {
-            seq: started.seq,
-            payload: payload.clone(),
-        };
+        let (state, first) = founded(meta);
         let id = state.meta().id.clone();
         let slot = self.loading_slot(&id).await;
         let creating = slot.lock().await;
@@ -218,18 +223,32 @@ impl Registry {
                 "the game could not be stored; try again",
             ));
         }
-        let snapshot = view::snapshot(&state, false);
-        metrics::gauge!("ttakji_live_games").increment(1.0);
-        let tx = self.start(state, store::FIRST_EPOCH);
-        self.inner.actors.lock().await.insert(id.to_string(), tx);
+        let snapshot = self.go_live(state).await;
         drop(creating);
         self.forget_slot(&id, &slot).await;
+        self.publish_first(&id, first.payload).await;
+        Ok(snapshot)
+    }
+
+    /// Starts the actor of a new game just stored, and counts it live;
+    /// returns its first snapshot. The caller holds the game's slot.
+    async fn go_live(&self, state: OnlineGame) -> pb::GameSnapshot {
+        let snapshot = view::snapshot(&state, false);
+        metrics::gauge!("ttakji_live_games").increment(1.0);
+        let id = state.meta().id.to_string();
+        let tx = self.start(state, store::FIRST_EPOCH);
+        self.inner.actors.lock().await.insert(id, tx);
+        snapshot
+    }
+
+    /// Publishes a new game's first event (best effort: a watcher reads
+    /// the store when it subscribes).
+    async fn publish_first(&self, id: &GameId, payload: Vec<u8>) {
         let _ = self
             .inner
             .bus
-            .publish_encoded(&ttakji_platform::bus::game_events(&id), payload)
+            .publish_encoded(&ttakji_platform::bus::game_events(id), payload)
             .await;
-        Ok(snapshot)
     }
 
     /// Creates games in one store commit, then starts their actors; the
@@ -257,12 +276,7 @@ impl Registry {
                 answers.push(Some(Err(refusal)));
                 continue;
             }
-            let (state, started) = OnlineGame::new(meta);
-            let event = view::event(&state, &started);
-            let first = StoredEvent {
-                seq: started.seq,
-                payload: prost::Message::encode_to_vec(&event),
-            };
+            let (state, first) = founded(meta);
             new.push((answers.len(), state, first));
             answers.push(None);
         }
@@ -285,7 +299,6 @@ impl Registry {
             })
             .collect();
         let stored = store::insert_games(&self.inner.db, &rows).await;
-        drop(rows);
         if let Err(e) = stored {
             tracing::warn!(error = %e, games = new.len(), "games not stored together; made one by one");
             for ((_, state, _), (slot, held)) in new.iter().zip(slots) {
@@ -303,20 +316,16 @@ impl Registry {
         let mut published = Vec::with_capacity(new.len());
         for ((i, state, first), (slot, held)) in new.into_iter().zip(slots) {
             let id = state.meta().id.clone();
-            answers[i] = Some(Ok(view::snapshot(&state, false)));
-            metrics::gauge!("ttakji_live_games").increment(1.0);
-            let tx = self.start(state, store::FIRST_EPOCH);
-            self.inner.actors.lock().await.insert(id.to_string(), tx);
+            answers[i] = Some(Ok(self.go_live(state).await));
             drop(held);
             self.forget_slot(id.as_str(), &slot).await;
             published.push((id, first.payload));
         }
-        let bus = &self.inner.bus;
-        futures_util::future::join_all(published.into_iter().map(|(id, payload)| async move {
-            let _ = bus
-                .publish_encoded(&ttakji_platform::bus::game_events(&id), payload)
-                .await;
-        }))
+        futures_util::future::join_all(
+            published
+                .into_iter()
+                .map(|(id, payload)| async move { self.publish_first(&id, payload).await }),
+        )
         .await;
         answers
             .into_iter()

@@ -279,11 +279,11 @@ impl AuthorityService for Authority {
             )));
         }
         // Each game is checked on its own; the ones that pass are made
-        // together, in one commit.
-        let mut answers: Vec<Option<Result<pb::GameSnapshot, Status>>> = Vec::new();
+        // together, in one commit, and answered in the order asked.
+        let mut checked = Vec::with_capacity(asked.len());
         let mut metas = Vec::new();
         for req in &asked {
-            let checked = if req.game_id.is_empty() {
+            let meta = if req.game_id.is_empty() {
                 Err(Status::invalid_argument(
                     "each game of CreateGames needs its game_id",
                 ))
@@ -293,46 +293,37 @@ impl AuthorityService for Authority {
                     Err(redirect) => Err(redirect),
                 }
             };
-            match checked {
-                Ok(meta) => {
-                    metas.push(meta);
-                    answers.push(None);
-                }
-                Err(status) => answers.push(Some(Err(status))),
-            }
+            checked.push(meta.map(|meta| {
+                let made_as = (meta.id.clone(), computer_engine(&meta));
+                metas.push(meta);
+                made_as
+            }));
         }
-        let made_as: Vec<(GameId, Option<AiEngine>)> = metas
-            .iter()
-            .map(|m| (m.id.clone(), computer_engine(m)))
-            .collect();
         let mut made = self.registry.create_many(metas).await.into_iter();
-        for (answer, (id, engine)) in answers.iter_mut().filter(|a| a.is_none()).zip(made_as) {
-            let result = made
-                .next()
-                .unwrap_or_else(|| Err(Status::internal("the registry answered fewer games")));
-            if result.is_ok() {
-                count_made(&id, engine);
-            }
-            *answer = Some(result);
-        }
-        let games = answers
+        let games = checked
             .into_iter()
-            .map(|answer| match answer {
-                Some(Ok(game)) => internal::CreatedGame {
-                    game: Some(game),
-                    code: 0,
-                    message: String::new(),
-                },
-                Some(Err(status)) => internal::CreatedGame {
-                    game: None,
-                    code: status.code() as i32,
-                    message: status.message().to_owned(),
-                },
-                None => internal::CreatedGame {
-                    game: None,
-                    code: tonic::Code::Internal as i32,
-                    message: "the game was not answered".to_owned(),
-                },
+            .map(|checked| {
+                let answer = checked.and_then(|(id, engine)| {
+                    let answer = made.next().unwrap_or_else(|| {
+                        Err(Status::internal("the registry answered fewer games"))
+                    });
+                    if answer.is_ok() {
+                        count_made(&id, engine);
+                    }
+                    answer
+                });
+                match answer {
+                    Ok(game) => internal::CreatedGame {
+                        game: Some(game),
+                        code: 0,
+                        message: String::new(),
+                    },
+                    Err(status) => internal::CreatedGame {
+                        game: None,
+                        code: status.code() as i32,
+                        message: status.message().to_owned(),
+                    },
+                }
             })
             .collect();
         Ok(Response::new(internal::CreateGamesResponse { games }))
