@@ -14,7 +14,7 @@ use ttakji_platform::shutdown::Shutdown;
 use ttakji_proto::internal::v1 as internal;
 use ttakji_proto::v1 as pb;
 
-use ttakji_platform::authorities::{SHARDS, completed_in_shard, shard_of};
+use ttakji_platform::authorities::{SHARDS, completed_in_shard};
 
 use crate::matchmaker::{Matchmaker, first_is_black, random_id};
 use crate::pairing::{Pairing, plan};
@@ -100,19 +100,25 @@ impl Matchmaker {
         // The pairings of one batch get game ids of one shard, so one
         // authority makes the whole batch in one commit.
         let pairings = plan(&waiting, now, rules);
-        let mut planned: Vec<(Vec<&str>, String)> = Vec::new();
-        for batch in pairings.chunks(GAMES_AT_ONCE) {
-            let shard = random_shard();
-            for pairing in batch {
-                let ids = match pairing {
-                    Pairing::Pair(a, b) => vec![a.as_str(), b.as_str()],
-                    Pairing::Computer(a) => vec![a.as_str()],
-                };
-                planned.push((ids, random_id_in(shard)));
-            }
-        }
-        let claims: Vec<Claim<'_>> = planned
+        let batches: Vec<Vec<(Vec<&str>, String)>> = pairings
+            .chunks(GAMES_AT_ONCE)
+            .map(|batch| {
+                let shard = random_shard();
+                batch
+                    .iter()
+                    .map(|pairing| {
+                        let ids = match pairing {
+                            Pairing::Pair(a, b) => vec![a.as_str(), b.as_str()],
+                            Pairing::Computer(a) => vec![a.as_str()],
+                        };
+                        (ids, random_id_in(shard))
+                    })
+                    .collect()
+            })
+            .collect();
+        let claims: Vec<Claim<'_>> = batches
             .iter()
+            .flatten()
             .map(|(ids, game_id)| Claim {
                 pool,
                 ids,
@@ -120,41 +126,35 @@ impl Matchmaker {
                 now_ms: now,
             })
             .collect();
-        let won = tickets.claim_all(&claims).await?;
-        let mut claimed: Vec<Made> = Vec::new();
-        for ((ids, game_id), won) in planned.iter().zip(won) {
-            let mut seats = ids
+        let mut won = tickets.claim_all(&claims).await?.into_iter();
+        // The claimed pairings of each batch, a few batches at once.
+        let mut making = tokio::task::JoinSet::new();
+        for batch in &batches {
+            let claimed: Vec<Made> = batch
                 .iter()
-                .filter_map(|id| by_id.get(id).map(|t| (*t).clone()));
-            if let (true, Some(first)) = (won, seats.next()) {
-                claimed.push(Made {
-                    first,
-                    second: seats.next(),
-                    game_id: game_id.clone(),
-                });
-            }
-        }
-        // Batches in the order claimed (one shard each), a few at once.
-        let mut batches = tokio::task::JoinSet::new();
-        let mut claimed = claimed.into_iter().peekable();
-        while claimed.peek().is_some() {
-            let mut batch: Vec<Made> = Vec::new();
-            while let Some(next) = claimed.peek() {
-                let same_shard = batch
-                    .first()
-                    .is_none_or(|b| shard_of(&b.game_id) == shard_of(&next.game_id));
-                if batch.len() == GAMES_AT_ONCE || !same_shard {
-                    break;
-                }
-                batch.extend(claimed.next());
+                .zip(won.by_ref())
+                .filter_map(|((ids, game_id), won)| {
+                    let mut seats = ids
+                        .iter()
+                        .filter_map(|id| by_id.get(id).map(|t| (*t).clone()));
+                    let first = seats.next().filter(|_| won)?;
+                    Some(Made {
+                        first,
+                        second: seats.next(),
+                        game_id: game_id.clone(),
+                    })
+                })
+                .collect();
+            if claimed.is_empty() {
+                continue;
             }
             let this = self.clone();
-            batches.spawn(async move { this.make_games(batch).await });
-            while batches.len() >= BATCHES_AT_ONCE {
-                batches.join_next().await;
+            making.spawn(async move { this.make_games(claimed).await });
+            while making.len() >= BATCHES_AT_ONCE {
+                making.join_next().await;
             }
         }
-        while batches.join_next().await.is_some() {}
+        while making.join_next().await.is_some() {}
         Ok(())
     }
 

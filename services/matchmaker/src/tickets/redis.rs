@@ -76,61 +76,8 @@ impl RedisTickets {
     }
 }
 
-/// Claims a pairing's tickets, all or none.
-/// KEYS: the pool's queue, its claims, then each ticket.
-/// ARGV: the pool, the game id, the time of the claim, then each ticket's
-/// id (in the order of KEYS).
-static CLAIM: LazyLock<Script> = LazyLock::new(|| {
-    Script::new(
-        r"
-for i = 3, #KEYS do
-  local f = redis.call('HMGET', KEYS[i], 'state', 'pool')
-  if f[1] ~= 'waiting' or f[2] ~= ARGV[1] then return 0 end
-end
-for i = 3, #KEYS do
-  redis.call('HSET', KEYS[i], 'state', 'pairing', 'game_id', ARGV[2], 'claimed_ms', ARGV[3])
-  redis.call('ZREM', KEYS[1], ARGV[i + 1])
-  redis.call('ZADD', KEYS[2], ARGV[3], ARGV[i + 1])
-end
-return 1
-",
-    )
-});
-
 /// Claims of one pool made in one script call: at most this many.
 const CLAIMS_AT_ONCE: usize = 256;
-
-/// Claims several pairings of one pool, each all or none, as [`CLAIM`]
-/// does: an array of 1 (claimed) or 0, one for each.
-/// KEYS: the pool's queue, its claims, then each claim's tickets in turn.
-/// ARGV: the pool, the time of the claims, then for each claim its game
-/// id, how many tickets it takes and their ids.
-static CLAIM_ALL: LazyLock<Script> = LazyLock::new(|| {
-    Script::new(
-        r"
-local won = {}
-local k, a = 3, 3
-while a <= #ARGV do
-  local game, n = ARGV[a], tonumber(ARGV[a + 1])
-  local ok = true
-  for j = 0, n - 1 do
-    local f = redis.call('HMGET', KEYS[k + j], 'state', 'pool')
-    if f[1] ~= 'waiting' or f[2] ~= ARGV[1] then ok = false end
-  end
-  if ok then
-    for j = 0, n - 1 do
-      redis.call('HSET', KEYS[k + j], 'state', 'pairing', 'game_id', game, 'claimed_ms', ARGV[2])
-      redis.call('ZREM', KEYS[1], ARGV[a + 2 + j])
-      redis.call('ZADD', KEYS[2], ARGV[2], ARGV[a + 2 + j])
-    end
-  end
-  won[#won + 1] = ok and 1 or 0
-  k, a = k + n, a + 2 + n
-end
-return won
-",
-    )
-});
 
 /// Marks a claimed ticket matched.
 /// KEYS: the ticket, its player's entry, its pool's claims.
@@ -150,20 +97,6 @@ return 1
 });
 
 impl RedisTickets {
-    /// The script call that claims `claim`'s tickets ([`CLAIM`]).
-    fn claim_call(&self, claim: Claim<'_>) -> ScriptInvocation<'static> {
-        let mut call = CLAIM.prepare_invoke();
-        call.key(self.keys.queue(claim.pool))
-            .key(self.keys.claims(claim.pool))
-            .arg(claim.pool.encode())
-            .arg(claim.game_id)
-            .arg(claim.now_ms);
-        for id in claim.ids {
-            call.key(self.keys.ticket(id)).arg(*id);
-        }
-        call
-    }
-
     /// The script call that finishes `ticket` with what its player is told
     /// ([`FINISH`]).
     fn finish_call(&self, ticket: &Ticket, told: &Match) -> ScriptInvocation<'static> {
@@ -354,14 +287,41 @@ return 'done'
     }
 
     async fn claim(&self, claim: Claim<'_>) -> Result<bool, StoreError> {
-        let claimed: i64 = self
-            .claim_call(claim)
-            .invoke_async(&mut self.conn())
-            .await?;
-        Ok(claimed == 1)
+        Ok(self.claim_all(&[claim]).await?.first() == Some(&true))
     }
 
     async fn claim_all(&self, claims: &[Claim<'_>]) -> Result<Vec<bool>, StoreError> {
+        // Claims pairings of one pool, each all or none: an array of 1
+        // (claimed) or 0, one for each.
+        // KEYS: the pool's queue, its claims, then each claim's tickets in
+        // turn. ARGV: the pool, the time of the claims, then for each claim
+        // its game id, how many tickets it takes and their ids.
+        static CLAIM: LazyLock<Script> = LazyLock::new(|| {
+            Script::new(
+                r"
+local won = {}
+local k, a = 3, 3
+while a <= #ARGV do
+  local game, n = ARGV[a], tonumber(ARGV[a + 1])
+  local ok = true
+  for j = 0, n - 1 do
+    local f = redis.call('HMGET', KEYS[k + j], 'state', 'pool')
+    if f[1] ~= 'waiting' or f[2] ~= ARGV[1] then ok = false end
+  end
+  if ok then
+    for j = 0, n - 1 do
+      redis.call('HSET', KEYS[k + j], 'state', 'pairing', 'game_id', game, 'claimed_ms', ARGV[2])
+      redis.call('ZREM', KEYS[1], ARGV[a + 2 + j])
+      redis.call('ZADD', KEYS[2], ARGV[2], ARGV[a + 2 + j])
+    end
+  end
+  won[#won + 1] = ok and 1 or 0
+  k, a = k + n, a + 2 + n
+end
+return won
+",
+            )
+        });
         let mut won = Vec::with_capacity(claims.len());
         let mut rest = claims;
         while let Some(first) = rest.first() {
@@ -372,7 +332,7 @@ return 'done'
                 .take_while(|c| c.pool == first.pool && c.now_ms == first.now_ms)
                 .count();
             let (these, after) = rest.split_at(run);
-            let mut call = CLAIM_ALL.prepare_invoke();
+            let mut call = CLAIM.prepare_invoke();
             call.key(self.keys.queue(first.pool))
                 .key(self.keys.claims(first.pool))
                 .arg(first.pool.encode())
