@@ -13,11 +13,6 @@ mod train;
 
 use std::io;
 
-/// The services allocate for every message they pass; mimalloc's per-thread
-/// pools cost less a move than the system allocator's (docs/benchmarks.md).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 
@@ -162,6 +157,11 @@ fn parse_level(s: &str) -> Result<Level, String> {
 fn parse_komi(s: &str) -> Result<Komi, String> {
     Komi::parse(s).map_err(|e| e.to_string())
 }
+
+/// The services allocate for every message they pass; mimalloc's per-thread
+/// pools cost less a move than the system allocator's (docs/benchmarks.md).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
