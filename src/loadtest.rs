@@ -78,12 +78,22 @@ pub struct LoadtestArgs {
     /// soon as the bot sees its turn.
     #[arg(long, default_value_t = 0.0, value_parser = parse_rate)]
     pub rate: f64,
-    /// Seconds to play for, from when every bot has signed in.
+    /// Seconds to play for and measure, after the warm-up.
     #[arg(long, default_value_t = 30.0, value_parser = parse_seconds)]
     pub duration: f64,
+    /// Seconds played but not measured once every game has begun (the
+    /// making of the games and their first moves are not the steady
+    /// state); 0 measures from the first move.
+    #[arg(long, default_value_t = 5.0, value_parser = parse_warmup)]
+    pub warmup: f64,
     /// How bots find games: friend challenges or the queue.
     #[arg(long, value_enum, default_value = "friend")]
     pub pairing: Pairing,
+    /// Connections the bots share, in turn; 0 (the default) gives each bot
+    /// its own, as players have. Past some 9,000 bots a process's limit
+    /// on open files (often 20,000) calls for sharing.
+    #[arg(long, default_value_t = 0)]
+    pub connections: u32,
     /// Board size: 9, 13 or 19.
     #[arg(long, default_value_t = 9, value_parser = parse_board_size)]
     pub board_size: u32,
@@ -132,6 +142,13 @@ fn parse_seconds(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(v) if v.is_finite() && v > 0.0 && v < 1e9 => Ok(v),
         _ => Err(format!("{s:?} is not a positive number of seconds")),
+    }
+}
+
+fn parse_warmup(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && (0.0..1e9).contains(&v) => Ok(v),
+        _ => Err(format!("{s:?} is not a number of seconds (0 or more)")),
     }
 }
 
@@ -194,6 +211,9 @@ const PACER_SLACK: Duration = Duration::from_millis(5);
 pub struct Run {
     pub tally: Tally,
     pub pacer: Option<Pacer>,
+    /// Challenges being made at once: the games begin at the pace the
+    /// deployment makes them, not all in one burst that times out.
+    pub challenges: tokio::sync::Semaphore,
     pub board_size: u32,
     /// Every game's calls, when histories are checked.
     pub histories: Option<history::Histories>,
@@ -201,6 +221,9 @@ pub struct Run {
 
 /// Bots signed in at once.
 const SIGN_IN_AT_ONCE: usize = 32;
+
+/// Friend challenges made at once (each is two calls and a new game).
+const CHALLENGES_AT_ONCE: usize = 64;
 /// How long a gateway started by `--fault-restart` may take to answer.
 const START_WAIT: Duration = Duration::from_secs(60);
 /// The service the baseline's health check asks about.
@@ -255,7 +278,15 @@ async fn reach(endpoint: &Endpoint, url: &str, wait: Duration) -> anyhow::Result
 
 /// Signs in `count` bots with nicknames unique to this run, bot `i`
 /// through `endpoints[i % endpoints.len()]`.
-async fn sign_in_bots(endpoints: &[Endpoint], count: usize) -> anyhow::Result<Vec<Bot>> {
+async fn sign_in_bots(
+    endpoints: &[Endpoint],
+    count: usize,
+    connections: usize,
+) -> anyhow::Result<Vec<Bot>> {
+    let mut shared = Vec::with_capacity(connections.min(count));
+    for i in 0..connections.min(count) {
+        shared.push(bot::connect(&endpoints[i % endpoints.len()]).await?);
+    }
     let run_id = uuid::Uuid::new_v4().simple().to_string();
     let prefix = format!("lt{}", run_id.get(..6).unwrap_or("000000"));
     let seed = uuid::Uuid::new_v4().as_u64_pair().0;
@@ -264,13 +295,18 @@ async fn sign_in_bots(endpoints: &[Endpoint], count: usize) -> anyhow::Result<Ve
     for i in 0..count {
         let endpoint = endpoints[i % endpoints.len()].clone();
         let gate = gate.clone();
+        let channel = (!shared.is_empty()).then(|| shared[i % shared.len()].clone());
         let nickname = format!("{prefix}-{i}");
         let seed = seed
             .wrapping_add(i as u64)
             .wrapping_mul(0x9E37_79B9_7F4A_7C15);
         signing.spawn(async move {
             let _permit = gate.acquire_owned().await;
-            bot::sign_in(&endpoint, nickname, seed)
+            let channel = match channel {
+                Some(channel) => channel,
+                None => bot::connect(&endpoint).await?,
+            };
+            bot::sign_in(channel, nickname, seed)
                 .await
                 .map(|bot| (i, bot))
         });
@@ -343,7 +379,12 @@ async fn progress(run: Arc<Run>, moves_last_second: Arc<AtomicU64>) {
     loop {
         tick.tick().await;
         let now = run.tally.progress();
-        let per_second = now.moves.saturating_sub(last);
+        // The count starts again when the measuring begins.
+        let per_second = if now.moves >= last {
+            now.moves - last
+        } else {
+            now.moves
+        };
         last = now.moves;
         moves_last_second.store(per_second, Ordering::Relaxed);
         eprintln!(
@@ -412,7 +453,7 @@ enum Injection {
 /// Injects a fault every `every` until the run ends at `end` (none at
 /// the very end, where it would cost nothing that could be measured).
 async fn inject(run: Arc<Run>, every: Duration, end: Instant, injection: Injection) {
-    let start = run.tally.started();
+    let start = run.tally.measured_from();
     let mut tick = tokio::time::interval_at(start + every, every);
     for n in 1.. {
         if tick.tick().await >= end {
@@ -495,11 +536,12 @@ async fn drive(args: &LoadtestArgs) -> anyhow::Result<()> {
         args.games, args.duration
     );
     // One more bot reads every game at the end.
-    let mut bots = sign_in_bots(&endpoints, count + 1).await?;
+    let mut bots = sign_in_bots(&endpoints, count + 1, args.connections as usize).await?;
     let reader = bots.pop().context("no bot signed in")?;
     let run = Arc::new(Run {
         tally: Tally::new(),
         pacer: (args.rate > 0.0).then(|| Pacer::new(args.rate)),
+        challenges: tokio::sync::Semaphore::new(CHALLENGES_AT_ONCE),
         board_size: args.board_size,
         histories: (args.check_history || args.chaos).then(history::Histories::new),
     });
@@ -520,7 +562,6 @@ async fn drive(args: &LoadtestArgs) -> anyhow::Result<()> {
             }
         }
     }
-    let cpu_since = cpu::Since::now(&args.server_pid);
     let moves_last_second = Arc::new(AtomicU64::new(0));
     tasks.spawn(progress(run.clone(), moves_last_second.clone()));
     tasks.spawn(baseline(
@@ -529,7 +570,13 @@ async fn drive(args: &LoadtestArgs) -> anyhow::Result<()> {
         args.rate,
         moves_last_second,
     ));
-    let end = run.tally.started() + Duration::from_secs_f64(args.duration);
+    if args.warmup > 0.0 {
+        warm_up(&run, args).await;
+    }
+    let measured_from = Instant::now();
+    run.tally.begin_measuring(measured_from);
+    let cpu_since = cpu::Since::now(&args.server_pid);
+    let end = measured_from + Duration::from_secs_f64(args.duration);
     let fault_every = args
         .fault_every
         .or(deployment.as_ref().map(|_| CHAOS_FAULT_EVERY));
@@ -585,6 +632,35 @@ async fn drive(args: &LoadtestArgs) -> anyhow::Result<()> {
         print!("{}", report.text());
     }
     Ok(())
+}
+
+/// How long the warm-up waits for every game to have begun.
+const GAMES_BEGUN_WAIT: Duration = Duration::from_secs(120);
+
+/// Waits until every game has begun (or [`GAMES_BEGUN_WAIT`] has passed),
+/// then plays `--warmup` seconds more.
+async fn warm_up(run: &Run, args: &LoadtestArgs) {
+    let games = args.games as usize;
+    let given_up = Instant::now() + GAMES_BEGUN_WAIT;
+    loop {
+        let live = run.tally.progress().live_games;
+        if live >= games {
+            break;
+        }
+        if Instant::now() >= given_up {
+            eprintln!(
+                "{live} of {games} games had begun after {} s; measuring anyway",
+                GAMES_BEGUN_WAIT.as_secs()
+            );
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    eprintln!(
+        "every game has begun; warming up for {} s, then measuring for {} s",
+        args.warmup, args.duration
+    );
+    tokio::time::sleep(Duration::from_secs_f64(args.warmup)).await;
 }
 
 /// Seconds between a chaos run's faults unless `--fault-every` says.
@@ -829,13 +905,14 @@ impl Report<'_> {
         };
         let q = |h: &Histogram, q: f64| millis(h.quantile(q));
         let mut out = format!(
-            "ttakji loadtest against {}: {} games ({} pairing, {}x{}), {pace}, {:.1} s\n",
+            "ttakji loadtest against {}: {} games ({} pairing, {}x{}), {pace}, {:.1} s measured after every game had begun and {} s of warm-up\n",
             self.url,
             a.games,
             a.pairing.name(),
             a.board_size,
             a.board_size,
-            self.seconds()
+            self.seconds(),
+            a.warmup
         );
         out.push_str(&format!(
             "moves accepted    {} ({:.1} a second)\n",
@@ -960,6 +1037,7 @@ impl Report<'_> {
             "board_size": a.board_size,
             "rate": a.rate,
             "duration_s": self.seconds(),
+            "warmup_s": a.warmup,
             "moves": t.moves,
             "moves_per_second": self.moves_per_second(),
             "round_trip_ms": latencies(&t.round_trip),

@@ -28,6 +28,8 @@ async fn games_stay_linearizable_through_each_kind_of_fault_with_nothing_lost() 
                     "4",
                     "--duration",
                     "23",
+                    "--warmup",
+                    "1",
                     "--fault-every",
                     "5",
                     "--json",

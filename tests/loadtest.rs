@@ -70,6 +70,8 @@ fn a_short_load_test_against_the_single_process_server_reports_moves_and_ordered
         "4",
         "--duration",
         "3",
+        "--warmup",
+        "0.5",
         "--server-pid",
         &pid,
     ]);
@@ -81,6 +83,7 @@ fn a_short_load_test_against_the_single_process_server_reports_moves_and_ordered
     assert_eq!(report["faults"], serde_json::json!([]), "{report}");
     assert_eq!(number(&report, "/games"), 4.0);
     assert!(number(&report, "/games_started") >= 4.0, "{report}");
+    assert_eq!(number(&report, "/warmup_s"), 0.5);
     for field in ["games_finished", "live_games", "duration_s"] {
         number(&report, &format!("/{field}"));
     }
@@ -134,6 +137,8 @@ fn a_restart_fault_kills_the_server_the_load_test_started_and_reports_what_it_co
         "2",
         "--duration",
         "5",
+        "--warmup",
+        "0",
         "--fault-every",
         "2.5",
         "--fault-restart",

@@ -119,14 +119,21 @@ pub fn endpoint(url: &str) -> anyhow::Result<Endpoint> {
         .keep_alive_timeout(Duration::from_secs(10)))
 }
 
-/// Signs a guest in as `nickname` on a connection of its own, retrying
-/// while the gateway is busy or away.
-pub async fn sign_in(endpoint: &Endpoint, nickname: String, seed: u64) -> anyhow::Result<Bot> {
-    let url = endpoint.uri().to_string();
-    let channel = endpoint
+/// A connection to the gateway at `endpoint`.
+///
+/// # Errors
+/// When it cannot be reached.
+pub async fn connect(endpoint: &Endpoint) -> anyhow::Result<Channel> {
+    endpoint
         .connect()
         .await
-        .with_context(|| format!("connecting to the gateway at {url}"))?;
+        .with_context(|| format!("connecting to the gateway at {}", endpoint.uri()))
+}
+
+/// Signs a guest in as `nickname` on `channel` (a connection of its own,
+/// or one shared with other bots), retrying while the gateway is busy or
+/// away.
+pub async fn sign_in(channel: Channel, nickname: String, seed: u64) -> anyhow::Result<Bot> {
     let mut auth = AuthServiceClient::new(channel.clone());
     let mut backoff = Backoff::new();
     let mut tries = 0;
@@ -144,7 +151,7 @@ pub async fn sign_in(endpoint: &Endpoint, nickname: String, seed: u64) -> anyhow
             Ok(signed) => break signed.into_inner(),
             Err(status) if worth_a_retry(status.code()) && tries < 8 => backoff.wait().await,
             Err(status) => anyhow::bail!(
-                "the gateway at {url} refused to sign in {nickname}: {:?} {}",
+                "the gateway refused to sign in {nickname}: {:?} {}",
                 status.code(),
                 status.message()
             ),
@@ -359,6 +366,7 @@ impl Bot {
     /// Makes a friend challenge, which `friend` accepts by its code;
     /// returns the game, trying until it is made.
     pub async fn challenge(&self, friend: &Bot, run: &Run) -> String {
+        let _turn = run.challenges.acquire().await;
         let tally = &run.tally;
         let mut backoff = Backoff::new();
         loop {

@@ -8,6 +8,10 @@
 //! that had moved before it has had its next move acknowledged (or has
 //! ended), or until the next fault; calls refused in the window are the
 //! fault's.
+//!
+//! The run is measured from [`Tally::begin_measuring`] on: moves first
+//! sent before it (the warm-up, while games are still being made) are
+//! played but not counted. Refused calls count over the whole run.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -24,8 +28,10 @@ pub struct Tally {
     state: Mutex<State>,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct State {
+    /// Moves first sent before this are not counted.
+    measured_from: Instant,
     /// The user ids of the bots.
     ours: HashSet<String>,
     round_trip: Histogram,
@@ -118,10 +124,40 @@ pub struct Totals {
 
 impl Tally {
     pub fn new() -> Tally {
+        let started = Instant::now();
         Tally {
-            started: Instant::now(),
-            state: Mutex::default(),
+            started,
+            state: Mutex::new(State {
+                measured_from: started,
+                ours: HashSet::new(),
+                round_trip: Histogram::default(),
+                calls: Histogram::default(),
+                baseline: Histogram::default(),
+                moves: 0,
+                errors: BTreeMap::new(),
+                error_examples: BTreeMap::new(),
+                games: HashMap::new(),
+                games_started: 0,
+                games_finished: 0,
+                faults: Vec::new(),
+            }),
         }
+    }
+
+    /// Counts moves and latencies afresh from `at`: what was sent before
+    /// it is not counted, even if it is answered later.
+    pub fn begin_measuring(&self, at: Instant) {
+        let mut state = self.state();
+        state.measured_from = at;
+        state.round_trip = Histogram::default();
+        state.calls = Histogram::default();
+        state.baseline = Histogram::default();
+        state.moves = 0;
+    }
+
+    /// When the measured part of the run began.
+    pub fn measured_from(&self) -> Instant {
+        self.state().measured_from
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
@@ -193,8 +229,10 @@ impl Tally {
     /// A move call was acknowledged `at`, after being sent at `sent`.
     pub fn move_acknowledged(&self, game_id: &str, sent: Instant, at: Instant) {
         let mut state = self.state();
-        state.moves += 1;
-        state.calls.record(at.saturating_duration_since(sent));
+        if sent >= state.measured_from {
+            state.moves += 1;
+            state.calls.record(at.saturating_duration_since(sent));
+        }
         if let Some(game) = state.games.get_mut(game_id) {
             game.last_ack = Some(at);
         }
@@ -214,7 +252,7 @@ impl Tally {
             .games
             .get_mut(game_id)
             .and_then(|game| game.pending.remove(&number));
-        if let Some(sent) = sent {
+        if let Some(sent) = sent.filter(|&sent| sent >= state.measured_from) {
             state.round_trip.record(at.saturating_duration_since(sent));
         }
     }
@@ -278,8 +316,8 @@ impl Tally {
     pub fn totals(&self) -> Totals {
         let state = self.state();
         Totals {
-            started: self.started,
-            elapsed: self.started.elapsed(),
+            started: state.measured_from,
+            elapsed: state.measured_from.elapsed(),
             moves: state.moves,
             round_trip: state.round_trip.clone(),
             calls: state.calls.clone(),
@@ -317,6 +355,29 @@ mod tests {
         assert_eq!(totals.round_trip.count(), 1, "a move is delivered once");
         assert_eq!(totals.round_trip.max(), ms(60));
         assert_eq!(totals.calls.max(), ms(2));
+    }
+
+    #[test]
+    fn moves_sent_before_the_measuring_began_are_played_but_not_counted() {
+        let tally = Tally::new();
+        let t = Instant::now();
+        tally.game_seen("g1", 2);
+        tally.move_sent("g1", 1, t);
+        tally.move_acknowledged("g1", t, t + ms(400));
+        tally.begin_measuring(t + ms(100));
+        // Move 1, sent in the warm-up, arrives after it: not counted.
+        tally.move_delivered("g1", 1, t + ms(500));
+        tally.move_sent("g1", 2, t + ms(600));
+        tally.move_acknowledged("g1", t + ms(600), t + ms(601));
+        tally.move_delivered("g1", 2, t + ms(603));
+        tally.refused(&tonic::Status::unavailable("away"));
+        let totals = tally.totals();
+        assert_eq!(totals.moves, 1);
+        assert_eq!(totals.round_trip.count(), 1);
+        assert_eq!(totals.round_trip.max(), ms(3));
+        assert_eq!(totals.calls.max(), ms(1));
+        assert_eq!(totals.started, t + ms(100));
+        assert_eq!(totals.errors.values().sum::<u64>(), 1);
     }
 
     #[test]
