@@ -179,6 +179,20 @@ fn epoch_column(epoch: u64) -> i64 {
     i64::try_from(epoch).unwrap_or(i64::MAX)
 }
 
+/// A write's statements, for either store. First, and only for the epoch
+/// the writer holds: the row's lock orders the write against a takeover,
+/// and a writer that lost the game writes nothing.
+const HOLD_GAME: &str = "UPDATE games SET deadline_at = $2, draw_offered_by = $3, counting = $5, \
+     resumed_after = $6, away = $7, stand_ins = $8, ai_engine = $9, \
+     move_count = COALESCE($10, move_count) WHERE id = $1 AND epoch = $4";
+const TRUNCATE_MOVES: &str = "DELETE FROM moves WHERE game_id = $1 AND number > $2";
+const INSERT_MOVE: &str = "INSERT INTO moves (game_id, number, color, point, played_at, by_stand_in) \
+     VALUES ($1, $2, $3, $4, $5, $6)";
+const FINISH_GAME: &str = "UPDATE games SET status = 'finished', end_reason = $2, result = $3, \
+     black_points = $4, white_points = $5, dead_stones = $6, sgf = $7, finished_at = $8 WHERE id = $1";
+const INSERT_EVENT: &str =
+    "INSERT INTO game_events (game_id, seq, payload, created_at) VALUES ($1, $2, $3, $4)";
+
 /// The statements of one write on `$conn`, in order: false when the game's
 /// epoch is newer than the writer's (nothing else is run then, and the
 /// caller undoes the transaction).
@@ -186,81 +200,140 @@ macro_rules! write_statements {
     ($conn:expr, $game_id:expr, $epoch:expr, $write:expr, $events:expr, $now:expr) => {{
         let (game_id, write, events, now): (&str, &Write, &[StoredEvent], i64) =
             ($game_id, $write, $events, $now);
-        // First, and only for the epoch this writer holds: the row's lock
-        // orders this write against a takeover, and a writer that lost the
-        // game writes nothing.
-        let held = sqlx::query(
-            "UPDATE games SET deadline_at = $2, draw_offered_by = $3, counting = $5, resumed_after = $6, \
-             away = $7, stand_ins = $8, ai_engine = $9, move_count = COALESCE($10, move_count) \
-             WHERE id = $1 AND epoch = $4",
-        )
-        .bind(game_id)
-        .bind(write.deadline_at)
-        .bind(write.draw_offered_by.map(codec::color_text))
-        .bind($epoch)
-        .bind(write.counting.as_ref().map(codec::counting_text))
-        .bind(codec::move_counts_text(&write.resumed_after))
-        .bind(codec::away_text(&write.away))
-        .bind(codec::seats_text(&write.stand_ins))
-        .bind(codec::ai_engine_text(write.ai_engine))
-        .bind(write.move_count().map(number_column))
-        .execute($conn)
-        .await?
-        .rows_affected()
+        let held = sqlx::query(HOLD_GAME)
+            .bind(game_id)
+            .bind(write.deadline_at)
+            .bind(write.draw_offered_by.map(codec::color_text))
+            .bind($epoch)
+            .bind(write.counting.as_ref().map(codec::counting_text))
+            .bind(codec::move_counts_text(&write.resumed_after))
+            .bind(codec::away_text(&write.away))
+            .bind(codec::seats_text(&write.stand_ins))
+            .bind(codec::ai_engine_text(write.ai_engine))
+            .bind(write.move_count().map(number_column))
+            .execute($conn)
+            .await?
+            .rows_affected()
             > 0;
         if held {
             if let Some(after) = write.truncate_after {
-                sqlx::query("DELETE FROM moves WHERE game_id = $1 AND number > $2")
+                sqlx::query(TRUNCATE_MOVES)
                     .bind(game_id)
                     .bind(number_column(after))
                     .execute($conn)
                     .await?;
             }
             if let Some(m) = &write.insert_move {
-                sqlx::query(
-                    "INSERT INTO moves (game_id, number, color, point, played_at, by_stand_in) \
-                     VALUES ($1, $2, $3, $4, $5, $6)",
-                )
-                .bind(game_id)
-                .bind(number_column(m.number))
-                .bind(codec::color_text(m.color))
-                .bind(m.point.map(codec::point_text))
-                .bind(now)
-                .bind(m.by_stand_in)
-                .execute($conn)
-                .await?;
+                sqlx::query(INSERT_MOVE)
+                    .bind(game_id)
+                    .bind(number_column(m.number))
+                    .bind(codec::color_text(m.color))
+                    .bind(m.point.map(codec::point_text))
+                    .bind(now)
+                    .bind(m.by_stand_in)
+                    .execute($conn)
+                    .await?;
             }
             if let Some(f) = &write.finish {
-                let dead = codec::points_text(&f.dead_stones);
-                sqlx::query(
-                    "UPDATE games SET status = 'finished', end_reason = $2, result = $3, black_points = $4, \
-                     white_points = $5, dead_stones = $6, sgf = $7, finished_at = $8 WHERE id = $1",
-                )
-                .bind(game_id)
-                .bind(codec::end_reason_text(f.reason))
-                .bind(f.result.to_string())
-                .bind(f.points.map(|(b, _)| i64::from(b)))
-                .bind(f.points.map(|(_, w)| i64::from(w)))
-                .bind(dead)
-                .bind(&f.sgf)
-                .bind(now)
-                .execute($conn)
-                .await?;
+                sqlx::query(FINISH_GAME)
+                    .bind(game_id)
+                    .bind(codec::end_reason_text(f.reason))
+                    .bind(f.result.to_string())
+                    .bind(f.points.map(|(b, _)| i64::from(b)))
+                    .bind(f.points.map(|(_, w)| i64::from(w)))
+                    .bind(codec::points_text(&f.dead_stones))
+                    .bind(&f.sgf)
+                    .bind(now)
+                    .execute($conn)
+                    .await?;
             }
             for e in events {
-                sqlx::query(
-                    "INSERT INTO game_events (game_id, seq, payload, created_at) VALUES ($1, $2, $3, $4)",
-                )
-                .bind(game_id)
-                .bind(seq_column(e.seq))
-                .bind(&e.payload)
-                .bind(now)
-                .execute($conn)
-                .await?;
+                sqlx::query(INSERT_EVENT)
+                    .bind(game_id)
+                    .bind(seq_column(e.seq))
+                    .bind(&e.payload)
+                    .bind(now)
+                    .execute($conn)
+                    .await?;
             }
         }
         held
     }};
+}
+
+/// [`write_statements!`] on the SQLite writer's connection, in the batch
+/// it runs: the same statements, run where the connection is.
+fn write_on_sqlite(
+    conn: &rusqlite::Connection,
+    game_id: &str,
+    epoch: i64,
+    write: &Write,
+    events: &[StoredEvent],
+    now: i64,
+) -> rusqlite::Result<bool> {
+    use rusqlite::named_params;
+    let held = conn.execute(
+        HOLD_GAME,
+        named_params! {
+            "$1": game_id,
+            "$2": write.deadline_at,
+            "$3": write.draw_offered_by.map(codec::color_text),
+            "$4": epoch,
+            "$5": write.counting.as_ref().map(codec::counting_text),
+            "$6": codec::move_counts_text(&write.resumed_after),
+            "$7": codec::away_text(&write.away),
+            "$8": codec::seats_text(&write.stand_ins),
+            "$9": codec::ai_engine_text(write.ai_engine),
+            "$10": write.move_count().map(number_column),
+        },
+    )? > 0;
+    if !held {
+        return Ok(false);
+    }
+    if let Some(after) = write.truncate_after {
+        conn.execute(
+            TRUNCATE_MOVES,
+            named_params! {"$1": game_id, "$2": number_column(after)},
+        )?;
+    }
+    if let Some(m) = &write.insert_move {
+        conn.execute(
+            INSERT_MOVE,
+            named_params! {
+                "$1": game_id,
+                "$2": number_column(m.number),
+                "$3": codec::color_text(m.color),
+                "$4": m.point.map(codec::point_text),
+                "$5": now,
+                "$6": m.by_stand_in,
+            },
+        )?;
+    }
+    if let Some(f) = &write.finish {
+        conn.execute(
+            FINISH_GAME,
+            named_params! {
+                "$1": game_id,
+                "$2": codec::end_reason_text(f.reason),
+                "$3": f.result.to_string(),
+                "$4": f.points.map(|(b, _)| i64::from(b)),
+                "$5": f.points.map(|(_, w)| i64::from(w)),
+                "$6": codec::points_text(&f.dead_stones),
+                "$7": &f.sgf,
+                "$8": now,
+            },
+        )?;
+    }
+    let mut insert_event = conn.prepare(INSERT_EVENT)?;
+    for e in events {
+        insert_event.execute(named_params! {
+            "$1": game_id,
+            "$2": seq_column(e.seq),
+            "$3": &e.payload,
+            "$4": now,
+        })?;
+    }
+    Ok(true)
 }
 
 /// Writes one accepted action and its events in one transaction, if the
@@ -328,11 +401,8 @@ pub async fn apply(
             sqlite
                 .batches
                 .write(move |conn| {
-                    Box::pin(async move {
-                        let applied =
-                            write_statements!(&mut *conn, &game_id, epoch, &write, &events, now);
-                        Ok(if applied { Ok(()) } else { Err(()) })
-                    })
+                    let applied = write_on_sqlite(conn, &game_id, epoch, &write, &events, now)?;
+                    Ok(if applied { Ok(()) } else { Err(()) })
                 })
                 .await?
                 .is_ok()

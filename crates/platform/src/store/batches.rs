@@ -3,9 +3,17 @@
 //! (one fsync) instead of one each, and no write ever sleeps on the file
 //! lock. Each write runs inside a savepoint of its own: one that fails or
 //! is undone (a fenced writer) leaves the others in the batch standing.
+//!
+//! A batch runs on the writer connection's handle directly, through
+//! rusqlite, on the thread that took it: sqlx would send every statement
+//! to the connection's worker thread and wait for the answer, two thread
+//! switches a statement and seven statements a move. The handle is borrowed
+//! from sqlx's connection (locked out of its worker meanwhile), so the
+//! other writes, which stay on sqlx, still take turns on the one
+//! connection.
 
-use futures_util::future::BoxFuture;
-use sqlx::SqliteConnection;
+use std::borrow::Cow;
+
 use tokio::sync::{mpsc, oneshot};
 
 /// The most writes committed together.
@@ -19,10 +27,13 @@ const QUEUE: usize = 1024;
 /// statement (undone as well).
 pub type Outcome<T, E> = Result<Result<T, E>, sqlx::Error>;
 
+/// What a write's statements give, in rusqlite's terms.
+pub type Written<T, E> = Result<Result<T, E>, rusqlite::Error>;
+
 /// One queued write, its types erased.
 trait Queued: Send {
     /// Runs the write; true to keep it.
-    fn run<'c>(&'c mut self, conn: &'c mut SqliteConnection) -> BoxFuture<'c, bool>;
+    fn run(&mut self, conn: &rusqlite::Connection) -> bool;
     /// Answers the writer once the batch's commit is known.
     fn finish(self: Box<Self>, commit: Result<(), &sqlx::Error>);
 }
@@ -35,20 +46,18 @@ struct Write<F, T, E> {
 
 impl<F, T, E> Queued for Write<F, T, E>
 where
-    F: for<'c> FnOnce(&'c mut SqliteConnection) -> BoxFuture<'c, Outcome<T, E>> + Send,
+    F: FnOnce(&rusqlite::Connection) -> Written<T, E> + Send,
     T: Send,
     E: Send,
 {
-    fn run<'c>(&'c mut self, conn: &'c mut SqliteConnection) -> BoxFuture<'c, bool> {
-        Box::pin(async move {
-            let Some(write) = self.write.take() else {
-                return false;
-            };
-            let outcome = write(conn).await;
-            let keep = matches!(outcome, Ok(Ok(_)));
-            self.outcome = Some(outcome);
-            keep
-        })
+    fn run(&mut self, conn: &rusqlite::Connection) -> bool {
+        let Some(write) = self.write.take() else {
+            return false;
+        };
+        let outcome = write(conn).map_err(failed);
+        let keep = matches!(outcome, Ok(Ok(_)));
+        self.outcome = Some(outcome);
+        keep
     }
 
     fn finish(self: Box<Self>, commit: Result<(), &sqlx::Error>) {
@@ -65,6 +74,71 @@ where
 
 fn failed_commit(e: &sqlx::Error) -> sqlx::Error {
     sqlx::Error::Protocol(format!("the batch this write was in did not commit: {e}"))
+}
+
+/// A statement that failed on the writer, as sqlx would have reported it:
+/// a database error carrying SQLite's extended result code, so
+/// [`failure`](super::failure) classes it as it does sqlx's own.
+#[derive(Debug)]
+struct Failed {
+    message: String,
+    /// SQLite's extended result code, when SQLite gave one.
+    code: Option<i32>,
+}
+
+impl std::fmt::Display for Failed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Failed {}
+
+impl sqlx::error::DatabaseError for Failed {
+    fn message(&self) -> &str {
+        &self.message
+    }
+
+    fn code(&self) -> Option<Cow<'_, str>> {
+        self.code.map(|c| Cow::Owned(c.to_string()))
+    }
+
+    fn as_error(&self) -> &(dyn std::error::Error + Send + Sync + 'static) {
+        self
+    }
+
+    fn as_error_mut(&mut self) -> &mut (dyn std::error::Error + Send + Sync + 'static) {
+        self
+    }
+
+    fn into_error(self: Box<Self>) -> Box<dyn std::error::Error + Send + Sync + 'static> {
+        self
+    }
+
+    fn kind(&self) -> sqlx::error::ErrorKind {
+        use rusqlite::ffi;
+        match self.code {
+            Some(ffi::SQLITE_CONSTRAINT_UNIQUE | ffi::SQLITE_CONSTRAINT_PRIMARYKEY) => {
+                sqlx::error::ErrorKind::UniqueViolation
+            }
+            Some(ffi::SQLITE_CONSTRAINT_FOREIGNKEY) => sqlx::error::ErrorKind::ForeignKeyViolation,
+            Some(ffi::SQLITE_CONSTRAINT_NOTNULL) => sqlx::error::ErrorKind::NotNullViolation,
+            Some(ffi::SQLITE_CONSTRAINT_CHECK) => sqlx::error::ErrorKind::CheckViolation,
+            _ => sqlx::error::ErrorKind::Other,
+        }
+    }
+}
+
+/// `e` in sqlx's terms.
+fn failed(e: rusqlite::Error) -> sqlx::Error {
+    let code = match &e {
+        rusqlite::Error::SqliteFailure(f, _) => Some(f.extended_code),
+        _ => None,
+    };
+    sqlx::Error::Database(Box::new(Failed {
+        message: e.to_string(),
+        code,
+    }))
 }
 
 /// The queue to the writer.
@@ -90,16 +164,16 @@ impl Batches {
     }
 
     /// Runs `write` in the writer's next transaction, beside whatever else
-    /// is queued, and answers once that transaction has committed.
+    /// is queued, and answers once that transaction has committed. `write`
+    /// runs its statements on the writer's connection, blocking: it must
+    /// do nothing else that waits.
     ///
     /// # Errors
     /// The write's own failure, or the batch's commit failing, or the
     /// writer gone.
     pub async fn write<T, E, F>(&self, write: F) -> Outcome<T, E>
     where
-        F: for<'c> FnOnce(&'c mut SqliteConnection) -> BoxFuture<'c, Outcome<T, E>>
-            + Send
-            + 'static,
+        F: FnOnce(&rusqlite::Connection) -> Written<T, E> + Send + 'static,
         T: Send + 'static,
         E: Send + 'static,
     {
@@ -139,23 +213,46 @@ async fn run_batch(
     batch: &mut [Box<dyn Queued>],
 ) -> Result<(), sqlx::Error> {
     let mut conn = pool.acquire().await?;
-    sqlx::query("BEGIN IMMEDIATE").execute(&mut *conn).await?;
-    let ran = async {
+    let mut handle = conn.lock_handle().await?;
+    let raw = handle.as_raw_handle();
+    blocking(|| {
+        // SAFETY: `handle` keeps the connection locked out of sqlx's
+        // worker, and alive, until after this closure returns, so nothing
+        // else uses the handle meanwhile; the wrapper made here is dropped
+        // inside the closure and, made by `from_handle`, never closes it.
+        #[allow(unsafe_code)]
+        let db = unsafe { rusqlite::Connection::from_handle(raw.as_ptr()) }.map_err(failed)?;
+        run_on(&db, batch).map_err(failed)
+    })
+}
+
+/// The batch's transaction on `db`: every write in a savepoint of its own.
+fn run_on(db: &rusqlite::Connection, batch: &mut [Box<dyn Queued>]) -> rusqlite::Result<()> {
+    db.execute_batch("BEGIN IMMEDIATE")?;
+    let ran = (|| {
         for job in batch.iter_mut() {
-            sqlx::query("SAVEPOINT write").execute(&mut *conn).await?;
-            if !job.run(&mut conn).await {
-                sqlx::query("ROLLBACK TO write").execute(&mut *conn).await?;
+            db.execute_batch("SAVEPOINT write")?;
+            if !job.run(db) {
+                db.execute_batch("ROLLBACK TO write")?;
             }
-            sqlx::query("RELEASE write").execute(&mut *conn).await?;
+            db.execute_batch("RELEASE write")?;
         }
-        sqlx::query("COMMIT").execute(&mut *conn).await?;
-        Ok::<(), sqlx::Error>(())
-    }
-    .await;
+        db.execute_batch("COMMIT")
+    })();
     if ran.is_err() {
-        let _ = sqlx::query("ROLLBACK").execute(&mut *conn).await;
+        let _ = db.execute_batch("ROLLBACK");
     }
     ran
+}
+
+/// Runs `f`, which blocks, on this thread: on a multi-threaded runtime the
+/// thread's other tasks move to another meanwhile; on a runtime of one
+/// thread (tests) they wait.
+fn blocking<R>(f: impl FnOnce() -> R) -> R {
+    match tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()) {
+        Ok(tokio::runtime::RuntimeFlavor::MultiThread) => tokio::task::block_in_place(f),
+        _ => f(),
+    }
 }
 
 #[cfg(test)]
@@ -202,20 +299,16 @@ mod tests {
 
     fn insert(
         k: i64,
-    ) -> impl for<'c> FnOnce(&'c mut SqliteConnection) -> BoxFuture<'c, Outcome<i64, &'static str>>
-    + Send
-    + 'static {
+    ) -> impl FnOnce(&rusqlite::Connection) -> Written<i64, &'static str> + Send + 'static {
         move |conn| {
-            Box::pin(async move {
-                sqlx::query("INSERT INTO t (k) VALUES ($1)")
-                    .bind(k)
-                    .execute(&mut *conn)
-                    .await?;
-                if k < 0 {
-                    return Ok(Err("negative keys are undone"));
-                }
-                Ok(Ok(k))
-            })
+            conn.execute(
+                "INSERT INTO t (k) VALUES ($1)",
+                rusqlite::named_params! {"$1": k},
+            )?;
+            if k < 0 {
+                return Ok(Err("negative keys are undone"));
+            }
+            Ok(Ok(k))
         }
     }
 
@@ -234,12 +327,52 @@ mod tests {
             matches!(results[2], Ok(Err(_))),
             "undone by the write itself"
         );
-        assert!(results[3].is_err(), "a duplicate key fails alone");
+        match &results[3] {
+            Err(e) => assert_eq!(
+                crate::store::failure(e),
+                crate::store::Failure::Refused,
+                "a duplicate key is the data's fault: {e}"
+            ),
+            other => panic!("a duplicate key fails alone, not {other:?}"),
+        }
         assert!(matches!(results[4], Ok(Ok(4))));
         let kept: Vec<i64> = sqlx::query_scalar("SELECT k FROM t ORDER BY k")
             .fetch_all(&pool)
             .await
             .expect("read");
         assert_eq!(kept, [1, 2, 4]);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn on_a_runtime_of_many_threads_batches_take_turns_with_sqlx_on_the_one_connection() {
+        let (_dir, pool) = file_db().await;
+        let batches = Batches::start(pool.clone());
+        // Batched writes from many tasks, and sqlx's own writes on the same
+        // connection between them: every one lands, none waits on the file
+        // lock, and sqlx's connection works after its handle was lent.
+        let mut tasks = Vec::new();
+        for k in 0..200_i64 {
+            let batches = batches.clone();
+            tasks.push(tokio::spawn(async move { batches.write(insert(k)).await }));
+        }
+        for k in 1000..1020_i64 {
+            sqlx::query("INSERT INTO t (k) VALUES ($1)")
+                .bind(k)
+                .execute(&pool)
+                .await
+                .expect("sqlx writes between the batches");
+        }
+        for (k, task) in tasks.into_iter().enumerate() {
+            let written = task.await.expect("task");
+            assert!(
+                matches!(written, Ok(Ok(w)) if w == i64::try_from(k).expect("small")),
+                "{written:?}"
+            );
+        }
+        let count: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM t")
+            .fetch_one(&pool)
+            .await
+            .expect("read");
+        assert_eq!(count, 220);
     }
 }
