@@ -4,7 +4,9 @@
 //! much per game, and it spends so much CPU while nothing happens.
 //!
 //! `cargo bench --bench idle_games` (N = 10,000; `IDLE_GAMES=n` for
-//! another count). Linux only: it reads the server's /proc entries.
+//! another count; `IDLE_MOVES=n`, at most 40, plays n moves in every game
+//! while both players watch, before it idles). Linux only: it reads the
+//! server's /proc entries.
 
 use std::io::{BufRead as _, BufReader};
 use std::process::{Command, Stdio};
@@ -58,11 +60,22 @@ async fn main() -> anyhow::Result<()> {
     // IDLE_WATCHED=0 holds the games with nobody watching: what the
     // authority's side costs alone.
     let watched = std::env::var("IDLE_WATCHED").map_or(true, |v| v != "0");
+    // IDLE_MOVES=n plays n moves in every game before it idles (at most
+    // 40): what a game's history adds.
+    let moves: u32 = std::env::var("IDLE_MOVES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+        .min(40);
     let dir = std::env::temp_dir().join(format!("ttakji-idle-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     let db = format!("sqlite://{}", dir.join("ttakji.db").display());
     let key = dir.join("token.key").display().to_string();
-    let mut server = Command::new(env!("CARGO_BIN_EXE_ttakji"))
+    // IDLE_SERVER_BIN=path measures another build of the server (to
+    // compare two in one session).
+    let bin = std::env::var("IDLE_SERVER_BIN")
+        .unwrap_or_else(|_| env!("CARGO_BIN_EXE_ttakji").to_owned());
+    let mut server = Command::new(bin)
         .args(["serve", "--database-url", &db, "--token-key-file", &key])
         // Two players watch every game from one address.
         .args(["--limits-exempt", "127.0.0.1"])
@@ -130,8 +143,8 @@ async fn main() -> anyhow::Result<()> {
         ai_level: 0,
         ..Default::default()
     };
-    let mut streams = Vec::with_capacity(games * 2);
-    for i in 0..games {
+    let mut game_ids = Vec::with_capacity(games);
+    for _ in 0..games {
         let game = authority
             .create_game(internal::CreateGameRequest {
                 board_size: 9,
@@ -148,33 +161,40 @@ async fn main() -> anyhow::Result<()> {
             .into_inner()
             .game
             .ok_or_else(|| anyhow::anyhow!("no game"))?;
+        game_ids.push(game.game_id);
+    }
+    // Every stream is read from the start, as clients do, so the server
+    // holds no unsent buffers (a game's past events, presence).
+    let mut readers = Vec::with_capacity(games * 2);
+    for (i, game_id) in game_ids.iter().enumerate() {
         for (_, token) in players.iter().filter(|_| watched) {
             let mut client =
-                GameServiceClient::new(connections[streams.len() % connections_wanted].clone());
-            let stream = client
+                GameServiceClient::new(connections[readers.len() % connections_wanted].clone());
+            let mut stream = client
                 .watch_game(with_token(
                     pb::WatchGameRequest {
-                        game_id: game.game_id.clone(),
+                        game_id: game_id.clone(),
                         after_seq: 0,
                     },
                     token,
                 )?)
                 .await?
                 .into_inner();
-            streams.push(stream);
+            readers.push(tokio::spawn(async move {
+                while let Ok(Some(_)) = stream.message().await {}
+            }));
         }
         if (i + 1) % 2000 == 0 {
-            eprintln!("{} games live, {} watchers", i + 1, streams.len());
+            eprintln!("{} games live, {} watchers", i + 1, readers.len());
         }
     }
+    // The moves are played with both players watching, as in a game.
+    if moves > 0 {
+        play_openings(&game_ids, moves, &players, &connections).await?;
+        eprintln!("{moves} moves played in each game");
+    }
     let made = started.elapsed();
-    // Every stream is read from now on, as clients do, so the server holds
-    // no unsent buffers (start events, presence); then it settles. (Read
-    // one by one with a timeout each, 200,000 streams took minutes.)
-    let readers: Vec<_> = streams
-        .into_iter()
-        .map(|mut s| tokio::spawn(async move { while let Ok(Some(_)) = s.message().await {} }))
-        .collect();
+    // Then the server settles.
     tokio::time::sleep(Duration::from_secs(3)).await;
     let rss_after = rss_kib(pid)?;
     let cpu_start = cpu_seconds(pid)?;
@@ -184,7 +204,7 @@ async fn main() -> anyhow::Result<()> {
     let cpu = (cpu_seconds(pid)? - cpu_start) / idle_started.elapsed().as_secs_f64();
     let per_game = (rss_after.saturating_sub(rss_before)) as f64 / games as f64;
     println!(
-        "idle games: {games} live games, {} watch streams, made in {:.1?}",
+        "idle games: {games} live games of {moves} moves, {} watch streams, made in {:.1?}",
         if watched { games * 2 } else { 0 },
         made
     );
@@ -203,5 +223,53 @@ async fn main() -> anyhow::Result<()> {
     server.kill()?;
     server.wait()?;
     std::fs::remove_dir_all(&dir)?;
+    Ok(())
+}
+
+/// Plays `moves` moves in every game, many games at a time: Black from the
+/// first line up, White from the last line down, so no stone is ever
+/// captured.
+async fn play_openings(
+    game_ids: &[String],
+    moves: u32,
+    players: &[(String, String)],
+    connections: &[Channel],
+) -> anyhow::Result<()> {
+    const AT_ONCE: usize = 64;
+    let mut next = 0;
+    while next < game_ids.len() {
+        let mut batch = tokio::task::JoinSet::new();
+        for (k, game_id) in game_ids.iter().enumerate().skip(next).take(AT_ONCE) {
+            let game_id = game_id.clone();
+            let tokens = [players[0].1.clone(), players[1].1.clone()];
+            let mut client = GameServiceClient::new(connections[k % connections.len()].clone());
+            batch.spawn(async move {
+                for number in 1..=moves {
+                    let i = (number - 1) / 2;
+                    let (token, row) = if number % 2 == 1 {
+                        (&tokens[0], i / 9)
+                    } else {
+                        (&tokens[1], 8 - i / 9)
+                    };
+                    client
+                        .play_move(with_token(
+                            pb::PlayMoveRequest {
+                                game_id: game_id.clone(),
+                                move_number: number,
+                                point: Some(pb::Point { column: i % 9, row }),
+                                for_computer: false,
+                            },
+                            token,
+                        )?)
+                        .await?;
+                }
+                anyhow::Ok(())
+            });
+        }
+        while let Some(played) = batch.join_next().await {
+            played??;
+        }
+        next += AT_ONCE;
+    }
     Ok(())
 }

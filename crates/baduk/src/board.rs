@@ -219,6 +219,61 @@ impl std::fmt::Debug for Board {
     }
 }
 
+/// A board in a few bytes: its stones, prisoners and simple-ko point,
+/// which is all of a position. [`Board::pack`] makes one and
+/// [`PackedBoard::unpack`] the same board again; a game that waits for its
+/// next move keeps this instead of the board's kilobytes of bookkeeping.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PackedBoard {
+    size: BoardSize,
+    /// As [`Board::push_packed_stones`] writes them: two bits a point.
+    stones: Box<[u8]>,
+    prisoners: ByColor<u32>,
+    ko: u16,
+}
+
+impl PackedBoard {
+    /// The board again, with the same stones, hash, prisoners and ko point.
+    /// Only the order of [`Board::empty_vertices`] may differ.
+    #[must_use]
+    pub fn unpack(&self) -> Board {
+        let mut board = Board::new(self.size);
+        let n = usize::from(self.size.get());
+        // Every chain of a legal position has a liberty, and so has every
+        // part of one put down on the way to it: stones put down one by
+        // one in any order capture nothing.
+        for i in 0..self.stones.len() * 4 {
+            let color = match (self.stones[i / 4] >> (2 * (i % 4))) & 3 {
+                BLACK => Color::Black,
+                WHITE => Color::White,
+                _ => continue,
+            };
+            let v = (i / n + 1) * board.stride + i % n + 1;
+            board.play(v, color);
+        }
+        board.prisoners = self.prisoners;
+        board.ko = Vertex::from(self.ko);
+        board
+    }
+
+    /// The empty board of `size`, without a byte of stones.
+    #[must_use]
+    pub(crate) fn empty(size: BoardSize) -> PackedBoard {
+        PackedBoard {
+            size,
+            stones: Box::default(),
+            prisoners: ByColor::both(0),
+            ko: 0,
+        }
+    }
+
+    /// The size of the board it holds.
+    #[must_use]
+    pub fn size(&self) -> BoardSize {
+        self.size
+    }
+}
+
 impl PartialEq for Board {
     /// Boards are equal when the same stones stand on the same points
     /// (prisoners and the ko point are not part of the position).
@@ -433,14 +488,57 @@ impl Board {
             .collect()
     }
 
-    /// Whether the stones equal a key made by [`Board::position_key`].
+    /// The bytes [`Board::push_packed_stones`] writes for a board of `size`:
+    /// two bits a point.
     #[must_use]
-    pub fn matches_key(&self, key: &[u8]) -> bool {
-        key.len() == self.size.points()
+    pub fn packed_stones_len(size: BoardSize) -> usize {
+        size.points().div_ceil(4)
+    }
+
+    /// Appends the stones at two bits a point (row by row from A1, four
+    /// points a byte, the first in the low bits): 0 empty, 1 black, 2
+    /// white. Two positions are the same exactly when these bytes are.
+    pub fn push_packed_stones(&self, out: &mut Vec<u8>) {
+        let mut byte = 0u8;
+        let mut filled = 0;
+        for v in self.vertices() {
+            byte |= self.cells[v & VERTEX_MASK] << (2 * filled);
+            filled += 1;
+            if filled == 4 {
+                out.push(byte);
+                byte = 0;
+                filled = 0;
+            }
+        }
+        if filled > 0 {
+            out.push(byte);
+        }
+    }
+
+    /// Whether the stones equal bytes made by [`Board::push_packed_stones`].
+    #[must_use]
+    pub fn matches_packed_stones(&self, stones: &[u8]) -> bool {
+        stones.len() == Board::packed_stones_len(self.size)
             && self
                 .vertices()
-                .zip(key)
-                .all(|(v, &k)| self.cells[v & VERTEX_MASK] == k)
+                .enumerate()
+                .all(|(i, v)| (stones[i / 4] >> (2 * (i % 4))) & 3 == self.cells[v & VERTEX_MASK])
+    }
+
+    /// The board in a few bytes, for [`PackedBoard::unpack`].
+    #[must_use]
+    pub fn pack(&self) -> PackedBoard {
+        PackedBoard {
+            size: self.size,
+            stones: {
+                let mut stones = Vec::with_capacity(Board::packed_stones_len(self.size));
+                self.push_packed_stones(&mut stones);
+                stones.into_boxed_slice()
+            },
+            prisoners: self.prisoners,
+            // A vertex is below MAX_VERTICES (512).
+            ko: self.ko as u16,
+        }
     }
 
     // ----- chains -----

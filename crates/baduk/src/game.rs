@@ -1,12 +1,12 @@
 //! A game: the board plus its history — whose turn, ko and superko, passes,
 //! the move cap, undo and the end.
 
-use std::collections::HashMap;
+use std::collections::HashSet;
 use std::fmt;
 
 use thiserror::Error;
 
-use crate::board::{Board, Vertex, zobrist};
+use crate::board::{Board, PackedBoard, Vertex, zobrist};
 use crate::point::{Action, ByColor, Color, Move, Point};
 use crate::rules::{KoRule, Rules};
 
@@ -98,13 +98,58 @@ pub struct Outcome {
     pub ended: Option<EndReason>,
 }
 
-/// One position in the history: its superko key and the stones, so a key
-/// match is confirmed by comparing positions (a hash collision can never
-/// forbid a legal move).
+/// Every position of the game so far, for ko and superko: each one's key,
+/// and its stones at two bits a point, so a key match is confirmed by
+/// comparing positions (a hash collision can never forbid a legal move).
+/// About 30 bytes a move on 9×9, where a box of a byte a point and a map
+/// of keys to lists took about 170.
 #[derive(Debug, Clone)]
-struct Position {
-    key: u64,
-    stones: Box<[u8]>,
+struct History {
+    keys: Vec<u64>,
+    /// Position `i`'s stones are `stones[i * width..(i + 1) * width]`.
+    stones: Vec<u8>,
+    width: usize,
+    /// Every key in `keys`, so a key never seen is answered without a scan.
+    seen: HashSet<u64>,
+}
+
+impl History {
+    fn new(size: crate::point::BoardSize) -> History {
+        History {
+            keys: Vec::new(),
+            stones: Vec::new(),
+            width: Board::packed_stones_len(size),
+            seen: HashSet::new(),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    fn push(&mut self, key: u64, board: &Board) {
+        self.keys.push(key);
+        board.push_packed_stones(&mut self.stones);
+        self.seen.insert(key);
+    }
+
+    fn key(&self, i: usize) -> u64 {
+        self.keys[i]
+    }
+
+    fn stones(&self, i: usize) -> &[u8] {
+        &self.stones[i * self.width..(i + 1) * self.width]
+    }
+
+    /// The positions whose key is `key`, oldest first.
+    fn with_key(&self, key: u64) -> impl Iterator<Item = usize> + '_ {
+        let seen = self.seen.contains(&key);
+        self.keys
+            .iter()
+            .enumerate()
+            .filter(move |&(_, &k)| seen && k == key)
+            .map(|(i, _)| i)
+    }
 }
 
 /// The empty board of `size`, made once.
@@ -113,6 +158,46 @@ fn empty_board(size: crate::point::BoardSize) -> &'static Board {
     static EMPTY: [std::sync::OnceLock<Board>; SIZES] =
         [const { std::sync::OnceLock::new() }; SIZES];
     EMPTY[usize::from(size.get())].get_or_init(|| Board::new(size))
+}
+
+/// The current position: the board, or while the game is packed away
+/// ([`Game::pack`]) its few bytes, made into the board again when next read.
+#[derive(Debug, Clone)]
+struct HeldBoard {
+    /// Set unless the game is packed.
+    live: std::sync::OnceLock<Box<Board>>,
+    /// The position while `live` is empty; stale while it is set.
+    packed: PackedBoard,
+}
+
+impl HeldBoard {
+    fn new(board: Board) -> HeldBoard {
+        let packed = PackedBoard::empty(board.size());
+        HeldBoard {
+            live: std::sync::OnceLock::from(Box::new(board)),
+            packed,
+        }
+    }
+
+    fn get(&self) -> &Board {
+        self.live.get_or_init(|| Box::new(self.packed.unpack()))
+    }
+
+    fn get_mut(&mut self) -> &mut Board {
+        if self.live.get().is_none() {
+            self.live = std::sync::OnceLock::from(Box::new(self.packed.unpack()));
+        }
+        match self.live.get_mut() {
+            Some(board) => board,
+            None => unreachable!("the board was made live just above"),
+        }
+    }
+
+    fn pack(&mut self) {
+        if let Some(board) = self.live.take() {
+            self.packed = board.pack();
+        }
+    }
 }
 
 /// A game under one ruleset: the board plus everything the rules need to
@@ -124,13 +209,11 @@ pub struct Game {
     /// the usual start (a board is ten kilobytes, kept once per game).
     start: Option<Box<Board>>,
     start_to_move: Color,
-    board: Board,
+    board: HeldBoard,
     to_move: Color,
     moves: Vec<Move>,
     /// Position `i` is the one after move `i`; 0 is the start.
-    positions: Vec<Position>,
-    /// Superko key → indexes into `positions`.
-    seen: HashMap<u64, Vec<u32>>,
+    positions: History,
     passes_in_a_row: u32,
     end: Option<EndReason>,
     /// The move counts after which play went on past two passes: the
@@ -159,11 +242,10 @@ impl Game {
             rules,
             start,
             start_to_move: to_move,
-            board: setup,
+            board: HeldBoard::new(setup),
             to_move,
             moves: Vec::new(),
-            positions: Vec::new(),
-            seen: HashMap::new(),
+            positions: History::new(rules.board_size),
             passes_in_a_row: 0,
             end: None,
             resumed_after: Vec::new(),
@@ -186,7 +268,15 @@ impl Game {
     /// The current position.
     #[must_use]
     pub fn board(&self) -> &Board {
-        &self.board
+        self.board.get()
+    }
+
+    /// Keeps the current position in a few bytes instead of the board's
+    /// kilobytes until the board is next read or played on, when it is made
+    /// again (a few microseconds). For a game held while it waits for a
+    /// player: nothing about the game changes.
+    pub fn pack(&mut self) {
+        self.board.pack();
     }
 
     /// The position the game started from.
@@ -273,7 +363,7 @@ impl Game {
         }
         let captured = match mv.action {
             Action::Pass => {
-                self.board.clear_ko();
+                self.board.get_mut().clear_ko();
                 self.passes_in_a_row += 1;
                 Vec::new()
             }
@@ -281,13 +371,13 @@ impl Game {
                 let v = self.check_stone(mv.color, point)?;
                 let mut captured = self.captured_by(v, mv.color);
                 let own_chain: Vec<Point> =
-                    if captured.is_empty() && self.board.is_suicide(v, mv.color) {
+                    if captured.is_empty() && self.board.get().is_suicide(v, mv.color) {
                         self.chain_through(v, mv.color)
                     } else {
                         Vec::new()
                     };
-                self.board.play(v, mv.color);
-                if self.board.is_empty(v) {
+                self.board.get_mut().play(v, mv.color);
+                if self.board.get().is_empty(v) {
                     // Suicide, where the rules allow it: the mover's stones go.
                     captured = own_chain;
                 }
@@ -336,9 +426,10 @@ impl Game {
             return Vec::new();
         }
         self.board
+            .get()
             .vertices()
             .filter(|&v| self.check_vertex(color, v).is_ok())
-            .map(|v| self.board.point(v))
+            .map(|v| self.board.get().point(v))
             .collect()
     }
 
@@ -352,6 +443,7 @@ impl Game {
         }
         let color = self.to_move;
         self.board
+            .get()
             .vertices()
             .filter(|&v| {
                 matches!(
@@ -359,7 +451,7 @@ impl Game {
                     Err(IllegalMove::Ko { .. } | IllegalMove::Superko { .. })
                 )
             })
-            .map(|v| self.board.point(v))
+            .map(|v| self.board.get().point(v))
             .collect()
     }
 
@@ -453,12 +545,12 @@ impl Game {
                 size: size.get(),
             });
         }
-        let v = self.board.vertex(point);
+        let v = self.board.get().vertex(point);
         self.check_vertex(color, v).map(|()| v)
     }
 
     fn check_vertex(&self, color: Color, v: Vertex) -> Result<(), IllegalMove> {
-        let board = &self.board;
+        let board = self.board.get();
         let point = board.point(v);
         if !board.is_empty(v) {
             return Err(IllegalMove::Occupied { point });
@@ -477,13 +569,10 @@ impl Game {
                 // Only the position before the opponent's last move is
                 // forbidden: the immediate retake.
                 let n = self.positions.len();
-                if n >= 2 {
-                    let before = &self.positions[n - 2];
-                    if after_key.is_none_or(|k| k == before.key) {
-                        let after = self.board_after(v, color);
-                        if after.matches_key(&before.stones) {
-                            return Err(IllegalMove::Ko { point });
-                        }
+                if n >= 2 && after_key.is_none_or(|k| k == self.positions.key(n - 2)) {
+                    let after = self.board_after(v, color);
+                    if after.matches_packed_stones(self.positions.stones(n - 2)) {
+                        return Err(IllegalMove::Ko { point });
                     }
                 }
                 Ok(())
@@ -493,15 +582,16 @@ impl Game {
                     Some(k) => k,
                     None => self.position_key_of(&self.board_after(v, color), color.opponent()),
                 };
-                let Some(candidates) = self.seen.get(&key) else {
+                let mut candidates = self.positions.with_key(key).peekable();
+                if candidates.peek().is_none() {
                     return Ok(());
-                };
+                }
                 let after = self.board_after(v, color);
-                for &i in candidates {
-                    if after.matches_key(&self.positions[i as usize].stones) {
+                for i in candidates {
+                    if after.matches_packed_stones(self.positions.stones(i)) {
                         return Err(IllegalMove::Superko {
                             point,
-                            repeats_move: i as usize,
+                            repeats_move: i,
                         });
                     }
                 }
@@ -512,7 +602,7 @@ impl Game {
 
     /// The board after `color` plays at `v` (which must be empty).
     fn board_after(&self, v: Vertex, color: Color) -> Board {
-        let mut after = self.board.clone();
+        let mut after = self.board.get().clone();
         after.play(v, color);
         after
     }
@@ -520,7 +610,7 @@ impl Game {
     /// The superko key after `color` plays at the empty vertex `v`, when the
     /// move is not suicide: computed from the hash without playing it.
     fn key_after(&self, v: Vertex, color: Color) -> u64 {
-        let board = &self.board;
+        let board = self.board.get();
         let enemy = color.opponent();
         let mut hash = board.hash() ^ zobrist(color, v);
         for h in board.captured_heads(v, color) {
@@ -544,7 +634,7 @@ impl Game {
 
     /// The stones `color` would capture by playing at `v`.
     fn captured_by(&self, v: Vertex, color: Color) -> Vec<Point> {
-        let board = &self.board;
+        let board = self.board.get();
         let mut captured: Vec<Point> = board
             .captured_heads(v, color)
             .flat_map(|h| board.chain_stones(h).map(|s| board.point(s)))
@@ -556,7 +646,7 @@ impl Game {
     /// The stones of the chain `color` would form by playing at `v`: the
     /// point itself and the friendly chains next to it.
     fn chain_through(&self, v: Vertex, color: Color) -> Vec<Point> {
-        let board = &self.board;
+        let board = self.board.get();
         let mut stones = vec![board.point(v)];
         let mut heads: Vec<Vertex> = Vec::new();
         for n in board.neighbours(v) {
@@ -570,12 +660,7 @@ impl Game {
     }
 
     fn record_position(&mut self) {
-        let key = self.position_key_of(&self.board, self.to_move);
-        let index = self.positions.len() as u32;
-        self.positions.push(Position {
-            key,
-            stones: self.board.position_key(),
-        });
-        self.seen.entry(key).or_default().push(index);
+        let key = self.position_key_of(self.board.get(), self.to_move);
+        self.positions.push(key, self.board.get());
     }
 }

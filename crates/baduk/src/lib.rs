@@ -26,7 +26,7 @@ pub mod score;
 pub mod sgf;
 pub mod shape;
 
-pub use board::{Board, SplitMix64, Stone, Vertex};
+pub use board::{Board, PackedBoard, SplitMix64, Stone, Vertex};
 pub use game::{EndReason, Game, IllegalMove, Outcome, ResumeError, UndoError};
 pub use life::{Doubt, DoubtfulGroup, LifeAndDeath, Preview, analyse};
 pub use point::{

@@ -541,3 +541,65 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(config(64))]
+
+    /// A game packed before every move ([`Game::pack`], as a server holds
+    /// one waiting for its player) plays on exactly as its twin that never
+    /// was: the same stones, hash, prisoners, ko point, legal and
+    /// ko-forbidden points, and the same answer to every move; the board
+    /// made again from the packed bytes keeps whole bookkeeping.
+    #[test]
+    fn a_packed_game_plays_on_as_its_twin(
+        size in prop::sample::select(SIZES.to_vec()),
+        preset in 0..RULESETS,
+        seed in any::<u64>(),
+    ) {
+        let rules = Rules { move_cap: None, ..rules_for(size, preset) };
+        let mut twin = Game::new(rules);
+        let mut packed = twin.clone();
+        let mut rng = SplitMix64::new(seed);
+        let mut captures = 0;
+        for _ in 0..4 * rules.board_size.points() {
+            if twin.is_over() {
+                break;
+            }
+            packed.pack();
+            let color = twin.to_move();
+            let legal = twin.legal_points(color);
+            prop_assert_eq!(&packed.legal_points(color), &legal);
+            prop_assert_eq!(packed.ko_forbidden_points(), twin.ko_forbidden_points());
+            let (a, b) = (twin.board(), packed.board());
+            prop_assert!(a == b, "stones differ:\n{a:?}\n{b:?}");
+            prop_assert_eq!(a.hash(), b.hash());
+            prop_assert_eq!(a.ko_point(), b.ko_point());
+            for c in [Color::Black, Color::White] {
+                prop_assert_eq!(a.prisoners(c), b.prisoners(c));
+            }
+            if let Err(e) = b.check_invariants() {
+                prop_assert!(false, "the unpacked board's bookkeeping: {e}");
+            }
+            // Mostly a random legal stone not in the mover's own eye, now
+            // and then a pass.
+            let fills: Vec<Point> = legal
+                .into_iter()
+                .filter(|&p| !a.is_eye_shape(a.vertex(p), color))
+                .collect();
+            let mv = if fills.is_empty() || rng.below(25) == 0 {
+                Move::pass(color)
+            } else {
+                Move::play(color, fills[rng.below(fills.len())])
+            };
+            packed.pack();
+            let (x, y) = (twin.play(mv), packed.play(mv));
+            if let Ok(o) = &x {
+                captures += o.captured.len();
+            }
+            prop_assert_eq!(x, y);
+        }
+        // Long games capture, so packing carried prisoners and ko points.
+        let played = twin.moves().len();
+        prop_assert!(played < 2 * rules.board_size.points() || captures > 0, "no capture in {played} moves");
+    }
+}

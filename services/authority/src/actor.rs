@@ -253,6 +253,8 @@ impl Actor {
         let mut shutdown = self.shutdown.clone();
         self.think_if_computer_to_move();
         loop {
+            // A waiting game holds its board in a few bytes, not kilobytes.
+            self.state.pack();
             let grace = self.ai_config.grace_ms();
             let deadline = match (self.state.deadline(), self.state.stand_in_due(grace)) {
                 (Some(a), Some(b)) => Some(a.min(b)),

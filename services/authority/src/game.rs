@@ -217,6 +217,12 @@ impl OnlineGame {
         &self.game
     }
 
+    /// Keeps the board in a few bytes while the game waits for its next
+    /// command ([`Game::pack`]); it is made again when next read.
+    pub fn pack(&mut self) {
+        self.game.pack();
+    }
+
     /// The last event's sequence number.
     #[must_use]
     pub fn seq(&self) -> u64 {
