@@ -28,10 +28,11 @@ pub struct Tally {
     state: Mutex<State>,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Default)]
 struct State {
-    /// Moves first sent before this are not counted.
-    measured_from: Instant,
+    /// Moves first sent before this are not counted; `None` counts them
+    /// all, from the start.
+    measured_from: Option<Instant>,
     /// The user ids of the bots.
     ours: HashSet<String>,
     round_trip: Histogram,
@@ -122,25 +123,18 @@ pub struct Totals {
     pub faults: Vec<Fault>,
 }
 
+impl State {
+    /// Whether a move first sent `at` is measured.
+    fn counts(&self, sent: Instant) -> bool {
+        self.measured_from.is_none_or(|from| sent >= from)
+    }
+}
+
 impl Tally {
     pub fn new() -> Tally {
-        let started = Instant::now();
         Tally {
-            started,
-            state: Mutex::new(State {
-                measured_from: started,
-                ours: HashSet::new(),
-                round_trip: Histogram::default(),
-                calls: Histogram::default(),
-                baseline: Histogram::default(),
-                moves: 0,
-                errors: BTreeMap::new(),
-                error_examples: BTreeMap::new(),
-                games: HashMap::new(),
-                games_started: 0,
-                games_finished: 0,
-                faults: Vec::new(),
-            }),
+            started: Instant::now(),
+            state: Mutex::default(),
         }
     }
 
@@ -148,7 +142,7 @@ impl Tally {
     /// it is not counted, even if it is answered later.
     pub fn begin_measuring(&self, at: Instant) {
         let mut state = self.state();
-        state.measured_from = at;
+        state.measured_from = Some(at);
         state.round_trip = Histogram::default();
         state.calls = Histogram::default();
         state.baseline = Histogram::default();
@@ -157,7 +151,7 @@ impl Tally {
 
     /// When the measured part of the run began.
     pub fn measured_from(&self) -> Instant {
-        self.state().measured_from
+        self.state().measured_from.unwrap_or(self.started)
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
@@ -229,7 +223,7 @@ impl Tally {
     /// A move call was acknowledged `at`, after being sent at `sent`.
     pub fn move_acknowledged(&self, game_id: &str, sent: Instant, at: Instant) {
         let mut state = self.state();
-        if sent >= state.measured_from {
+        if state.counts(sent) {
             state.moves += 1;
             state.calls.record(at.saturating_duration_since(sent));
         }
@@ -252,7 +246,7 @@ impl Tally {
             .games
             .get_mut(game_id)
             .and_then(|game| game.pending.remove(&number));
-        if let Some(sent) = sent.filter(|&sent| sent >= state.measured_from) {
+        if let Some(sent) = sent.filter(|&sent| state.counts(sent)) {
             state.round_trip.record(at.saturating_duration_since(sent));
         }
     }
@@ -315,9 +309,10 @@ impl Tally {
 
     pub fn totals(&self) -> Totals {
         let state = self.state();
+        let started = state.measured_from.unwrap_or(self.started);
         Totals {
-            started: state.measured_from,
-            elapsed: state.measured_from.elapsed(),
+            started,
+            elapsed: started.elapsed(),
             moves: state.moves,
             round_trip: state.round_trip.clone(),
             calls: state.calls.clone(),
