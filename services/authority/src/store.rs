@@ -193,75 +193,79 @@ const FINISH_GAME: &str = "UPDATE games SET status = 'finished', end_reason = $2
 const INSERT_EVENT: &str =
     "INSERT INTO game_events (game_id, seq, payload, created_at) VALUES ($1, $2, $3, $4)";
 
-/// The statements of one write on `$conn`, in order: false when the game's
-/// epoch is newer than the writer's (nothing else is run then, and the
-/// caller undoes the transaction).
-macro_rules! write_statements {
-    ($conn:expr, $game_id:expr, $epoch:expr, $write:expr, $events:expr, $now:expr) => {{
-        let (game_id, write, events, now): (&str, &Write, &[StoredEvent], i64) =
-            ($game_id, $write, $events, $now);
-        let held = sqlx::query(HOLD_GAME)
+/// The statements of one write on a PostgreSQL transaction, in order:
+/// false when the game's epoch is newer than the writer's (nothing else is
+/// run then, and the caller undoes the transaction).
+async fn write_on_postgres(
+    conn: &mut sqlx::PgConnection,
+    game_id: &str,
+    epoch: i64,
+    write: &Write,
+    events: &[StoredEvent],
+    now: i64,
+) -> sqlx::Result<bool> {
+    let held = sqlx::query(HOLD_GAME)
+        .bind(game_id)
+        .bind(write.deadline_at)
+        .bind(write.draw_offered_by.map(codec::color_text))
+        .bind(epoch)
+        .bind(write.counting.as_ref().map(codec::counting_text))
+        .bind(codec::move_counts_text(&write.resumed_after))
+        .bind(codec::away_text(&write.away))
+        .bind(codec::seats_text(&write.stand_ins))
+        .bind(codec::ai_engine_text(write.ai_engine))
+        .bind(write.move_count().map(number_column))
+        .execute(&mut *conn)
+        .await?
+        .rows_affected()
+        > 0;
+    if !held {
+        return Ok(false);
+    }
+    if let Some(after) = write.truncate_after {
+        sqlx::query(TRUNCATE_MOVES)
             .bind(game_id)
-            .bind(write.deadline_at)
-            .bind(write.draw_offered_by.map(codec::color_text))
-            .bind($epoch)
-            .bind(write.counting.as_ref().map(codec::counting_text))
-            .bind(codec::move_counts_text(&write.resumed_after))
-            .bind(codec::away_text(&write.away))
-            .bind(codec::seats_text(&write.stand_ins))
-            .bind(codec::ai_engine_text(write.ai_engine))
-            .bind(write.move_count().map(number_column))
-            .execute($conn)
-            .await?
-            .rows_affected()
-            > 0;
-        if held {
-            if let Some(after) = write.truncate_after {
-                sqlx::query(TRUNCATE_MOVES)
-                    .bind(game_id)
-                    .bind(number_column(after))
-                    .execute($conn)
-                    .await?;
-            }
-            if let Some(m) = &write.insert_move {
-                sqlx::query(INSERT_MOVE)
-                    .bind(game_id)
-                    .bind(number_column(m.number))
-                    .bind(codec::color_text(m.color))
-                    .bind(m.point.map(codec::point_text))
-                    .bind(now)
-                    .bind(m.by_stand_in)
-                    .execute($conn)
-                    .await?;
-            }
-            if let Some(f) = &write.finish {
-                sqlx::query(FINISH_GAME)
-                    .bind(game_id)
-                    .bind(codec::end_reason_text(f.reason))
-                    .bind(f.result.to_string())
-                    .bind(f.points.map(|(b, _)| i64::from(b)))
-                    .bind(f.points.map(|(_, w)| i64::from(w)))
-                    .bind(codec::points_text(&f.dead_stones))
-                    .bind(&f.sgf)
-                    .bind(now)
-                    .execute($conn)
-                    .await?;
-            }
-            for e in events {
-                sqlx::query(INSERT_EVENT)
-                    .bind(game_id)
-                    .bind(seq_column(e.seq))
-                    .bind(&e.payload)
-                    .bind(now)
-                    .execute($conn)
-                    .await?;
-            }
-        }
-        held
-    }};
+            .bind(number_column(after))
+            .execute(&mut *conn)
+            .await?;
+    }
+    if let Some(m) = &write.insert_move {
+        sqlx::query(INSERT_MOVE)
+            .bind(game_id)
+            .bind(number_column(m.number))
+            .bind(codec::color_text(m.color))
+            .bind(m.point.map(codec::point_text))
+            .bind(now)
+            .bind(m.by_stand_in)
+            .execute(&mut *conn)
+            .await?;
+    }
+    if let Some(f) = &write.finish {
+        sqlx::query(FINISH_GAME)
+            .bind(game_id)
+            .bind(codec::end_reason_text(f.reason))
+            .bind(f.result.to_string())
+            .bind(f.points.map(|(b, _)| i64::from(b)))
+            .bind(f.points.map(|(_, w)| i64::from(w)))
+            .bind(codec::points_text(&f.dead_stones))
+            .bind(&f.sgf)
+            .bind(now)
+            .execute(&mut *conn)
+            .await?;
+    }
+    for e in events {
+        sqlx::query(INSERT_EVENT)
+            .bind(game_id)
+            .bind(seq_column(e.seq))
+            .bind(&e.payload)
+            .bind(now)
+            .execute(&mut *conn)
+            .await?;
+    }
+    Ok(true)
 }
 
-/// [`write_statements!`] on the SQLite writer's connection, in the batch
+/// [`write_on_postgres`] on the SQLite writer's connection, in the batch
 /// it runs: the same statements, run where the connection is.
 fn write_on_sqlite(
     conn: &rusqlite::Connection,
@@ -425,7 +429,7 @@ async fn apply_in_transaction(
     now: i64,
 ) -> Result<(), WriteError> {
     let mut tx = pool.begin().await?;
-    let applied = write_statements!(&mut *tx, game_id, epoch, write, events, now);
+    let applied = write_on_postgres(&mut tx, game_id, epoch, write, events, now).await?;
     if applied {
         tx.commit().await?;
         Ok(())
