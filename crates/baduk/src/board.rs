@@ -478,16 +478,6 @@ impl Board {
         self.cells.iter().filter(|&&c| c == cell).count()
     }
 
-    /// The stones of the position as one byte per point (row by row from A1):
-    /// 0 empty, 1 black, 2 white. Two positions are the same exactly when
-    /// these bytes are equal.
-    #[must_use]
-    pub fn position_key(&self) -> Box<[u8]> {
-        self.vertices()
-            .map(|v| self.cells[v & VERTEX_MASK])
-            .collect()
-    }
-
     /// The bytes [`Board::push_packed_stones`] writes for a board of `size`:
     /// two bits a point.
     #[must_use]
