@@ -175,6 +175,7 @@ async fn main() -> anyhow::Result<()> {
                     pb::WatchGameRequest {
                         game_id: game_id.clone(),
                         after_seq: 0,
+                        changes: false,
                     },
                     token,
                 )?)

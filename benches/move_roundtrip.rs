@@ -214,6 +214,7 @@ async fn measure(in_process: bool) -> anyhow::Result<()> {
                 pb::WatchGameRequest {
                     game_id: game.game_id.clone(),
                     after_seq: game.event_seq,
+                    changes: false,
                 },
                 &players[0].1,
             ))

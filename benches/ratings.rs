@@ -68,6 +68,7 @@ fn finished(i: usize, black: &str, white: &str) -> pb::GameEvent {
             }),
             ..Default::default()
         }),
+        change: None,
         kind: Some(pb::game_event::Kind::Finished(pb::GameFinished::default())),
     }
 }

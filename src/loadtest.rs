@@ -97,6 +97,11 @@ pub struct LoadtestArgs {
     /// Board size: 9, 13 or 19.
     #[arg(long, default_value_t = 9, value_parser = parse_board_size)]
     pub board_size: u32,
+    /// Watch games with the whole game in every event, as clients that
+    /// do not ask for changes do; by default the bots ask for each
+    /// event's change (`WatchGameRequest.changes`), as the web page does.
+    #[arg(long)]
+    pub snapshots: bool,
     /// Seconds between faults (the first after one interval; 6 with
     /// `--chaos` unless set).
     #[arg(long, value_parser = parse_seconds, requires = "fault")]
@@ -215,6 +220,8 @@ pub struct Run {
     /// deployment makes them, not all in one burst that times out.
     pub challenges: tokio::sync::Semaphore,
     pub board_size: u32,
+    /// Watch with each event's change instead of the whole game.
+    pub changes: bool,
     /// Every game's calls, when histories are checked.
     pub histories: Option<history::Histories>,
 }
@@ -543,6 +550,7 @@ async fn drive(args: &LoadtestArgs) -> anyhow::Result<()> {
         pacer: (args.rate > 0.0).then(|| Pacer::new(args.rate)),
         challenges: tokio::sync::Semaphore::new(CHALLENGES_AT_ONCE),
         board_size: args.board_size,
+        changes: !args.snapshots,
         histories: (args.check_history || args.chaos).then(history::Histories::new),
     });
     for bot in &bots {
@@ -811,6 +819,12 @@ impl Report<'_> {
         self.totals.moves as f64 / self.seconds().max(1e-9)
     }
 
+    /// Bytes the bots' streams received per accepted move (messages as
+    /// encoded, before gRPC's and HTTP/2's framing).
+    fn stream_bytes_per_move(&self) -> f64 {
+        self.totals.stream_bytes as f64 / (self.totals.moves.max(1)) as f64
+    }
+
     /// Server CPU microseconds per accepted move.
     fn server_us_per_move(&self) -> Option<f64> {
         let seconds = self.cpu.servers?;
@@ -944,6 +958,17 @@ impl Report<'_> {
             None => out.push('\n'),
         }
         out.push_str(&self.cpu_line());
+        out.push_str(&format!(
+            "streams           {} events, {} bytes ({}), {:.0} bytes a move\n",
+            t.stream_events,
+            t.stream_bytes,
+            if a.snapshots {
+                "whole games"
+            } else {
+                "changes"
+            },
+            self.stream_bytes_per_move()
+        ));
         out.push_str(&format!("errors            {}\n", codes(&t.errors)));
         for (code, message) in &t.error_examples {
             out.push_str(&format!("  first {code}: {message}\n"));
@@ -1049,6 +1074,12 @@ impl Report<'_> {
                 "server_s": self.cpu.servers,
                 "server_pids": self.cpu.pids,
                 "server_us_per_move": self.server_us_per_move(),
+            },
+            "streams": {
+                "changes": !a.snapshots,
+                "events": t.stream_events,
+                "bytes": t.stream_bytes,
+                "bytes_per_move": self.stream_bytes_per_move(),
             },
             "errors": t.errors,
             "errors_total": t.errors.values().sum::<u64>(),

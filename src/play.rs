@@ -400,6 +400,7 @@ async fn play_game(
         .watch_game(client.request(pb::WatchGameRequest {
             game_id: game.game_id.clone(),
             after_seq: game.event_seq,
+            changes: false,
         }))
         .await
         .map_err(refused("cannot follow the game"))?

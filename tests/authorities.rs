@@ -266,6 +266,7 @@ fn watch(player: &Player, game_id: &str) -> Arc<Mutex<Vec<pb::GameEvent>>> {
             .watch_game(player.req(pb::WatchGameRequest {
                 game_id,
                 after_seq: 0,
+                changes: false,
             }))
             .await
             .expect("watching")

@@ -93,6 +93,7 @@ async fn a_browser_signs_in_plays_and_watches_over_grpc_web_on_http1() {
             &pb::WatchGameRequest {
                 game_id: game.game_id.clone(),
                 after_seq: 0,
+                changes: false,
             }
             .encode_to_vec(),
         );

@@ -454,6 +454,7 @@ async fn watch(p: &Player, game_id: &str) -> tonic::Streaming<pb::WatchGameRespo
         .watch_game(p.req(pb::WatchGameRequest {
             game_id: game_id.to_owned(),
             after_seq: 0,
+            changes: false,
         }))
         .await
         .expect("watching")

@@ -175,6 +175,7 @@ async fn after_a_pass_the_opponent_is_sent_the_count_unasked() {
         .watch_game(white.req(pb::WatchGameRequest {
             game_id: id.clone(),
             after_seq: game.event_seq,
+            changes: false,
         }))
         .await
         .expect("watch")
@@ -217,6 +218,7 @@ async fn a_player_who_disconnects_and_comes_back_in_time_plays_on_and_the_oppone
                 .watch_game(p.req(pb::WatchGameRequest {
                     game_id: id,
                     after_seq: after,
+                    changes: false,
                 }))
                 .await
                 .expect("watch")

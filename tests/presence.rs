@@ -37,6 +37,7 @@ async fn watch(player: &Player, game_id: &str) -> tonic::Streaming<pb::WatchGame
         .watch_game(player.req(pb::WatchGameRequest {
             game_id: game_id.to_owned(),
             after_seq: 0,
+            changes: false,
         }))
         .await
         .expect("watching")

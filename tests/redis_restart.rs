@@ -34,6 +34,7 @@ fn watch(player: &Player, game_id: &str) -> Seen {
             .watch_game(player.req(pb::WatchGameRequest {
                 game_id,
                 after_seq: 0,
+                changes: false,
             }))
             .await
             .expect("watching")

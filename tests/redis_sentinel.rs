@@ -88,6 +88,7 @@ fn watch(player: &Player, game_id: &str) -> Seen {
     let request = player.req(pb::WatchGameRequest {
         game_id: game_id.to_owned(),
         after_seq: 0,
+        changes: false,
     });
     let log = seen.clone();
     tokio::spawn(async move {

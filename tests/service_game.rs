@@ -145,6 +145,7 @@ async fn a_watcher_that_reconnects_after_event_n_gets_exactly_the_events_after_n
         .watch_game(jin.req(pb::WatchGameRequest {
             game_id: id.clone(),
             after_seq: 3,
+            changes: false,
         }))
         .await
         .expect("watch")
@@ -552,6 +553,7 @@ async fn every_snapshot_says_whose_it_is_and_the_servers_time() {
         .watch_game(watcher.req(pb::WatchGameRequest {
             game_id: game.game_id.clone(),
             after_seq: 0,
+            changes: false,
         }))
         .await
         .expect("watch")
@@ -676,4 +678,122 @@ async fn a_19x19_game_against_easy_is_played_to_the_end() {
         (score.black, score.white)
     );
     assert_eq!(recorded, result.text);
+}
+
+/// A watcher that asks for changes gets the game whole once, then what
+/// each event changed, and rebuilds from them the games a watcher of whole
+/// snapshots is sent: through a capture, a pass and a resignation, and
+/// again from the middle of the game after reconnecting.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_of_changes_rebuilds_the_games_a_stream_of_snapshots_shows() {
+    use prost::Message as _;
+    let (service, url) = service().await;
+    let kim = sign_in(&url, "kim").await;
+    let lee = sign_in(&url, "lee").await;
+    let game = support::game_between(service.authority, &kim, &lee, 30, false).await;
+    let id = game.game_id.clone();
+    let watch = |changes: bool, after_seq: u64| {
+        let kim = &kim;
+        let id = id.clone();
+        async move {
+            kim.games
+                .clone()
+                .watch_game(kim.req(pb::WatchGameRequest {
+                    game_id: id,
+                    after_seq,
+                    changes,
+                }))
+                .await
+                .expect("watch")
+                .into_inner()
+        }
+    };
+    let mut whole = watch(false, 0).await;
+    let mut changed = watch(true, 0).await;
+    // Black's E7 takes White's E6.
+    let script = [
+        (&kim, "E5"),
+        (&lee, "E6"),
+        (&kim, "D6"),
+        (&lee, "A1"),
+        (&kim, "F6"),
+        (&lee, "A2"),
+        (&kim, "E7"),
+    ];
+    for (n, (who, point)) in script.iter().enumerate() {
+        who.play(&id, n as u32 + 1, point).await.expect("a move");
+    }
+    lee.pass(&id, 8).await.expect("a pass");
+    lee.games
+        .clone()
+        .resign(lee.req(pb::ResignRequest {
+            game_id: id.clone(),
+            ..Default::default()
+        }))
+        .await
+        .expect("White resigns");
+
+    // Events: the start, seven moves, the pass, the resignation.
+    let mut rebuilt: Option<pb::GameSnapshot> = None;
+    let mut seqs = Vec::new();
+    while seqs.last() != Some(&10) {
+        let sent = next_event(&mut whole).await;
+        let got = next_event(&mut changed).await;
+        assert_eq!((got.seq, &got.kind), (sent.seq, &sent.kind));
+        let snapshot = sent.snapshot.expect("a whole game in every event");
+        match (&mut rebuilt, got.snapshot, got.change) {
+            (None, Some(first), None) => rebuilt = Some(first),
+            (Some(game), None, Some(change)) => {
+                if matches!(got.kind, Some(pb::game_event::Kind::MovePlayed(_))) && got.seq < 9 {
+                    assert!(
+                        change.encoded_len() * 3 < snapshot.encoded_len(),
+                        "event {}: a move's change is {} bytes, the game {}",
+                        got.seq,
+                        change.encoded_len(),
+                        snapshot.encoded_len()
+                    );
+                }
+                ttakji_proto::changes::apply(game, &change).expect("the change fits");
+            }
+            (shown, s, c) => panic!(
+                "event {}: the first is whole and the rest changes (had a game: {}, snapshot: {}, change: {})",
+                got.seq,
+                shown.is_some(),
+                s.is_some(),
+                c.is_some()
+            ),
+        }
+        let game = rebuilt.as_mut().expect("rebuilt");
+        // Each stream says the server's time as it sent the event.
+        game.server_time_unix_ms = snapshot.server_time_unix_ms;
+        assert_eq!(*game, snapshot, "event {}", got.seq);
+        seqs.push(got.seq);
+    }
+    assert_eq!(seqs, (1..=10).collect::<Vec<_>>());
+    let last = rebuilt.expect("rebuilt");
+    assert_eq!(last.status, pb::GameStatus::Finished as i32);
+    assert_eq!(last.white_captures, 0);
+    assert_eq!(last.black_captures, 1, "E6 was taken");
+
+    // Coming back after event 5, the first event is whole again.
+    let mut again = watch(true, 5).await;
+    let sixth = next_event(&mut again).await;
+    assert_eq!(sixth.seq, 6);
+    assert!(sixth.snapshot.is_some() && sixth.change.is_none());
+    let seventh = next_event(&mut again).await;
+    assert!(seventh.snapshot.is_none() && seventh.change.is_some());
+}
+
+/// The next game event on `stream`, within 10 s.
+async fn next_event(stream: &mut tonic::Streaming<pb::WatchGameResponse>) -> pb::GameEvent {
+    loop {
+        let m = tokio::time::timeout(Duration::from_secs(10), stream.message())
+            .await
+            .expect("an event in time")
+            .expect("the stream goes on")
+            .expect("until the game ends");
+        if let Some(e) = m.event {
+            return e;
+        }
+    }
 }

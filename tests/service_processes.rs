@@ -72,6 +72,7 @@ async fn gateway_and_authority_processes_over_redis_and_postgres_play_a_game_thr
         .watch_game(jin.req(pb::WatchGameRequest {
             game_id: id.clone(),
             after_seq: 0,
+            changes: false,
         }))
         .await
         .expect("watch")

@@ -34,6 +34,7 @@ async fn a_move_is_one_trace_from_the_call_through_the_authority_and_the_bus_to_
         .watch_game(jin.req(pb::WatchGameRequest {
             game_id: game.game_id.clone(),
             after_seq: game.event_seq,
+            changes: false,
         }))
         .await
         .expect("watch")

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use baduk::{Action, Color, Point, SplitMix64};
+use prost::Message as _;
 use tokio::time::Instant;
 use tonic::metadata::{Ascii, MetadataValue};
 use tonic::transport::{Channel, Endpoint};
@@ -269,6 +270,9 @@ impl View {
         self.seq = event.seq;
         if let Some(snapshot) = event.snapshot {
             self.snapshot = snapshot;
+        } else if let Some(change) = &event.change {
+            ttakji_proto::changes::apply(&mut self.snapshot, change)
+                .map_err(|e| Resync(format!("event {}: {e}", event.seq)))?;
         }
         if self.snapshot.status == pb::GameStatus::Finished as i32 {
             self.finished = true;
@@ -473,6 +477,7 @@ impl Bot {
                         .watch_game(self.req(pb::WatchGameRequest {
                             game_id: game_id.to_owned(),
                             after_seq,
+                            changes: run.changes,
                         })),
                 )
                 .await;
@@ -524,8 +529,9 @@ impl Bot {
                 }
             };
             backoff.reset();
-            let Some(event) = message.event else { continue };
             let at = Instant::now();
+            tally.stream_message(message.encoded_len(), at);
+            let Some(event) = message.event else { continue };
             match follow(&mut view, event, &self.user_id, game_id, tally) {
                 Ok(Some((number, color))) if view.as_ref().is_some_and(|v| v.mine != color) => {
                     tally.move_delivered(game_id, number, at);

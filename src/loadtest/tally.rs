@@ -39,6 +39,10 @@ struct State {
     calls: Histogram,
     baseline: Histogram,
     moves: u64,
+    /// Stream messages received since the measuring began, and their
+    /// encoded bytes.
+    stream_events: u64,
+    stream_bytes: u64,
     errors: BTreeMap<&'static str, u64>,
     error_examples: BTreeMap<&'static str, String>,
     games: HashMap<String, LiveGame>,
@@ -111,6 +115,8 @@ pub struct Totals {
     pub started: Instant,
     pub elapsed: Duration,
     pub moves: u64,
+    pub stream_events: u64,
+    pub stream_bytes: u64,
     pub round_trip: Histogram,
     pub calls: Histogram,
     pub baseline: Histogram,
@@ -251,6 +257,15 @@ impl Tally {
         }
     }
 
+    /// A stream delivered a message of `bytes` (encoded) at `at`.
+    pub fn stream_message(&self, bytes: usize, at: Instant) {
+        let mut state = self.state();
+        if state.counts(at) {
+            state.stream_events += 1;
+            state.stream_bytes += bytes as u64;
+        }
+    }
+
     pub fn baseline_call(&self, took: Duration) {
         self.state().baseline.record(took);
     }
@@ -314,6 +329,8 @@ impl Tally {
             started,
             elapsed: started.elapsed(),
             moves: state.moves,
+            stream_events: state.stream_events,
+            stream_bytes: state.stream_bytes,
             round_trip: state.round_trip.clone(),
             calls: state.calls.clone(),
             baseline: state.baseline.clone(),

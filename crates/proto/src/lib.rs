@@ -2,6 +2,7 @@
 //! and, written once for every service, the ids and values a request
 //! carries, checked and turned into the rules' own types.
 
+pub mod changes;
 pub mod codec;
 pub mod convert;
 pub mod ids;

@@ -297,6 +297,7 @@ pub fn event(game: &OnlineGame, event: &Event) -> pb::GameEvent {
         seq: event.seq,
         at_unix_ms: event.at,
         snapshot: Some(snapshot),
+        change: None,
         kind: Some(kind),
     }
 }

@@ -403,7 +403,11 @@ impl GameService for Gateway {
         let me = Caller::of(&request)?;
         let req = request.into_inner();
         let game_id = validate::game_id(&req.game_id)?;
-        let stream = crate::watch::watch(self, game_id, req.after_seq, me.user_id).await?;
+        let from = crate::watch::Start {
+            after_seq: req.after_seq,
+            changes: req.changes,
+        };
+        let stream = crate::watch::watch(self, game_id, from, me.user_id).await?;
         Ok(Response::new(stream))
     }
 

@@ -47,6 +47,15 @@ struct Live {
     presence: Subscription<pb::Presence>,
 }
 
+/// Where a watcher's stream begins, and in what form it goes on.
+#[derive(Debug, Clone, Copy)]
+pub struct Start {
+    /// The last event the client has; 0 for all of them.
+    pub after_seq: u64,
+    /// Send each event's change instead of the whole game.
+    pub changes: bool,
+}
+
 /// One watcher's view of a game.
 #[derive(Debug)]
 struct Watcher {
@@ -61,6 +70,10 @@ struct Watcher {
     players: Vec<String>,
     /// The last event sent to the client.
     last: u64,
+    /// For a client that asked for changes: the game as it was sent last
+    /// (boxed, and only then: a snapshot is a kilobyte or more).
+    shown: Option<Box<pb::GameSnapshot>>,
+    changes: bool,
     seen: HashMap<String, Seen>,
     /// The authority is told who comes and goes (the computer stands in
     /// for a player who is away).
@@ -84,7 +97,7 @@ impl Drop for Watching {
     }
 }
 
-/// Starts watching `game_id` after `after_seq` for `viewer`.
+/// Starts watching `game_id` for `viewer`, after the event `from` names.
 ///
 /// # Errors
 /// UNAVAILABLE when the game's channel cannot be followed; the authority's
@@ -92,7 +105,7 @@ impl Drop for Watching {
 pub async fn watch(
     gateway: &Gateway,
     game_id: GameId,
-    after_seq: u64,
+    from: Start,
     viewer: String,
 ) -> Result<Stream<pb::WatchGameResponse>, Status> {
     let game_id = game_id.into_string();
@@ -140,11 +153,13 @@ pub async fn watch(
         game_id,
         viewer,
         players,
-        last: after_seq,
+        last: from.after_seq,
+        shown: None,
+        changes: from.changes,
         seen: HashMap::new(),
         stand_in,
     };
-    let backlog = watcher.stored_after(after_seq).await?;
+    let backlog = watcher.stored_after(from.after_seq).await?;
     let (tx, stream) = streams::channel(WATCHER_BUFFER);
     let counted = Watching::start();
     let shutdown = gateway.shutdown.clone();
@@ -368,14 +383,17 @@ impl Watcher {
             }
             self.last = event.seq;
             let finished = matches!(event.kind, Some(pb::game_event::Kind::Finished(_)));
-            let event = pb::GameEvent {
-                snapshot: crate::seen::seen_by(event.snapshot, &self.viewer),
-                ..event
-            };
+            let snapshot = crate::seen::seen_by(event.snapshot, &self.viewer);
             // The computer took the viewer's seat, but the viewer is here
             // (a report was lost, or crossed another connection's goodbye):
             // the seat is theirs again at once.
-            let mine = event.snapshot.as_ref().map(|s| s.your_color);
+            let mine = snapshot.as_ref().map(|s| s.your_color);
+            let (snapshot, change) = self.in_form(snapshot);
+            let event = pb::GameEvent {
+                snapshot,
+                change,
+                ..event
+            };
             let seated_here = matches!(
                 &event.kind,
                 Some(pb::game_event::Kind::StandInSeated(s)) if Some(s.color) == mine
@@ -394,6 +412,31 @@ impl Watcher {
             }
         }
         true
+    }
+
+    /// The game as the client asked for it: whole, or what changed since
+    /// the game it was sent last.
+    fn in_form(
+        &mut self,
+        snapshot: Option<pb::GameSnapshot>,
+    ) -> (Option<pb::GameSnapshot>, Option<pb::GameChange>) {
+        if !self.changes {
+            return (snapshot, None);
+        }
+        let Some(snapshot) = snapshot else {
+            return (None, None);
+        };
+        match &mut self.shown {
+            Some(shown) => {
+                let change = ttakji_proto::changes::change(shown, &snapshot);
+                **shown = snapshot;
+                (None, Some(change))
+            }
+            None => {
+                self.shown = Some(Box::new(snapshot.clone()));
+                (Some(snapshot), None)
+            }
+        }
     }
 
     /// The stored events after the last one sent; `None` (after telling

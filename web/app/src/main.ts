@@ -15,6 +15,7 @@ import {
   Scoring,
   TablePreset,
   TicketState,
+  applyChange,
   clockOffsetMs,
   connect,
   parsePoint,
@@ -1239,15 +1240,23 @@ class GameView {
       this.abort.signal.addEventListener("abort", stop);
       let restarted = false;
       try {
+        // The stream sends the game whole once, then what each event
+        // changed in the game it sent last.
         const events = api.games.watchGame(
-          { gameId: this.game.gameId, afterSeq: this.game.eventSeq },
+          { gameId: this.game.gameId, afterSeq: this.game.eventSeq, changes: true },
           // Connected again: say whose turn it is instead of "Reconnecting…".
           { signal: stream.signal, onHeader: () => this.drawPlayers() },
         );
+        let shown: GameSnapshot | undefined;
         for await (const r of events) {
           backoff = 250;
           const event = r.event;
-          if (event?.snapshot && this.took(event.snapshot, event)) this.draw();
+          if (event?.snapshot) shown = event.snapshot;
+          else if (event?.change) {
+            if (!shown) throw new Error("a change before the game it changes");
+            shown = applyChange(shown, event.change);
+          }
+          if (event && shown && this.took(shown, event)) this.draw();
           const p = r.presence;
           if (p && p.userId && p.userId === this.opponent?.userId) {
             this.opponentHere = p.connected;

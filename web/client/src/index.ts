@@ -8,7 +8,15 @@
 import { Code, ConnectError, createClient, type Client, type Interceptor } from "@connectrpc/connect";
 import { createGrpcWebTransport } from "@connectrpc/connect-web";
 import { AuthService, GameService, LadderService, MatchService } from "./gen/ttakji/v1/api_pb.js";
-import { Color, EndReason, type GameSnapshot, type Point } from "./gen/ttakji/v1/game_pb.js";
+import { clone, create } from "@bufbuild/protobuf";
+import {
+  Color,
+  EndReason,
+  GameSnapshotSchema,
+  type GameChange,
+  type GameSnapshot,
+  type Point,
+} from "./gen/ttakji/v1/game_pb.js";
 import { ErrorInfoSchema } from "./gen/google/rpc/error_details_pb.js";
 
 export * from "./gen/ttakji/v1/api_pb.js";
@@ -121,4 +129,29 @@ export function resultInWords(game: GameSnapshot): string {
 export function clockOffsetMs(game: GameSnapshot, receivedAtMs = Date.now()): number | undefined {
   const server = Number(game.serverTimeUnixMs);
   return server > 0 ? server - receivedAtMs : undefined;
+}
+
+/**
+ * The game after an event, from the game before it and the event's change
+ * (a stream watched with `changes: true` sends the game whole once, then
+ * only what each event changed). `game` is left as it was. Throws when the
+ * change does not fit the game: watch again from the last event seq kept.
+ */
+export function applyChange(game: GameSnapshot, change: GameChange): GameSnapshot {
+  const next = clone(GameSnapshotSchema, game);
+  const values = change.values ?? create(GameSnapshotSchema);
+  const fields = next as unknown as Record<string, unknown>;
+  const from = values as unknown as Record<string, unknown>;
+  for (const number of change.fields) {
+    const field = GameSnapshotSchema.fields.find((f) => f.number === number);
+    if (!field || field.localName === "stones") throw new Error(`the change names field ${number}, which a game does not have`);
+    fields[field.localName] = from[field.localName];
+  }
+  const size = next.boardSize;
+  for (const s of change.stones) {
+    const p = s.point;
+    if (!p || p.column >= size || p.row >= size) throw new Error("the change puts a stone off the board");
+    next.stones[p.row * size + p.column] = s.color;
+  }
+  return next;
 }

@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file ttakji/v1/game.proto.
  */
 export const file_ttakji_v1_game: GenFile = /*@__PURE__*/
-  fileDesc("ChR0dGFramkvdjEvZ2FtZS5wcm90bxIJdHRha2ppLnYxIpUCCgpIb3VzZVJ1bGVzEiYKBnByZXNldBgBIAEoDjIWLnR0YWtqaS52MS5UYWJsZVByZXNldBISCgpib2FyZF9zaXplGAIgASgNEhEKBGtvbWkYAyABKAFIAIgBARIjCgdzY29yaW5nGAQgASgOMhIudHRha2ppLnYxLlNjb3JpbmcSHQoQc2Vjb25kc19wZXJfbW92ZRgFIAEoDUgBiAEBEh4KFmtlZXBfY29sb3JzX29uX3JlbWF0Y2gYBiABKAgSHwoSY29tcHV0ZXJfc3RhbmRzX2luGAcgASgISAKIAQFCBwoFX2tvbWlCEwoRX3NlY29uZHNfcGVyX21vdmVCFQoTX2NvbXB1dGVyX3N0YW5kc19pbiIkCgVQb2ludBIOCgZjb2x1bW4YASABKA0SCwoDcm93GAIgASgNIpcBCgZQbGF5ZXISDwoHdXNlcl9pZBgBIAEoCRIQCghuaWNrbmFtZRgCIAEoCRIkCghhaV9sZXZlbBgDIAEoDjISLnR0YWtqaS52MS5BaUxldmVsEhwKFGNvbXB1dGVyX3N0YW5kaW5nX2luGAQgASgIEiYKCWFpX2VuZ2luZRgFIAEoDjITLnR0YWtqaS52MS5BaUVuZ2luZSKRAQoETW92ZRIOCgZudW1iZXIYASABKA0SHwoFY29sb3IYAiABKA4yEC50dGFramkudjEuQ29sb3ISHwoFcG9pbnQYAyABKAsyEC50dGFramkudjEuUG9pbnQSIgoIY2FwdHVyZWQYBCADKAsyEC50dGFramkudjEuUG9pbnQSEwoLYnlfc3RhbmRfaW4YBSABKAgirwIKBUNvdW50EhQKDGJsYWNrX3BvaW50cxgBIAEoDRIUCgx3aGl0ZV9wb2ludHMYAiABKA0SDAoEa29taRgDIAEoARIlCgtkZWFkX3N0b25lcxgEIAMoCzIQLnR0YWtqaS52MS5Qb2ludBIgCgZ3aW5uZXIYBSABKA4yEC50dGFramkudjEuQ29sb3ISDgoGbWFyZ2luGAYgASgBEg8KB3N1bW1hcnkYByABKAkSLAoJdW5jZXJ0YWluGAggAygLMhkudHRha2ppLnYxLlVuY2VydGFpbkdyb3VwEikKD2JsYWNrX3RlcnJpdG9yeRgJIAMoCzIQLnR0YWtqaS52MS5Qb2ludBIpCg93aGl0ZV90ZXJyaXRvcnkYCiADKAsyEC50dGFramkudjEuUG9pbnQiXgoOVW5jZXJ0YWluR3JvdXASIAoGc3RvbmVzGAEgAygLMhAudHRha2ppLnYxLlBvaW50EioKBnJlYXNvbhgCIAEoDjIaLnR0YWtqaS52MS5VbmNlcnRhaW5SZWFzb24igwEKCkdhbWVSZXN1bHQSIAoGd2lubmVyGAEgASgOMhAudHRha2ppLnYxLkNvbG9yEiQKBnJlYXNvbhgCIAEoDjIULnR0YWtqaS52MS5FbmRSZWFzb24SDAoEdGV4dBgDIAEoCRIfCgVjb3VudBgEIAEoCzIQLnR0YWtqaS52MS5Db3VudCI7CgVDbG9jaxIYChBzZWNvbmRzX3Blcl9tb3ZlGAEgASgNEhgKEGRlYWRsaW5lX3VuaXhfbXMYAiABKAMi1gMKC0dhbWVTdW1tYXJ5Eg8KB2dhbWVfaWQYASABKAkSEgoKYm9hcmRfc2l6ZRgCIAEoDRIPCgdydWxlc2V0GAMgASgJEgwKBGtvbWkYBCABKAESIwoHc2NvcmluZxgFIAEoDjISLnR0YWtqaS52MS5TY29yaW5nEiAKBWJsYWNrGAYgASgLMhEudHRha2ppLnYxLlBsYXllchIgCgV3aGl0ZRgHIAEoCzIRLnR0YWtqaS52MS5QbGF5ZXISJQoGc3RhdHVzGAggASgOMhUudHRha2ppLnYxLkdhbWVTdGF0dXMSEgoKbW92ZV9jb3VudBgJIAEoDRIlCgZyZXN1bHQYCiABKAsyFS50dGFramkudjEuR2FtZVJlc3VsdBIOCgZyYW5rZWQYCyABKAgSGAoQYWdhaW5zdF9jb21wdXRlchgMIAEoCBIYChBzZWNvbmRzX3Blcl9tb3ZlGA0gASgNEhoKEmNyZWF0ZWRfYXRfdW5peF9tcxgOIAEoAxIbChNmaW5pc2hlZF9hdF91bml4X21zGA8gASgDEiQKCnlvdXJfY29sb3IYECABKA4yEC50dGFramkudjEuQ29sb3ISFQoNbGFkZGVyX3JhdGluZxgRIAEoDSKmBwoMR2FtZVNuYXBzaG90Eg8KB2dhbWVfaWQYASABKAkSEgoKYm9hcmRfc2l6ZRgCIAEoDRIPCgdydWxlc2V0GAMgASgJEgwKBGtvbWkYBCABKAESIAoFYmxhY2sYBSABKAsyES50dGFramkudjEuUGxheWVyEiAKBXdoaXRlGAYgASgLMhEudHRha2ppLnYxLlBsYXllchIlCgZzdGF0dXMYByABKA4yFS50dGFramkudjEuR2FtZVN0YXR1cxIgCgZzdG9uZXMYCCADKA4yEC50dGFramkudjEuQ29sb3ISIQoHdG9fbW92ZRgJIAEoDjIQLnR0YWtqaS52MS5Db2xvchISCgptb3ZlX2NvdW50GAogASgNEhYKDmJsYWNrX2NhcHR1cmVzGAsgASgNEhYKDndoaXRlX2NhcHR1cmVzGAwgASgNEiIKCWxhc3RfbW92ZRgNIAEoCzIPLnR0YWtqaS52MS5Nb3ZlEiYKDGtvX2ZvcmJpZGRlbhgOIAMoCzIQLnR0YWtqaS52MS5Qb2ludBIXCg9wYXNzZXNfaW5fYV9yb3cYDyABKA0SJQoGcmVzdWx0GBAgASgLMhUudHRha2ppLnYxLkdhbWVSZXN1bHQSHwoFY2xvY2sYESABKAsyEC50dGFramkudjEuQ2xvY2sSJwoNc2NvcmVfcHJldmlldxgSIAEoCzIQLnR0YWtqaS52MS5Db3VudBIRCglldmVudF9zZXEYEyABKAQSFAoMdW5kb19hbGxvd2VkGBQgASgIEikKD2RyYXdfb2ZmZXJlZF9ieRgVIAEoDjIQLnR0YWtqaS52MS5Db2xvchIOCgZyYW5rZWQYFiABKAgSGwoTZmluaXNoZWRfYXRfdW5peF9tcxgXIAEoAxIkCgp5b3VyX2NvbG9yGBggASgOMhAudHRha2ppLnYxLkNvbG9yEhsKE3NlcnZlcl90aW1lX3VuaXhfbXMYGSABKAMSIgoIaW5fYXRhcmkYGiADKAsyEC50dGFramkudjEuUG9pbnQSIwoHc2NvcmluZxgbIAEoDjISLnR0YWtqaS52MS5TY29yaW5nEh4KFmtlZXBfY29sb3JzX29uX3JlbWF0Y2gYHCABKAgSGAoQc2Vjb25kc19wZXJfbW92ZRgdIAEoDRIlCghjb3VudGluZxgeIAEoCzITLnR0YWtqaS52MS5Db3VudGluZxIaChJjb21wdXRlcl9zdGFuZHNfaW4YHyABKAgi7QEKCENvdW50aW5nEiUKC2RlYWRfc3RvbmVzGAEgAygLMhAudHRha2ppLnYxLlBvaW50EiIKCHByb3Bvc2VkGAIgAygLMhAudHRha2ppLnYxLlBvaW50EhUKDW1hcmtzX3ZlcnNpb24YAyABKA0SFwoPYmxhY2tfY29uZmlybWVkGAQgASgIEhcKD3doaXRlX2NvbmZpcm1lZBgFIAEoCBIYChBkZWFkbGluZV91bml4X21zGAYgASgDEh8KBWNvdW50GAcgASgLMhAudHRha2ppLnYxLkNvdW50EhIKCmFmdGVyX21vdmUYCCABKA0igAYKCUdhbWVFdmVudBIPCgdnYW1lX2lkGAEgASgJEgsKA3NlcRgCIAEoBBISCgphdF91bml4X21zGAMgASgDEikKCHNuYXBzaG90GAQgASgLMhcudHRha2ppLnYxLkdhbWVTbmFwc2hvdBIpCgdzdGFydGVkGAogASgLMhYudHRha2ppLnYxLkdhbWVTdGFydGVkSAASLAoLbW92ZV9wbGF5ZWQYCyABKAsyFS50dGFramkudjEuTW92ZVBsYXllZEgAEi4KDG1vdmVzX3VuZG9uZRgMIAEoCzIWLnR0YWtqaS52MS5Nb3Zlc1VuZG9uZUgAEisKCGZpbmlzaGVkGA0gASgLMhcudHRha2ppLnYxLkdhbWVGaW5pc2hlZEgAEi4KDGRyYXdfb2ZmZXJlZBgOIAEoCzIWLnR0YWtqaS52MS5EcmF3T2ZmZXJlZEgAEjAKDWRyYXdfZGVjbGluZWQYDyABKAsyFy50dGFramkudjEuRHJhd0RlY2xpbmVkSAASNgoQY291bnRpbmdfc3RhcnRlZBgQIAEoCzIaLnR0YWtqaS52MS5Db3VudGluZ1N0YXJ0ZWRIABI5ChJkZWFkX3N0b25lc19tYXJrZWQYESABKAsyGy50dGFramkudjEuRGVhZFN0b25lc01hcmtlZEgAEjQKD2NvdW50X2NvbmZpcm1lZBgSIAEoCzIZLnR0YWtqaS52MS5Db3VudENvbmZpcm1lZEgAEi4KDHBsYXlfcmVzdW1lZBgTIAEoCzIWLnR0YWtqaS52MS5QbGF5UmVzdW1lZEgAEjMKD3N0YW5kX2luX3NlYXRlZBgUIAEoCzIYLnR0YWtqaS52MS5TdGFuZEluU2VhdGVkSAASLwoNc3RhbmRfaW5fbGVmdBgVIAEoCzIWLnR0YWtqaS52MS5TdGFuZEluTGVmdEgAEjcKEWFpX2VuZ2luZV9jaGFuZ2VkGBYgASgLMhoudHRha2ppLnYxLkFpRW5naW5lQ2hhbmdlZEgAQgYKBGtpbmQiMAoNU3RhbmRJblNlYXRlZBIfCgVjb2xvchgBIAEoDjIQLnR0YWtqaS52MS5Db2xvciI2Cg9BaUVuZ2luZUNoYW5nZWQSIwoGZW5naW5lGAEgASgOMhMudHRha2ppLnYxLkFpRW5naW5lIi4KC1N0YW5kSW5MZWZ0Eh8KBWNvbG9yGAEgASgOMhAudHRha2ppLnYxLkNvbG9yIhEKD0NvdW50aW5nU3RhcnRlZCJgChBEZWFkU3RvbmVzTWFya2VkEhwKAmJ5GAEgASgOMhAudHRha2ppLnYxLkNvbG9yEiAKBnN0b25lcxgCIAMoCzIQLnR0YWtqaS52MS5Qb2ludBIMCgRkZWFkGAMgASgIIi4KDkNvdW50Q29uZmlybWVkEhwKAmJ5GAEgASgOMhAudHRha2ppLnYxLkNvbG9yIisKC1BsYXlSZXN1bWVkEhwKAmJ5GAEgASgOMhAudHRha2ppLnYxLkNvbG9yIisKC0RyYXdPZmZlcmVkEhwKAmJ5GAEgASgOMhAudHRha2ppLnYxLkNvbG9yIiwKDERyYXdEZWNsaW5lZBIcCgJieRgBIAEoDjIQLnR0YWtqaS52MS5Db2xvciINCgtHYW1lU3RhcnRlZCIrCgpNb3ZlUGxheWVkEh0KBG1vdmUYASABKAsyDy50dGFramkudjEuTW92ZSItCgtNb3Zlc1VuZG9uZRIeCgVtb3ZlcxgBIAMoCzIPLnR0YWtqaS52MS5Nb3ZlIjUKDEdhbWVGaW5pc2hlZBIlCgZyZXN1bHQYASABKAsyFS50dGFramkudjEuR2FtZVJlc3VsdCpACgVDb2xvchIVChFDT0xPUl9VTlNQRUNJRklFRBAAEg8KC0NPTE9SX0JMQUNLEAESDwoLQ09MT1JfV0hJVEUQAip0CgtDb2xvckNob2ljZRIcChhDT0xPUl9DSE9JQ0VfVU5TUEVDSUZJRUQQABIWChJDT0xPUl9DSE9JQ0VfQkxBQ0sQARIWChJDT0xPUl9DSE9JQ0VfV0hJVEUQAhIXChNDT0xPUl9DSE9JQ0VfUkFORE9NEAMqXgoHQWlMZXZlbBIYChRBSV9MRVZFTF9VTlNQRUNJRklFRBAAEhEKDUFJX0xFVkVMX0VBU1kQARITCg9BSV9MRVZFTF9OT1JNQUwQAhIRCg1BSV9MRVZFTF9IQVJEEAMqUQoIQWlFbmdpbmUSGQoVQUlfRU5HSU5FX1VOU1BFQ0lGSUVEEAASFAoQQUlfRU5HSU5FX1NFUlZFUhABEhQKEEFJX0VOR0lORV9DTElFTlQQAipcCgpHYW1lU3RhdHVzEhsKF0dBTUVfU1RBVFVTX1VOU1BFQ0lGSUVEEAASFwoTR0FNRV9TVEFUVVNfUExBWUlORxABEhgKFEdBTUVfU1RBVFVTX0ZJTklTSEVEEAIqSwoHU2NvcmluZxIXChNTQ09SSU5HX1VOU1BFQ0lGSUVEEAASEAoMU0NPUklOR19BUkVBEAESFQoRU0NPUklOR19URVJSSVRPUlkQAipeCgtUYWJsZVByZXNldBIcChhUQUJMRV9QUkVTRVRfVU5TUEVDSUZJRUQQABIXChNUQUJMRV9QUkVTRVRfVFRBS0pJEAESGAoUVEFCTEVfUFJFU0VUX0NMQVNTSUMQAiqrAQoJRW5kUmVhc29uEhoKFkVORF9SRUFTT05fVU5TUEVDSUZJRUQQABIZChVFTkRfUkVBU09OX1RXT19QQVNTRVMQARIXChNFTkRfUkVBU09OX01PVkVfQ0FQEAISGgoWRU5EX1JFQVNPTl9SRVNJR05BVElPThADEhYKEkVORF9SRUFTT05fVElNRU9VVBAEEhoKFkVORF9SRUFTT05fRFJBV19BR1JFRUQQBSrFAQoPVW5jZXJ0YWluUmVhc29uEiAKHFVOQ0VSVEFJTl9SRUFTT05fVU5TUEVDSUZJRUQQABIZChVVTkNFUlRBSU5fUkVBU09OX1NFS0kQARIZChVVTkNFUlRBSU5fUkVBU09OX0VZRVMQAhIbChdVTkNFUlRBSU5fUkVBU09OX0VTQ0FQRRADEhkKFVVOQ0VSVEFJTl9SRUFTT05fUkFDRRAEEiIKHlVOQ0VSVEFJTl9SRUFTT05fVU5DTEVBUl9GSUdIVBAFYgZwcm90bzM");
+  fileDesc("ChR0dGFramkvdjEvZ2FtZS5wcm90bxIJdHRha2ppLnYxIpUCCgpIb3VzZVJ1bGVzEiYKBnByZXNldBgBIAEoDjIWLnR0YWtqaS52MS5UYWJsZVByZXNldBISCgpib2FyZF9zaXplGAIgASgNEhEKBGtvbWkYAyABKAFIAIgBARIjCgdzY29yaW5nGAQgASgOMhIudHRha2ppLnYxLlNjb3JpbmcSHQoQc2Vjb25kc19wZXJfbW92ZRgFIAEoDUgBiAEBEh4KFmtlZXBfY29sb3JzX29uX3JlbWF0Y2gYBiABKAgSHwoSY29tcHV0ZXJfc3RhbmRzX2luGAcgASgISAKIAQFCBwoFX2tvbWlCEwoRX3NlY29uZHNfcGVyX21vdmVCFQoTX2NvbXB1dGVyX3N0YW5kc19pbiIkCgVQb2ludBIOCgZjb2x1bW4YASABKA0SCwoDcm93GAIgASgNIpcBCgZQbGF5ZXISDwoHdXNlcl9pZBgBIAEoCRIQCghuaWNrbmFtZRgCIAEoCRIkCghhaV9sZXZlbBgDIAEoDjISLnR0YWtqaS52MS5BaUxldmVsEhwKFGNvbXB1dGVyX3N0YW5kaW5nX2luGAQgASgIEiYKCWFpX2VuZ2luZRgFIAEoDjITLnR0YWtqaS52MS5BaUVuZ2luZSKRAQoETW92ZRIOCgZudW1iZXIYASABKA0SHwoFY29sb3IYAiABKA4yEC50dGFramkudjEuQ29sb3ISHwoFcG9pbnQYAyABKAsyEC50dGFramkudjEuUG9pbnQSIgoIY2FwdHVyZWQYBCADKAsyEC50dGFramkudjEuUG9pbnQSEwoLYnlfc3RhbmRfaW4YBSABKAgirwIKBUNvdW50EhQKDGJsYWNrX3BvaW50cxgBIAEoDRIUCgx3aGl0ZV9wb2ludHMYAiABKA0SDAoEa29taRgDIAEoARIlCgtkZWFkX3N0b25lcxgEIAMoCzIQLnR0YWtqaS52MS5Qb2ludBIgCgZ3aW5uZXIYBSABKA4yEC50dGFramkudjEuQ29sb3ISDgoGbWFyZ2luGAYgASgBEg8KB3N1bW1hcnkYByABKAkSLAoJdW5jZXJ0YWluGAggAygLMhkudHRha2ppLnYxLlVuY2VydGFpbkdyb3VwEikKD2JsYWNrX3RlcnJpdG9yeRgJIAMoCzIQLnR0YWtqaS52MS5Qb2ludBIpCg93aGl0ZV90ZXJyaXRvcnkYCiADKAsyEC50dGFramkudjEuUG9pbnQiXgoOVW5jZXJ0YWluR3JvdXASIAoGc3RvbmVzGAEgAygLMhAudHRha2ppLnYxLlBvaW50EioKBnJlYXNvbhgCIAEoDjIaLnR0YWtqaS52MS5VbmNlcnRhaW5SZWFzb24igwEKCkdhbWVSZXN1bHQSIAoGd2lubmVyGAEgASgOMhAudHRha2ppLnYxLkNvbG9yEiQKBnJlYXNvbhgCIAEoDjIULnR0YWtqaS52MS5FbmRSZWFzb24SDAoEdGV4dBgDIAEoCRIfCgVjb3VudBgEIAEoCzIQLnR0YWtqaS52MS5Db3VudCI7CgVDbG9jaxIYChBzZWNvbmRzX3Blcl9tb3ZlGAEgASgNEhgKEGRlYWRsaW5lX3VuaXhfbXMYAiABKAMi1gMKC0dhbWVTdW1tYXJ5Eg8KB2dhbWVfaWQYASABKAkSEgoKYm9hcmRfc2l6ZRgCIAEoDRIPCgdydWxlc2V0GAMgASgJEgwKBGtvbWkYBCABKAESIwoHc2NvcmluZxgFIAEoDjISLnR0YWtqaS52MS5TY29yaW5nEiAKBWJsYWNrGAYgASgLMhEudHRha2ppLnYxLlBsYXllchIgCgV3aGl0ZRgHIAEoCzIRLnR0YWtqaS52MS5QbGF5ZXISJQoGc3RhdHVzGAggASgOMhUudHRha2ppLnYxLkdhbWVTdGF0dXMSEgoKbW92ZV9jb3VudBgJIAEoDRIlCgZyZXN1bHQYCiABKAsyFS50dGFramkudjEuR2FtZVJlc3VsdBIOCgZyYW5rZWQYCyABKAgSGAoQYWdhaW5zdF9jb21wdXRlchgMIAEoCBIYChBzZWNvbmRzX3Blcl9tb3ZlGA0gASgNEhoKEmNyZWF0ZWRfYXRfdW5peF9tcxgOIAEoAxIbChNmaW5pc2hlZF9hdF91bml4X21zGA8gASgDEiQKCnlvdXJfY29sb3IYECABKA4yEC50dGFramkudjEuQ29sb3ISFQoNbGFkZGVyX3JhdGluZxgRIAEoDSKmBwoMR2FtZVNuYXBzaG90Eg8KB2dhbWVfaWQYASABKAkSEgoKYm9hcmRfc2l6ZRgCIAEoDRIPCgdydWxlc2V0GAMgASgJEgwKBGtvbWkYBCABKAESIAoFYmxhY2sYBSABKAsyES50dGFramkudjEuUGxheWVyEiAKBXdoaXRlGAYgASgLMhEudHRha2ppLnYxLlBsYXllchIlCgZzdGF0dXMYByABKA4yFS50dGFramkudjEuR2FtZVN0YXR1cxIgCgZzdG9uZXMYCCADKA4yEC50dGFramkudjEuQ29sb3ISIQoHdG9fbW92ZRgJIAEoDjIQLnR0YWtqaS52MS5Db2xvchISCgptb3ZlX2NvdW50GAogASgNEhYKDmJsYWNrX2NhcHR1cmVzGAsgASgNEhYKDndoaXRlX2NhcHR1cmVzGAwgASgNEiIKCWxhc3RfbW92ZRgNIAEoCzIPLnR0YWtqaS52MS5Nb3ZlEiYKDGtvX2ZvcmJpZGRlbhgOIAMoCzIQLnR0YWtqaS52MS5Qb2ludBIXCg9wYXNzZXNfaW5fYV9yb3cYDyABKA0SJQoGcmVzdWx0GBAgASgLMhUudHRha2ppLnYxLkdhbWVSZXN1bHQSHwoFY2xvY2sYESABKAsyEC50dGFramkudjEuQ2xvY2sSJwoNc2NvcmVfcHJldmlldxgSIAEoCzIQLnR0YWtqaS52MS5Db3VudBIRCglldmVudF9zZXEYEyABKAQSFAoMdW5kb19hbGxvd2VkGBQgASgIEikKD2RyYXdfb2ZmZXJlZF9ieRgVIAEoDjIQLnR0YWtqaS52MS5Db2xvchIOCgZyYW5rZWQYFiABKAgSGwoTZmluaXNoZWRfYXRfdW5peF9tcxgXIAEoAxIkCgp5b3VyX2NvbG9yGBggASgOMhAudHRha2ppLnYxLkNvbG9yEhsKE3NlcnZlcl90aW1lX3VuaXhfbXMYGSABKAMSIgoIaW5fYXRhcmkYGiADKAsyEC50dGFramkudjEuUG9pbnQSIwoHc2NvcmluZxgbIAEoDjISLnR0YWtqaS52MS5TY29yaW5nEh4KFmtlZXBfY29sb3JzX29uX3JlbWF0Y2gYHCABKAgSGAoQc2Vjb25kc19wZXJfbW92ZRgdIAEoDRIlCghjb3VudGluZxgeIAEoCzITLnR0YWtqaS52MS5Db3VudGluZxIaChJjb21wdXRlcl9zdGFuZHNfaW4YHyABKAgi7QEKCENvdW50aW5nEiUKC2RlYWRfc3RvbmVzGAEgAygLMhAudHRha2ppLnYxLlBvaW50EiIKCHByb3Bvc2VkGAIgAygLMhAudHRha2ppLnYxLlBvaW50EhUKDW1hcmtzX3ZlcnNpb24YAyABKA0SFwoPYmxhY2tfY29uZmlybWVkGAQgASgIEhcKD3doaXRlX2NvbmZpcm1lZBgFIAEoCBIYChBkZWFkbGluZV91bml4X21zGAYgASgDEh8KBWNvdW50GAcgASgLMhAudHRha2ppLnYxLkNvdW50EhIKCmFmdGVyX21vdmUYCCABKA0ipwYKCUdhbWVFdmVudBIPCgdnYW1lX2lkGAEgASgJEgsKA3NlcRgCIAEoBBISCgphdF91bml4X21zGAMgASgDEikKCHNuYXBzaG90GAQgASgLMhcudHRha2ppLnYxLkdhbWVTbmFwc2hvdBIlCgZjaGFuZ2UYBSABKAsyFS50dGFramkudjEuR2FtZUNoYW5nZRIpCgdzdGFydGVkGAogASgLMhYudHRha2ppLnYxLkdhbWVTdGFydGVkSAASLAoLbW92ZV9wbGF5ZWQYCyABKAsyFS50dGFramkudjEuTW92ZVBsYXllZEgAEi4KDG1vdmVzX3VuZG9uZRgMIAEoCzIWLnR0YWtqaS52MS5Nb3Zlc1VuZG9uZUgAEisKCGZpbmlzaGVkGA0gASgLMhcudHRha2ppLnYxLkdhbWVGaW5pc2hlZEgAEi4KDGRyYXdfb2ZmZXJlZBgOIAEoCzIWLnR0YWtqaS52MS5EcmF3T2ZmZXJlZEgAEjAKDWRyYXdfZGVjbGluZWQYDyABKAsyFy50dGFramkudjEuRHJhd0RlY2xpbmVkSAASNgoQY291bnRpbmdfc3RhcnRlZBgQIAEoCzIaLnR0YWtqaS52MS5Db3VudGluZ1N0YXJ0ZWRIABI5ChJkZWFkX3N0b25lc19tYXJrZWQYESABKAsyGy50dGFramkudjEuRGVhZFN0b25lc01hcmtlZEgAEjQKD2NvdW50X2NvbmZpcm1lZBgSIAEoCzIZLnR0YWtqaS52MS5Db3VudENvbmZpcm1lZEgAEi4KDHBsYXlfcmVzdW1lZBgTIAEoCzIWLnR0YWtqaS52MS5QbGF5UmVzdW1lZEgAEjMKD3N0YW5kX2luX3NlYXRlZBgUIAEoCzIYLnR0YWtqaS52MS5TdGFuZEluU2VhdGVkSAASLwoNc3RhbmRfaW5fbGVmdBgVIAEoCzIWLnR0YWtqaS52MS5TdGFuZEluTGVmdEgAEjcKEWFpX2VuZ2luZV9jaGFuZ2VkGBYgASgLMhoudHRha2ppLnYxLkFpRW5naW5lQ2hhbmdlZEgAQgYKBGtpbmQibQoKR2FtZUNoYW5nZRImCgZzdG9uZXMYASADKAsyFi50dGFramkudjEuU3RvbmVDaGFuZ2USDgoGZmllbGRzGAIgAygNEicKBnZhbHVlcxgDIAEoCzIXLnR0YWtqaS52MS5HYW1lU25hcHNob3QiTwoLU3RvbmVDaGFuZ2USHwoFcG9pbnQYASABKAsyEC50dGFramkudjEuUG9pbnQSHwoFY29sb3IYAiABKA4yEC50dGFramkudjEuQ29sb3IiMAoNU3RhbmRJblNlYXRlZBIfCgVjb2xvchgBIAEoDjIQLnR0YWtqaS52MS5Db2xvciI2Cg9BaUVuZ2luZUNoYW5nZWQSIwoGZW5naW5lGAEgASgOMhMudHRha2ppLnYxLkFpRW5naW5lIi4KC1N0YW5kSW5MZWZ0Eh8KBWNvbG9yGAEgASgOMhAudHRha2ppLnYxLkNvbG9yIhEKD0NvdW50aW5nU3RhcnRlZCJgChBEZWFkU3RvbmVzTWFya2VkEhwKAmJ5GAEgASgOMhAudHRha2ppLnYxLkNvbG9yEiAKBnN0b25lcxgCIAMoCzIQLnR0YWtqaS52MS5Qb2ludBIMCgRkZWFkGAMgASgIIi4KDkNvdW50Q29uZmlybWVkEhwKAmJ5GAEgASgOMhAudHRha2ppLnYxLkNvbG9yIisKC1BsYXlSZXN1bWVkEhwKAmJ5GAEgASgOMhAudHRha2ppLnYxLkNvbG9yIisKC0RyYXdPZmZlcmVkEhwKAmJ5GAEgASgOMhAudHRha2ppLnYxLkNvbG9yIiwKDERyYXdEZWNsaW5lZBIcCgJieRgBIAEoDjIQLnR0YWtqaS52MS5Db2xvciINCgtHYW1lU3RhcnRlZCIrCgpNb3ZlUGxheWVkEh0KBG1vdmUYASABKAsyDy50dGFramkudjEuTW92ZSItCgtNb3Zlc1VuZG9uZRIeCgVtb3ZlcxgBIAMoCzIPLnR0YWtqaS52MS5Nb3ZlIjUKDEdhbWVGaW5pc2hlZBIlCgZyZXN1bHQYASABKAsyFS50dGFramkudjEuR2FtZVJlc3VsdCpACgVDb2xvchIVChFDT0xPUl9VTlNQRUNJRklFRBAAEg8KC0NPTE9SX0JMQUNLEAESDwoLQ09MT1JfV0hJVEUQAip0CgtDb2xvckNob2ljZRIcChhDT0xPUl9DSE9JQ0VfVU5TUEVDSUZJRUQQABIWChJDT0xPUl9DSE9JQ0VfQkxBQ0sQARIWChJDT0xPUl9DSE9JQ0VfV0hJVEUQAhIXChNDT0xPUl9DSE9JQ0VfUkFORE9NEAMqXgoHQWlMZXZlbBIYChRBSV9MRVZFTF9VTlNQRUNJRklFRBAAEhEKDUFJX0xFVkVMX0VBU1kQARITCg9BSV9MRVZFTF9OT1JNQUwQAhIRCg1BSV9MRVZFTF9IQVJEEAMqUQoIQWlFbmdpbmUSGQoVQUlfRU5HSU5FX1VOU1BFQ0lGSUVEEAASFAoQQUlfRU5HSU5FX1NFUlZFUhABEhQKEEFJX0VOR0lORV9DTElFTlQQAipcCgpHYW1lU3RhdHVzEhsKF0dBTUVfU1RBVFVTX1VOU1BFQ0lGSUVEEAASFwoTR0FNRV9TVEFUVVNfUExBWUlORxABEhgKFEdBTUVfU1RBVFVTX0ZJTklTSEVEEAIqSwoHU2NvcmluZxIXChNTQ09SSU5HX1VOU1BFQ0lGSUVEEAASEAoMU0NPUklOR19BUkVBEAESFQoRU0NPUklOR19URVJSSVRPUlkQAipeCgtUYWJsZVByZXNldBIcChhUQUJMRV9QUkVTRVRfVU5TUEVDSUZJRUQQABIXChNUQUJMRV9QUkVTRVRfVFRBS0pJEAESGAoUVEFCTEVfUFJFU0VUX0NMQVNTSUMQAiqrAQoJRW5kUmVhc29uEhoKFkVORF9SRUFTT05fVU5TUEVDSUZJRUQQABIZChVFTkRfUkVBU09OX1RXT19QQVNTRVMQARIXChNFTkRfUkVBU09OX01PVkVfQ0FQEAISGgoWRU5EX1JFQVNPTl9SRVNJR05BVElPThADEhYKEkVORF9SRUFTT05fVElNRU9VVBAEEhoKFkVORF9SRUFTT05fRFJBV19BR1JFRUQQBSrFAQoPVW5jZXJ0YWluUmVhc29uEiAKHFVOQ0VSVEFJTl9SRUFTT05fVU5TUEVDSUZJRUQQABIZChVVTkNFUlRBSU5fUkVBU09OX1NFS0kQARIZChVVTkNFUlRBSU5fUkVBU09OX0VZRVMQAhIbChdVTkNFUlRBSU5fUkVBU09OX0VTQ0FQRRADEhkKFVVOQ0VSVEFJTl9SRUFTT05fUkFDRRAEEiIKHlVOQ0VSVEFJTl9SRUFTT05fVU5DTEVBUl9GSUdIVBAFYgZwcm90bzM");
 
 /**
  * The rules a host chooses for a table (a friend challenge): a preset, and
@@ -843,11 +843,20 @@ export type GameEvent = Message<"ttakji.v1.GameEvent"> & {
   atUnixMs: bigint;
 
   /**
-   * The game right after the event.
+   * The game right after the event. Absent in a stream that asked for
+   * changes (WatchGameRequest.changes), except in its first event.
    *
    * @generated from field: ttakji.v1.GameSnapshot snapshot = 4;
    */
   snapshot?: GameSnapshot | undefined;
+
+  /**
+   * In a stream that asked for changes, in place of the snapshot after its
+   * first event: what this event changed in the game the stream sent last.
+   *
+   * @generated from field: ttakji.v1.GameChange change = 5;
+   */
+  change?: GameChange | undefined;
 
   /**
    * @generated from oneof ttakji.v1.GameEvent.kind
@@ -941,6 +950,73 @@ export const GameEventSchema: GenMessage<GameEvent> = /*@__PURE__*/
   messageDesc(file_ttakji_v1_game, 11);
 
 /**
+ * What an event changed in a game, against the game as the same stream
+ * last showed it (its first event's snapshot with every change since
+ * applied). Applying it gives the event's snapshot exactly.
+ *
+ * @generated from message ttakji.v1.GameChange
+ */
+export type GameChange = Message<"ttakji.v1.GameChange"> & {
+  /**
+   * Every point whose stone changed, with what is on it now
+   * (COLOR_UNSPECIFIED when it was emptied), in board order.
+   *
+   * @generated from field: repeated ttakji.v1.StoneChange stones = 1;
+   */
+  stones: StoneChange[];
+
+  /**
+   * The snapshot's other fields that changed, by their numbers in
+   * GameSnapshot (9 for to_move, 17 for clock). Each takes its value in
+   * `values`, where one named here but not set there went back to its
+   * default (an empty list, an absent message, 0).
+   *
+   * @generated from field: repeated uint32 fields = 2;
+   */
+  fields: number[];
+
+  /**
+   * The new values of the fields named in `fields`; nothing else in it is set.
+   *
+   * @generated from field: ttakji.v1.GameSnapshot values = 3;
+   */
+  values?: GameSnapshot | undefined;
+};
+
+/**
+ * Describes the message ttakji.v1.GameChange.
+ * Use `create(GameChangeSchema)` to create a new message.
+ */
+export const GameChangeSchema: GenMessage<GameChange> = /*@__PURE__*/
+  messageDesc(file_ttakji_v1_game, 12);
+
+/**
+ * A point whose stone changed.
+ *
+ * @generated from message ttakji.v1.StoneChange
+ */
+export type StoneChange = Message<"ttakji.v1.StoneChange"> & {
+  /**
+   * @generated from field: ttakji.v1.Point point = 1;
+   */
+  point?: Point | undefined;
+
+  /**
+   * What is on the point now; COLOR_UNSPECIFIED when it is empty.
+   *
+   * @generated from field: ttakji.v1.Color color = 2;
+   */
+  color: Color;
+};
+
+/**
+ * Describes the message ttakji.v1.StoneChange.
+ * Use `create(StoneChangeSchema)` to create a new message.
+ */
+export const StoneChangeSchema: GenMessage<StoneChange> = /*@__PURE__*/
+  messageDesc(file_ttakji_v1_game, 13);
+
+/**
  * A player was away for longer than the grace period: the computer plays
  * their seat until they return.
  *
@@ -958,7 +1034,7 @@ export type StandInSeated = Message<"ttakji.v1.StandInSeated"> & {
  * Use `create(StandInSeatedSchema)` to create a new message.
  */
 export const StandInSeatedSchema: GenMessage<StandInSeated> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 12);
+  messageDesc(file_ttakji_v1_game, 14);
 
 /**
  * The player came back and plays their seat again.
@@ -979,7 +1055,7 @@ export type AiEngineChanged = Message<"ttakji.v1.AiEngineChanged"> & {
  * Use `create(AiEngineChangedSchema)` to create a new message.
  */
 export const AiEngineChangedSchema: GenMessage<AiEngineChanged> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 13);
+  messageDesc(file_ttakji_v1_game, 15);
 
 /**
  * @generated from message ttakji.v1.StandInLeft
@@ -996,7 +1072,7 @@ export type StandInLeft = Message<"ttakji.v1.StandInLeft"> & {
  * Use `create(StandInLeftSchema)` to create a new message.
  */
 export const StandInLeftSchema: GenMessage<StandInLeft> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 14);
+  messageDesc(file_ttakji_v1_game, 16);
 
 /**
  * Two passes opened the count of a territory game; the snapshot's counting
@@ -1012,7 +1088,7 @@ export type CountingStarted = Message<"ttakji.v1.CountingStarted"> & {
  * Use `create(CountingStartedSchema)` to create a new message.
  */
 export const CountingStartedSchema: GenMessage<CountingStarted> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 15);
+  messageDesc(file_ttakji_v1_game, 17);
 
 /**
  * A player marked a chain dead or alive.
@@ -1045,7 +1121,7 @@ export type DeadStonesMarked = Message<"ttakji.v1.DeadStonesMarked"> & {
  * Use `create(DeadStonesMarkedSchema)` to create a new message.
  */
 export const DeadStonesMarkedSchema: GenMessage<DeadStonesMarked> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 16);
+  messageDesc(file_ttakji_v1_game, 18);
 
 /**
  * A player confirmed the marks as they are.
@@ -1064,7 +1140,7 @@ export type CountConfirmed = Message<"ttakji.v1.CountConfirmed"> & {
  * Use `create(CountConfirmedSchema)` to create a new message.
  */
 export const CountConfirmedSchema: GenMessage<CountConfirmed> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 17);
+  messageDesc(file_ttakji_v1_game, 19);
 
 /**
  * A player left the count to settle the position on the board; play goes
@@ -1084,7 +1160,7 @@ export type PlayResumed = Message<"ttakji.v1.PlayResumed"> & {
  * Use `create(PlayResumedSchema)` to create a new message.
  */
 export const PlayResumedSchema: GenMessage<PlayResumed> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 18);
+  messageDesc(file_ttakji_v1_game, 20);
 
 /**
  * A player offered a draw; it stands until the opponent answers or a move is played.
@@ -1103,7 +1179,7 @@ export type DrawOffered = Message<"ttakji.v1.DrawOffered"> & {
  * Use `create(DrawOfferedSchema)` to create a new message.
  */
 export const DrawOfferedSchema: GenMessage<DrawOffered> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 19);
+  messageDesc(file_ttakji_v1_game, 21);
 
 /**
  * The opponent declined the draw offer.
@@ -1122,7 +1198,7 @@ export type DrawDeclined = Message<"ttakji.v1.DrawDeclined"> & {
  * Use `create(DrawDeclinedSchema)` to create a new message.
  */
 export const DrawDeclinedSchema: GenMessage<DrawDeclined> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 20);
+  messageDesc(file_ttakji_v1_game, 22);
 
 /**
  * The game was created.
@@ -1137,7 +1213,7 @@ export type GameStarted = Message<"ttakji.v1.GameStarted"> & {
  * Use `create(GameStartedSchema)` to create a new message.
  */
 export const GameStartedSchema: GenMessage<GameStarted> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 21);
+  messageDesc(file_ttakji_v1_game, 23);
 
 /**
  * A stone was played or a player passed.
@@ -1156,7 +1232,7 @@ export type MovePlayed = Message<"ttakji.v1.MovePlayed"> & {
  * Use `create(MovePlayedSchema)` to create a new message.
  */
 export const MovePlayedSchema: GenMessage<MovePlayed> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 22);
+  messageDesc(file_ttakji_v1_game, 24);
 
 /**
  * Moves were taken back.
@@ -1177,7 +1253,7 @@ export type MovesUndone = Message<"ttakji.v1.MovesUndone"> & {
  * Use `create(MovesUndoneSchema)` to create a new message.
  */
 export const MovesUndoneSchema: GenMessage<MovesUndone> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 23);
+  messageDesc(file_ttakji_v1_game, 25);
 
 /**
  * The game ended.
@@ -1196,7 +1272,7 @@ export type GameFinished = Message<"ttakji.v1.GameFinished"> & {
  * Use `create(GameFinishedSchema)` to create a new message.
  */
 export const GameFinishedSchema: GenMessage<GameFinished> = /*@__PURE__*/
-  messageDesc(file_ttakji_v1_game, 24);
+  messageDesc(file_ttakji_v1_game, 26);
 
 /**
  * A stone colour or the side to move.
