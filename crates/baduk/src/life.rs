@@ -7,7 +7,10 @@
 //! (a coarse filter of candidates, [`DEAD_SHARE_PERCENT`]% of the lines for
 //! each side), and tactical vetoes (seki, eye room, friends nearby,
 //! capturing races whose win would save it, unclear fights) that keep a
-//! candidate as a [`DoubtfulGroup`]. Then a group is removed only if it
+//! candidate as a [`DoubtfulGroup`]. On a board ended with the fighting
+//! still open (a fifth of its points undecided in the playouts), a group
+//! whose empty area is wide and undecided and walled by more than one enemy
+//! chain stays. Then a group is removed only if it
 //! is shut in: the empty area it can reach holds no friendly stone that
 //! stays on the board, as in a game ended with a side still open. Last,
 //! the count never takes every stone of a colour off the board.
@@ -42,6 +45,14 @@ const SHAKY: u32 = PLAYOUTS_PER_SIDE * 3 / 10;
 /// How far past a candidate's liberties, in steps through empty points, an
 /// enemy stone still counts as enclosing it.
 const NEAR_STEPS: usize = 2;
+
+/// Playouts, of both sides' together, that each colour must own an empty
+/// point at the end of for the point to be undecided: a fifth.
+const UNDECIDED_LINES: u32 = 2 * PLAYOUTS_PER_SIDE / 5;
+
+/// Undecided points the empty area a group reaches must hold, on an open
+/// board, for the group to keep its room to live.
+const OPEN_AREA_POINTS: usize = 12;
 
 /// Chains of `color` that are pass-alive (Benson): they cannot be captured
 /// even if their owner passes every turn. Returned as a mask over vertices.
@@ -262,7 +273,35 @@ pub fn analyse(board: &Board) -> LifeAndDeath {
         verdicts.push((stones, verdict));
     }
 
-    // 4. Open areas: a group is shut in only if the empty area it can
+    // 4. Open boards: on a board where at least a fifth of the points are
+    //    undecided (each side owns them in a fifth of the lines), the game
+    //    was ended with the fighting still open, and a group whose empty
+    //    area holds 12 or more undecided points has room the playouts
+    //    cannot judge: it stays. Not when one enemy chain walls the whole
+    //    area off: a lone invader in a territory closed by one wall is dead
+    //    however wide the territory.
+    let undecided = |v: Vertex| {
+        board.is_empty(v)
+            && lost.owned.black[v] >= UNDECIDED_LINES
+            && lost.owned.white[v] >= UNDECIDED_LINES
+    };
+    let points = board.vertices().count();
+    if board.vertices().filter(|&v| undecided(v)).count() >= points / 5 {
+        for (stones, verdict) in &mut verdicts {
+            if !matches!(verdict, Verdict::Dead) {
+                continue;
+            }
+            let (area, walls) = open_area(board, stones);
+            if walls >= 2 && area.iter().filter(|&&v| undecided(v)).count() >= OPEN_AREA_POINTS {
+                for &s in stones.iter() {
+                    dead[s] = false;
+                }
+                *verdict = Verdict::Doubtful(Doubt::Escape);
+            }
+        }
+    }
+
+    // 5. Open areas: a group is shut in only if the empty area it can
     //    reach holds no friendly stone that stays on the board. If it does,
     //    the two can still join and the group can still live, however far
     //    apart they are: it stays, and so may another group that was to be
@@ -282,7 +321,7 @@ pub fn analyse(board: &Board) -> LifeAndDeath {
             break;
         }
     }
-    // 5. Nobody is left with nothing: if the reading would take every
+    // 6. Nobody is left with nothing: if the reading would take every
     //    stone of a colour off the board, the game was ended before it was
     //    played out (no finished game of the measured sets has that), its
     //    groups lean on one another across open areas, and they stay as
@@ -326,6 +365,44 @@ pub fn analyse(board: &Board) -> LifeAndDeath {
         pass_alive: to_points(&|v| alive_mask.black[v] || alive_mask.white[v]),
         doubtful,
     }
+}
+
+/// The empty area reached from the group's liberties through empty points
+/// however far, and how many enemy chains border it.
+fn open_area(board: &Board, stones: &[Vertex]) -> (Vec<Vertex>, usize) {
+    let Some(color) = stones.first().and_then(|&s| board.color_at(s)) else {
+        return (Vec::new(), 0);
+    };
+    let libs = group_liberties(board, stones);
+    let mut seen = vec![false; MAX_VERTICES];
+    let mut stack = libs.clone();
+    for &l in &libs {
+        seen[l] = true;
+    }
+    let mut area = Vec::new();
+    let mut walls: Vec<Vertex> = Vec::new();
+    while let Some(x) = stack.pop() {
+        area.push(x);
+        for n in board.neighbours(x) {
+            if board.is_border(n) || seen[n] {
+                continue;
+            }
+            match board.color_at(n) {
+                None => {
+                    seen[n] = true;
+                    stack.push(n);
+                }
+                Some(c) if c != color => {
+                    let head = board.chain_head(n);
+                    if !walls.contains(&head) {
+                        walls.push(head);
+                    }
+                }
+                Some(_) => {}
+            }
+        }
+    }
+    (area, walls.len())
 }
 
 /// Whether the empty area reached from the group's liberties, through empty
@@ -382,6 +459,9 @@ pub struct Losses {
     /// For each playout (those with Black first, then those with White
     /// first), the stones lost in it, as a bit set over vertices.
     lines: Vec<[u64; MAX_VERTICES / 64]>,
+    /// For each empty point, in how many playouts (either side first) each
+    /// colour owned it at the end.
+    owned: ByColor<Vec<u32>>,
 }
 
 impl Losses {
@@ -399,6 +479,7 @@ pub fn playout_losses(board: &Board) -> Losses {
         black_first: vec![0; MAX_VERTICES],
         white_first: vec![0; MAX_VERTICES],
         lines: Vec::with_capacity(2 * PLAYOUTS_PER_SIDE as usize),
+        owned: ByColor::from_fn(|_| vec![0; MAX_VERTICES]),
     };
     for first in [Color::Black, Color::White] {
         for _ in 0..PLAYOUTS_PER_SIDE {
@@ -411,11 +492,13 @@ pub fn playout_losses(board: &Board) -> Losses {
             };
             let mut line = [0u64; MAX_VERTICES / 64];
             for v in board.vertices() {
-                if let Some(c) = board.color_at(v)
-                    && owner_at_end(&b, v) == Some(c.opponent())
-                {
-                    tally[v] += 1;
-                    line[v / 64] |= 1 << (v % 64);
+                match (board.color_at(v), owner_at_end(&b, v)) {
+                    (Some(c), Some(owner)) if owner == c.opponent() => {
+                        tally[v] += 1;
+                        line[v / 64] |= 1 << (v % 64);
+                    }
+                    (None, Some(owner)) => losses.owned[owner][v] += 1,
+                    _ => {}
                 }
             }
             losses.lines.push(line);

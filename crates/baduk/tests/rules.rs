@@ -904,7 +904,8 @@ fn groups_with_an_open_side_in_a_game_ended_early_are_kept() {
 /// count once took all fourteen off and gave Black the whole board, where
 /// GNU Go calls only H2 dead. A count that leaves a player no stone on the
 /// board says the game was played out, and this one was not: every White
-/// group stays, as doubtful.
+/// group stays, as doubtful (its open room keeps some first, on a board
+/// this undecided).
 #[test]
 fn a_count_never_takes_every_stone_of_a_player_off_the_board() {
     let board = Board::from_ascii(
@@ -926,7 +927,9 @@ fn a_count_never_takes_every_stone_of_a_player_off_the_board() {
     let kept: Vec<String> = verdict
         .doubtful
         .iter()
-        .filter(|g| g.reason == baduk::life::Doubt::UnclearFight)
+        .filter(|g| {
+            [baduk::life::Doubt::UnclearFight, baduk::life::Doubt::Escape].contains(&g.reason)
+        })
         .flat_map(|g| names(&g.stones))
         .collect();
     for stone in ["C2", "D6", "E3", "H2", "H6"] {
