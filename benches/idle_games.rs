@@ -5,8 +5,9 @@
 //!
 //! `cargo bench --bench idle_games` (N = 10,000; `IDLE_GAMES=n` for
 //! another count; `IDLE_MOVES=n`, at most 40, plays n moves in every game
-//! while both players watch, before it idles). Linux only: it reads the
-//! server's /proc entries.
+//! while both players watch, before it idles; the players watch with
+//! changes, as the web page does, unless `IDLE_SNAPSHOTS=1`). Linux only:
+//! it reads the server's /proc entries.
 
 use std::io::{BufRead as _, BufReader};
 use std::process::{Command, Stdio};
@@ -60,6 +61,10 @@ async fn main() -> anyhow::Result<()> {
     // IDLE_WATCHED=0 holds the games with nobody watching: what the
     // authority's side costs alone.
     let watched = std::env::var("IDLE_WATCHED").map_or(true, |v| v != "0");
+    // The players' streams send each event's change, as the page asks,
+    // and the gateway keeps the game each stream sent last; IDLE_SNAPSHOTS=1
+    // watches with whole snapshots instead.
+    let changes = std::env::var("IDLE_SNAPSHOTS").map_or(true, |v| v != "1");
     // IDLE_MOVES=n plays n moves in every game before it idles (at most
     // 40): what a game's history adds.
     let moves: u32 = std::env::var("IDLE_MOVES")
@@ -175,7 +180,7 @@ async fn main() -> anyhow::Result<()> {
                     pb::WatchGameRequest {
                         game_id: game_id.clone(),
                         after_seq: 0,
-                        changes: false,
+                        changes,
                     },
                     token,
                 )?)
@@ -205,8 +210,13 @@ async fn main() -> anyhow::Result<()> {
     let cpu = (cpu_seconds(pid)? - cpu_start) / idle_started.elapsed().as_secs_f64();
     let per_game = (rss_after.saturating_sub(rss_before)) as f64 / games as f64;
     println!(
-        "idle games: {games} live games of {moves} moves, {} watch streams, made in {:.1?}",
+        "idle games: {games} live games of {moves} moves, {} watch streams ({}), made in {:.1?}",
         if watched { games * 2 } else { 0 },
+        if changes {
+            "changes"
+        } else {
+            "whole snapshots"
+        },
         made
     );
     println!(

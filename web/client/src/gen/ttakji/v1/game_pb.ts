@@ -844,7 +844,8 @@ export type GameEvent = Message<"ttakji.v1.GameEvent"> & {
 
   /**
    * The game right after the event. Absent in a stream that asked for
-   * changes (WatchGameRequest.changes), except in its first event.
+   * changes (WatchGameRequest.changes), except in its first event; should
+   * such a stream send the game whole again, take it as it is.
    *
    * @generated from field: ttakji.v1.GameSnapshot snapshot = 4;
    */
