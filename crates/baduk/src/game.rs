@@ -173,6 +173,11 @@ struct HeldBoard {
     live: std::sync::OnceLock<Box<Board>>,
     /// The position while `live` is empty; stale while it is set.
     packed: PackedBoard,
+    /// The dead-stone reading of this position, once made (it is hundreds
+    /// of playouts): a game ended by two passes reads the same position for
+    /// the count shown after the first pass and the count after the second.
+    /// Emptied whenever the board changes.
+    reading: std::sync::OnceLock<Box<crate::life::Reading>>,
 }
 
 impl HeldBoard {
@@ -181,6 +186,7 @@ impl HeldBoard {
         HeldBoard {
             live: std::sync::OnceLock::from(Box::new(board)),
             packed,
+            reading: std::sync::OnceLock::new(),
         }
     }
 
@@ -189,6 +195,7 @@ impl HeldBoard {
     }
 
     fn get_mut(&mut self) -> &mut Board {
+        self.reading = std::sync::OnceLock::new();
         if self.live.get().is_none() {
             self.live = std::sync::OnceLock::from(Box::new(self.packed.unpack()));
         }
@@ -201,6 +208,14 @@ impl HeldBoard {
     fn pack(&mut self) {
         if let Some(board) = self.live.take() {
             self.packed = board.pack();
+        }
+    }
+
+    /// A pass: the ko point goes, and with it the reading only if there was
+    /// one (the reading of a position without a ko point stays good).
+    fn clear_ko(&mut self) {
+        if self.get().ko_point().is_some() {
+            self.get_mut().clear_ko();
         }
     }
 }
@@ -368,7 +383,7 @@ impl Game {
         }
         let captured = match mv.action {
             Action::Pass => {
-                self.board.get_mut().clear_ko();
+                self.board.clear_ko();
                 self.passes_in_a_row += 1;
                 Vec::new()
             }
@@ -538,6 +553,17 @@ impl Game {
         }
         *self = replay;
         Ok(last)
+    }
+
+    /// The dead-stone reading of the position: made by `read` the first
+    /// time it is asked for, kept until the board changes.
+    pub(crate) fn reading_with(
+        &self,
+        read: impl FnOnce(&Board) -> crate::life::Reading,
+    ) -> &crate::life::Reading {
+        self.board
+            .reading
+            .get_or_init(|| Box::new(read(self.board.get())))
     }
 
     // ----- legality -----

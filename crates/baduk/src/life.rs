@@ -834,6 +834,17 @@ fn group_liberties(board: &Board, stones: &[Vertex]) -> Vec<Vertex> {
     libs
 }
 
+/// What the count reads of a position: the stones it takes off and the
+/// groups it keeps only because it is not sure. A game keeps it until its
+/// board changes, so a game ended by two passes reads its last position
+/// once, for the count shown after the first pass and the one after the
+/// second.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Reading {
+    pub(crate) dead: Vec<Point>,
+    pub(crate) doubtful: Vec<DoubtfulGroup>,
+}
+
 /// The count if the game ended now, and the groups it keeps on the board
 /// only because it is not sure they are dead: a player who wants them off
 /// should capture them before passing (seed 000's advice).
@@ -865,12 +876,19 @@ impl Game {
     /// The stones the rules' dead-stone calculation takes off, and the
     /// groups it keeps only because it is not sure; none of either under
     /// Tromp-Taylor rules.
+    /// The reading is made once per position (see [`Reading`]).
     fn reading(&self) -> (Vec<Point>, Vec<DoubtfulGroup>) {
         match self.rules().dead_stones {
             DeadStoneRule::None => (Vec::new(), Vec::new()),
             DeadStoneRule::Automatic | DeadStoneRule::Agreement => {
-                let analysis = analyse(self.board());
-                (analysis.dead, analysis.doubtful)
+                let reading = self.reading_with(|board| {
+                    let analysis = analyse(board);
+                    Reading {
+                        dead: analysis.dead,
+                        doubtful: analysis.doubtful,
+                    }
+                });
+                (reading.dead.clone(), reading.doubtful.clone())
             }
         }
     }

@@ -603,3 +603,49 @@ proptest! {
         prop_assert!(played < 2 * rules.board_size.points() || captures > 0, "no capture in {played} moves");
     }
 }
+
+proptest! {
+    #![proptest_config(config(24))]
+
+    /// The dead-stone reading a game keeps for its position (made once,
+    /// kept through passes until the board changes) is always the reading
+    /// a fresh game on the same board makes: after stones, captures, ko
+    /// points, passes and packing.
+    #[test]
+    fn the_reading_a_game_keeps_is_the_reading_of_its_position(
+        size in prop::sample::select(vec![5u8, 9]),
+        preset in 0..RULESETS,
+        seed in any::<u64>(),
+    ) {
+        let rules = Rules { move_cap: None, ..rules_for(size, preset) };
+        let mut game = Game::new(rules);
+        let mut rng = SplitMix64::new(seed);
+        for _ in 0..2 * rules.board_size.points() {
+            if game.is_over() {
+                break;
+            }
+            if rng.below(3) == 0 {
+                let fresh = Game::from_setup(rules, game.board().clone(), game.to_move());
+                prop_assert_eq!(game.preview(), fresh.preview(), "after {} moves", game.moves().len());
+            }
+            if rng.below(4) == 0 {
+                game.pack();
+            }
+            let color = game.to_move();
+            let board = game.board();
+            let fills: Vec<Point> = game
+                .legal_points(color)
+                .into_iter()
+                .filter(|&p| !board.is_eye_shape(board.vertex(p), color))
+                .collect();
+            let mv = if fills.is_empty() || rng.below(6) == 0 {
+                Move::pass(color)
+            } else {
+                Move::play(color, fills[rng.below(fills.len())])
+            };
+            prop_assert!(game.play(mv).is_ok());
+        }
+        let fresh = Game::from_setup(rules, game.board().clone(), game.to_move());
+        prop_assert_eq!(game.dead_stones(), fresh.dead_stones());
+    }
+}
