@@ -46,6 +46,16 @@ pub async fn sleep_until_unix_ms(deadline_ms: i64) {
     tokio::time::sleep(std::time::Duration::from_millis(wait.unsigned_abs())).await;
 }
 
+/// Runs `f`, which blocks or computes for milliseconds, on this thread: on
+/// a multi-threaded runtime the thread's other tasks move to another
+/// meanwhile; on a runtime of one thread (tests) they wait.
+pub fn blocking<R>(f: impl FnOnce() -> R) -> R {
+    match tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()) {
+        Ok(tokio::runtime::RuntimeFlavor::MultiThread) => tokio::task::block_in_place(f),
+        _ => f(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Duration;

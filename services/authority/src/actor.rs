@@ -23,7 +23,7 @@ use ttakji_platform::store::Database;
 use ttakji_proto::UserId;
 use ttakji_proto::v1 as pb;
 
-use crate::game::{CountAction, OnlineGame, Refusal, Requested, Step};
+use crate::game::{CountAction, EventKind, OnlineGame, Refusal, Requested, Step};
 use crate::ownership::{Ownership, Placement};
 use crate::records::{AiEngine, StoredEvent};
 use crate::{codec, store, view};
@@ -318,11 +318,22 @@ impl Actor {
         match command {
             // Stops the loop before it gets here.
             Command::Release => {}
+            // A count if the game ended now reads the board with hundreds
+            // of playouts (once per position): not on the thread's time.
+            Command::Snapshot {
+                preview: true,
+                reply,
+            } => {
+                let shown = ttakji_platform::blocking(|| view::snapshot(&self.state, true));
+                let _ = reply.send(shown);
+            }
             Command::Snapshot { preview, reply } => {
                 let _ = reply.send(view::snapshot(&self.state, preview));
             }
             Command::Preview { reply } => {
-                let _ = reply.send(view::count_now_pb(&self.state));
+                let _ = reply.send(ttakji_platform::blocking(|| {
+                    view::count_now_pb(&self.state)
+                }));
             }
             Command::Export { reply } => {
                 let _ = reply.send(self.state.sgf());
@@ -493,7 +504,23 @@ impl Actor {
                 return Err(NotStored::Refused(Status::from(refusal)));
             }
         };
-        let events = view::step_events(&self.state, &step);
+        // A pass shows the count if the game ended now: hundreds of
+        // playouts (some 12 ms on 9×9), which the thread's other tasks do
+        // not wait for.
+        let reads = step.events().iter().any(|e| {
+            matches!(
+                e.kind,
+                EventKind::MovePlayed {
+                    with_count: true,
+                    ..
+                }
+            )
+        });
+        let events = if reads {
+            ttakji_platform::blocking(|| view::step_events(&self.state, &step))
+        } else {
+            view::step_events(&self.state, &step)
+        };
         let stored: Vec<StoredEvent> = events
             .iter()
             .map(|e| StoredEvent {

@@ -215,7 +215,7 @@ async fn run_batch(
     let mut conn = pool.acquire().await?;
     let mut handle = conn.lock_handle().await?;
     let raw = handle.as_raw_handle();
-    blocking(|| {
+    crate::blocking(|| {
         // SAFETY: `handle` keeps the connection locked out of sqlx's
         // worker, and alive, until after this closure returns, so nothing
         // else uses the handle meanwhile; the wrapper made here is dropped
@@ -243,16 +243,6 @@ fn run_on(db: &rusqlite::Connection, batch: &mut [Box<dyn Queued>]) -> rusqlite:
         let _ = db.execute_batch("ROLLBACK");
     }
     ran
-}
-
-/// Runs `f`, which blocks, on this thread: on a multi-threaded runtime the
-/// thread's other tasks move to another meanwhile; on a runtime of one
-/// thread (tests) they wait.
-fn blocking<R>(f: impl FnOnce() -> R) -> R {
-    match tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()) {
-        Ok(tokio::runtime::RuntimeFlavor::MultiThread) => tokio::task::block_in_place(f),
-        _ => f(),
-    }
 }
 
 #[cfg(test)]
