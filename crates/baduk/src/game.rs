@@ -177,7 +177,7 @@ struct HeldBoard {
     /// of playouts): a game ended by two passes reads the same position for
     /// the count shown after the first pass and the count after the second.
     /// Emptied whenever the board changes.
-    reading: std::sync::OnceLock<Box<crate::life::Reading>>,
+    reading: std::sync::OnceLock<Box<crate::doubt::Reading>>,
 }
 
 impl HeldBoard {
@@ -559,8 +559,8 @@ impl Game {
     /// time it is asked for, kept until the board changes.
     pub(crate) fn reading_with(
         &self,
-        read: impl FnOnce(&Board) -> crate::life::Reading,
-    ) -> &crate::life::Reading {
+        read: impl FnOnce(&Board) -> crate::doubt::Reading,
+    ) -> &crate::doubt::Reading {
         self.board
             .reading
             .get_or_init(|| Box::new(read(self.board.get())))

@@ -17,6 +17,7 @@
 //! ```
 
 pub mod board;
+mod doubt;
 pub mod game;
 pub mod life;
 pub mod playout;

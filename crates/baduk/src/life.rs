@@ -22,6 +22,8 @@
 //! measured against.
 
 use crate::board::{Board, MAX_VERTICES, SplitMix64, Vertex};
+use crate::doubt::Reading;
+pub use crate::doubt::{Doubt, DoubtfulGroup};
 use crate::game::Game;
 use crate::playout::{owner_at_end, policy_playout};
 use crate::point::{ByColor, Color, Point};
@@ -166,40 +168,6 @@ pub struct LifeAndDeath {
     /// Groups the playouts lose but a tactical check keeps on the board,
     /// with the reason: a player who wants them off should capture them.
     pub doubtful: Vec<DoubtfulGroup>,
-}
-
-/// A group lost in most playouts that the count keeps all the same.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DoubtfulGroup {
-    /// Its stones, in board order.
-    pub stones: Vec<Point>,
-    pub reason: Doubt,
-}
-
-/// Why a group the playouts lose is kept.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Doubt {
-    /// It shares a liberty in seki that no chain beside it can come out of
-    /// first.
-    Seki,
-    /// It has two true eyes, or room for two inside its own walls, or
-    /// would have once it took an enemy chain short of liberties inside
-    /// them that the playouts take in a fifth of the lines.
-    Eyes,
-    /// A living friendly stone is two steps away, or the empty area it
-    /// can reach, however far, holds a friendly stone that stays on the
-    /// board: it is not shut in.
-    Escape,
-    /// A touching enemy group has no more liberties, is captured in a
-    /// fifth of the lines where this group moves first, and taking it off
-    /// would give this group room for two eyes or a way to a friend.
-    Race,
-    /// An enclosing enemy chain is itself lost in many lines, or an
-    /// enclosing group is at least as large, lost as a whole in a fifth of
-    /// the lines and this group survives in most of those: it lives if
-    /// that group dies. Also every group of a colour the reading would
-    /// otherwise take off whole, leaving that player no stone on the board.
-    UnclearFight,
 }
 
 /// The judgement on one group.
@@ -373,35 +341,16 @@ fn open_area(board: &Board, stones: &[Vertex]) -> (Vec<Vertex>, usize) {
     let Some(color) = stones.first().and_then(|&s| board.color_at(s)) else {
         return (Vec::new(), 0);
     };
-    let libs = group_liberties(board, stones);
-    let mut seen = vec![false; MAX_VERTICES];
-    let mut stack = libs.clone();
-    for &l in &libs {
-        seen[l] = true;
-    }
-    let mut area = Vec::new();
     let mut walls: Vec<Vertex> = Vec::new();
-    while let Some(x) = stack.pop() {
-        area.push(x);
-        for n in board.neighbours(x) {
-            if board.is_border(n) || seen[n] {
-                continue;
-            }
-            match board.color_at(n) {
-                None => {
-                    seen[n] = true;
-                    stack.push(n);
-                }
-                Some(c) if c != color => {
-                    let head = board.chain_head(n);
-                    if !walls.contains(&head) {
-                        walls.push(head);
-                    }
-                }
-                Some(_) => {}
+    let (area, _) = walk_area(board, &group_liberties(board, stones), |n| {
+        if board.color_at(n) != Some(color) {
+            let head = board.chain_head(n);
+            if !walls.contains(&head) {
+                walls.push(head);
             }
         }
-    }
+        false
+    });
     (area, walls.len())
 }
 
@@ -425,27 +374,41 @@ fn area_reaches_friend(
     libs: &[Vertex],
     gone: impl Fn(Vertex) -> bool,
 ) -> bool {
+    walk_area(board, libs, |n| {
+        board.color_at(n) == Some(color) && !stones.contains(&n) && !gone(n)
+    })
+    .1
+}
+
+/// Walks the empty area reached from `libs` through empty points, however
+/// far, showing `stone` each stone that borders it until it answers true:
+/// the empty points walked, and whether `stone` stopped the walk.
+fn walk_area(
+    board: &Board,
+    libs: &[Vertex],
+    mut stone: impl FnMut(Vertex) -> bool,
+) -> (Vec<Vertex>, bool) {
     let mut seen = vec![false; MAX_VERTICES];
     let mut stack = libs.to_vec();
     for &l in libs {
         seen[l] = true;
     }
+    let mut area = Vec::new();
     while let Some(x) = stack.pop() {
+        area.push(x);
         for n in board.neighbours(x) {
             if board.is_border(n) || seen[n] {
                 continue;
             }
-            match board.color_at(n) {
-                None => {
-                    seen[n] = true;
-                    stack.push(n);
-                }
-                Some(c) if c == color && !stones.contains(&n) && !gone(n) => return true,
-                Some(_) => {}
+            if board.is_empty(n) {
+                seen[n] = true;
+                stack.push(n);
+            } else if stone(n) {
+                return (area, true);
             }
         }
     }
-    false
+    (area, false)
 }
 
 /// For each vertex, in how many playouts (with Black first, with White first)
@@ -832,17 +795,6 @@ fn group_liberties(board: &Board, stones: &[Vertex]) -> Vec<Vertex> {
     libs.sort_unstable();
     libs.dedup();
     libs
-}
-
-/// What the count reads of a position: the stones it takes off and the
-/// groups it keeps only because it is not sure. A game keeps it until its
-/// board changes, so a game ended by two passes reads its last position
-/// once, for the count shown after the first pass and the one after the
-/// second.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Reading {
-    pub(crate) dead: Vec<Point>,
-    pub(crate) doubtful: Vec<DoubtfulGroup>,
 }
 
 /// The count if the game ended now, and the groups it keeps on the board
