@@ -227,7 +227,7 @@ async fn a_player_who_disconnects_and_comes_back_in_time_plays_on_and_the_oppone
     };
     let mut white_view = watch(&white, game.event_seq).await;
     let black_view = watch(&black, game.event_seq).await;
-    let seen = next_presence(&mut white_view).await;
+    let seen = support::next_taken(&mut white_view, |m| m.presence).await;
     assert_eq!(
         (seen.user_id.as_str(), seen.connected),
         (black.user_id.as_str(), true)
@@ -235,7 +235,7 @@ async fn a_player_who_disconnects_and_comes_back_in_time_plays_on_and_the_oppone
 
     // Black's connection drops: White is told, and Black's clock runs on.
     drop(black_view);
-    let seen = next_presence(&mut white_view).await;
+    let seen = support::next_taken(&mut white_view, |m| m.presence).await;
     assert_eq!(
         (seen.user_id.as_str(), seen.connected),
         (black.user_id.as_str(), false)
@@ -250,7 +250,7 @@ async fn a_player_who_disconnects_and_comes_back_in_time_plays_on_and_the_oppone
 
     // Back in time: the full snapshot, and the game goes on.
     let _black_again = watch(&black, 0).await;
-    let seen = next_presence(&mut white_view).await;
+    let seen = support::next_taken(&mut white_view, |m| m.presence).await;
     assert!(seen.connected);
     let resumed = black.game(id).await;
     assert_eq!(resumed.move_count, 0);
@@ -258,20 +258,6 @@ async fn a_player_who_disconnects_and_comes_back_in_time_plays_on_and_the_oppone
         .play(id, 1, "E5")
         .await
         .expect("in time after reconnecting");
-}
-
-/// The next presence message on a game stream.
-async fn next_presence(stream: &mut tonic::Streaming<pb::WatchGameResponse>) -> pb::Presence {
-    loop {
-        let message = tokio::time::timeout(Duration::from_secs(10), stream.message())
-            .await
-            .expect("presence arrives")
-            .expect("open")
-            .expect("message");
-        if let Some(p) = message.presence {
-            return p;
-        }
-    }
 }
 
 /// 300 moves of random (legal, never two passes running) play on 9×9 from

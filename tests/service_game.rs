@@ -737,8 +737,8 @@ async fn a_stream_of_changes_rebuilds_the_games_a_stream_of_snapshots_shows() {
     let mut rebuilt: Option<pb::GameSnapshot> = None;
     let mut seqs = Vec::new();
     while seqs.last() != Some(&10) {
-        let sent = next_event(&mut whole).await;
-        let got = next_event(&mut changed).await;
+        let sent = support::next_taken(&mut whole, |m| m.event).await;
+        let got = support::next_taken(&mut changed, |m| m.event).await;
         assert_eq!((got.seq, &got.kind), (sent.seq, &sent.kind));
         let snapshot = sent.snapshot.expect("a whole game in every event");
         match (&mut rebuilt, got.snapshot, got.change) {
@@ -777,23 +777,9 @@ async fn a_stream_of_changes_rebuilds_the_games_a_stream_of_snapshots_shows() {
 
     // Coming back after event 5, the first event is whole again.
     let mut again = watch(true, 5).await;
-    let sixth = next_event(&mut again).await;
+    let sixth = support::next_taken(&mut again, |m| m.event).await;
     assert_eq!(sixth.seq, 6);
     assert!(sixth.snapshot.is_some() && sixth.change.is_none());
-    let seventh = next_event(&mut again).await;
+    let seventh = support::next_taken(&mut again, |m| m.event).await;
     assert!(seventh.snapshot.is_none() && seventh.change.is_some());
-}
-
-/// The next game event on `stream`, within 10 s.
-async fn next_event(stream: &mut tonic::Streaming<pb::WatchGameResponse>) -> pb::GameEvent {
-    loop {
-        let m = tokio::time::timeout(Duration::from_secs(10), stream.message())
-            .await
-            .expect("an event in time")
-            .expect("the stream goes on")
-            .expect("until the game ends");
-        if let Some(e) = m.event {
-            return e;
-        }
-    }
 }

@@ -840,3 +840,20 @@ impl StatementCounts {
         .expect("pg_stat_statements is readable")
     }
 }
+
+/// The next message on a game's stream that `pick` takes, within 10 s.
+pub async fn next_taken<T>(
+    stream: &mut tonic::Streaming<pb::WatchGameResponse>,
+    pick: impl Fn(pb::WatchGameResponse) -> Option<T>,
+) -> T {
+    loop {
+        let message = tokio::time::timeout(Duration::from_secs(10), stream.message())
+            .await
+            .expect("a message in time")
+            .expect("the stream goes on")
+            .expect("a message");
+        if let Some(taken) = pick(message) {
+            return taken;
+        }
+    }
+}
