@@ -137,6 +137,14 @@ impl History {
         self.keys[i]
     }
 
+    /// Gives back the room a push left over: a game copied for a step has
+    /// its lists exactly full, and the move's push doubled them.
+    fn shrink(&mut self) {
+        self.keys.shrink_to_fit();
+        self.stones.shrink_to_fit();
+        self.seen.shrink_to_fit();
+    }
+
     fn stones(&self, i: usize) -> &[u8] {
         &self.stones[i * self.width..(i + 1) * self.width]
     }
@@ -293,10 +301,13 @@ impl Game {
 
     /// Keeps the current position in a few bytes instead of the board's
     /// kilobytes until the board is next read or played on, when it is made
-    /// again (a few microseconds). For a game held while it waits for a
-    /// player: nothing about the game changes.
+    /// again (a few microseconds), and gives back the room the last push
+    /// left in its lists. For a game held while it waits for a player:
+    /// nothing about the game changes.
     pub fn pack(&mut self) {
         self.board.pack();
+        self.moves.shrink_to_fit();
+        self.positions.shrink();
     }
 
     /// The position the game started from.

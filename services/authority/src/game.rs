@@ -221,6 +221,7 @@ impl OnlineGame {
     /// command ([`Game::pack`]); it is made again when next read.
     pub fn pack(&mut self) {
         self.game.pack();
+        self.captured.shrink();
     }
 
     /// The last event's sequence number.

@@ -17,6 +17,12 @@ impl Captures {
         self.ends.push(self.points.len());
     }
 
+    /// Gives back the room a push left over.
+    pub(super) fn shrink(&mut self) {
+        self.points.shrink_to_fit();
+        self.ends.shrink_to_fit();
+    }
+
     pub(super) fn pop(&mut self) {
         self.ends.pop();
         self.points.truncate(self.ends.last().copied().unwrap_or(0));
