@@ -959,8 +959,8 @@ impl Report<'_> {
         }
         out.push_str(&self.cpu_line());
         out.push_str(&format!(
-            "streams           {} events, {} bytes ({}), {:.0} bytes a move\n",
-            t.stream_events,
+            "streams           {} messages, {} bytes ({}), {:.0} bytes a move\n",
+            t.stream_messages,
             t.stream_bytes,
             if a.snapshots {
                 "whole games"
@@ -1077,7 +1077,7 @@ impl Report<'_> {
             },
             "streams": {
                 "changes": !a.snapshots,
-                "events": t.stream_events,
+                "messages": t.stream_messages,
                 "bytes": t.stream_bytes,
                 "bytes_per_move": self.stream_bytes_per_move(),
             },

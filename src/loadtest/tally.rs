@@ -41,7 +41,7 @@ struct State {
     moves: u64,
     /// Stream messages received since the measuring began, and their
     /// encoded bytes.
-    stream_events: u64,
+    stream_messages: u64,
     stream_bytes: u64,
     errors: BTreeMap<&'static str, u64>,
     error_examples: BTreeMap<&'static str, String>,
@@ -115,7 +115,7 @@ pub struct Totals {
     pub started: Instant,
     pub elapsed: Duration,
     pub moves: u64,
-    pub stream_events: u64,
+    pub stream_messages: u64,
     pub stream_bytes: u64,
     pub round_trip: Histogram,
     pub calls: Histogram,
@@ -153,6 +153,8 @@ impl Tally {
         state.calls = Histogram::default();
         state.baseline = Histogram::default();
         state.moves = 0;
+        state.stream_messages = 0;
+        state.stream_bytes = 0;
     }
 
     /// When the measured part of the run began.
@@ -261,7 +263,7 @@ impl Tally {
     pub fn stream_message(&self, bytes: usize, at: Instant) {
         let mut state = self.state();
         if state.counts(at) {
-            state.stream_events += 1;
+            state.stream_messages += 1;
             state.stream_bytes += bytes as u64;
         }
     }
@@ -329,7 +331,7 @@ impl Tally {
             started,
             elapsed: started.elapsed(),
             moves: state.moves,
-            stream_events: state.stream_events,
+            stream_messages: state.stream_messages,
             stream_bytes: state.stream_bytes,
             round_trip: state.round_trip.clone(),
             calls: state.calls.clone(),
@@ -376,7 +378,10 @@ mod tests {
         tally.game_seen("g1", 2);
         tally.move_sent("g1", 1, t);
         tally.move_acknowledged("g1", t, t + ms(400));
+        // A stream message of the warm-up, and one after it.
+        tally.stream_message(1_000, t + ms(50));
         tally.begin_measuring(t + ms(100));
+        tally.stream_message(60, t + ms(110));
         // Move 1, sent in the warm-up, arrives after it: not counted.
         tally.move_delivered("g1", 1, t + ms(500));
         tally.move_sent("g1", 2, t + ms(600));
@@ -390,6 +395,7 @@ mod tests {
         assert_eq!(totals.calls.max(), ms(1));
         assert_eq!(totals.started, t + ms(100));
         assert_eq!(totals.errors.values().sum::<u64>(), 1);
+        assert_eq!((totals.stream_messages, totals.stream_bytes), (1, 60));
     }
 
     #[test]
