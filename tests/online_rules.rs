@@ -209,24 +209,8 @@ async fn a_player_who_disconnects_and_comes_back_in_time_plays_on_and_the_oppone
     let (service, black, white) = two_players().await;
     let game = online_game(&service, &black, &white, 20).await;
     let id = &game.game_id;
-    let watch = |p: &Player, after: u64| {
-        let p = p.clone();
-        let id = id.clone();
-        async move {
-            p.games
-                .clone()
-                .watch_game(p.req(pb::WatchGameRequest {
-                    game_id: id,
-                    after_seq: after,
-                    changes: false,
-                }))
-                .await
-                .expect("watch")
-                .into_inner()
-        }
-    };
-    let mut white_view = watch(&white, game.event_seq).await;
-    let black_view = watch(&black, game.event_seq).await;
+    let mut white_view = white.watch(id, game.event_seq, false).await;
+    let black_view = black.watch(id, game.event_seq, false).await;
     let seen = support::next_taken(&mut white_view, |m| m.presence).await;
     assert_eq!(
         (seen.user_id.as_str(), seen.connected),
@@ -249,7 +233,7 @@ async fn a_player_who_disconnects_and_comes_back_in_time_plays_on_and_the_oppone
     );
 
     // Back in time: the full snapshot, and the game goes on.
-    let _black_again = watch(&black, 0).await;
+    let _black_again = black.watch(id, 0, false).await;
     let seen = support::next_taken(&mut white_view, |m| m.presence).await;
     assert!(seen.connected);
     let resumed = black.game(id).await;

@@ -692,24 +692,8 @@ async fn a_stream_of_changes_rebuilds_the_games_a_stream_of_snapshots_shows() {
     let lee = sign_in(&url, "lee").await;
     let game = support::game_between(service.authority, &kim, &lee, 30, false).await;
     let id = game.game_id.clone();
-    let watch = |changes: bool, after_seq: u64| {
-        let kim = &kim;
-        let id = id.clone();
-        async move {
-            kim.games
-                .clone()
-                .watch_game(kim.req(pb::WatchGameRequest {
-                    game_id: id,
-                    after_seq,
-                    changes,
-                }))
-                .await
-                .expect("watch")
-                .into_inner()
-        }
-    };
-    let mut whole = watch(false, 0).await;
-    let mut changed = watch(true, 0).await;
+    let mut whole = kim.watch(&id, 0, false).await;
+    let mut changed = kim.watch(&id, 0, true).await;
     // Black's E7 takes White's E6.
     let script = [
         (&kim, "E5"),
@@ -776,7 +760,7 @@ async fn a_stream_of_changes_rebuilds_the_games_a_stream_of_snapshots_shows() {
     assert_eq!(last.black_captures, 1, "E6 was taken");
 
     // Coming back after event 5, the first event is whole again.
-    let mut again = watch(true, 5).await;
+    let mut again = kim.watch(&id, 5, true).await;
     let sixth = support::next_taken(&mut again, |m| m.event).await;
     assert_eq!(sixth.seq, 6);
     assert!(sixth.snapshot.is_some() && sixth.change.is_none());

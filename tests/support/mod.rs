@@ -456,6 +456,25 @@ impl Player {
         last
     }
 
+    /// The game's stream from after event `after_seq`, whole or as changes.
+    pub async fn watch(
+        &self,
+        game_id: &str,
+        after_seq: u64,
+        changes: bool,
+    ) -> tonic::Streaming<pb::WatchGameResponse> {
+        self.games
+            .clone()
+            .watch_game(self.req(pb::WatchGameRequest {
+                game_id: game_id.to_owned(),
+                after_seq,
+                changes,
+            }))
+            .await
+            .expect("watch")
+            .into_inner()
+    }
+
     pub async fn sgf(&self, game_id: &str) -> String {
         self.games
             .clone()

@@ -253,8 +253,7 @@ pub fn analyse(board: &Board) -> LifeAndDeath {
             && lost.owned.black[v] >= UNDECIDED_LINES
             && lost.owned.white[v] >= UNDECIDED_LINES
     };
-    let points = board.vertices().count();
-    if board.vertices().filter(|&v| undecided(v)).count() >= points / 5 {
+    if board.vertices().filter(|&v| undecided(v)).count() >= board.size().points() / 5 {
         for (stones, verdict) in &mut verdicts {
             if !matches!(verdict, Verdict::Dead) {
                 continue;
@@ -811,10 +810,10 @@ impl Game {
     /// (one reading of the board for both).
     #[must_use]
     pub fn preview(&self) -> Preview {
-        let (dead, doubtful) = self.reading();
+        let reading = self.reading();
         Preview {
-            score: self.score_with_dead(&dead),
-            doubtful,
+            score: self.score_with_dead(&reading.dead),
+            doubtful: reading.doubtful.clone(),
         }
     }
 
@@ -822,26 +821,26 @@ impl Game {
     /// Under Tromp-Taylor rules (no removal) it is empty.
     #[must_use]
     pub fn dead_stones(&self) -> Vec<Point> {
-        self.reading().0
+        self.reading().dead.clone()
     }
 
     /// The stones the rules' dead-stone calculation takes off, and the
     /// groups it keeps only because it is not sure; none of either under
-    /// Tromp-Taylor rules.
-    /// The reading is made once per position (see [`Reading`]).
-    fn reading(&self) -> (Vec<Point>, Vec<DoubtfulGroup>) {
+    /// Tromp-Taylor rules. It is made once per position (see [`Reading`]).
+    fn reading(&self) -> &Reading {
+        static NONE: Reading = Reading {
+            dead: Vec::new(),
+            doubtful: Vec::new(),
+        };
         match self.rules().dead_stones {
-            DeadStoneRule::None => (Vec::new(), Vec::new()),
-            DeadStoneRule::Automatic | DeadStoneRule::Agreement => {
-                let reading = self.reading_with(|board| {
-                    let analysis = analyse(board);
-                    Reading {
-                        dead: analysis.dead,
-                        doubtful: analysis.doubtful,
-                    }
-                });
-                (reading.dead.clone(), reading.doubtful.clone())
-            }
+            DeadStoneRule::None => &NONE,
+            DeadStoneRule::Automatic | DeadStoneRule::Agreement => self.reading_with(|board| {
+                let analysis = analyse(board);
+                Reading {
+                    dead: analysis.dead,
+                    doubtful: analysis.doubtful,
+                }
+            }),
         }
     }
 
@@ -850,7 +849,7 @@ impl Game {
     /// ("If the game ended now: …").
     #[must_use]
     pub fn score_preview(&self) -> Score {
-        self.score_with_dead(&self.dead_stones())
+        self.score_with_dead(&self.reading().dead)
     }
 
     /// The result of a finished game, counted with the automatic dead

@@ -134,10 +134,11 @@ pub fn change(before: &GameSnapshot, after: &GameSnapshot) -> GameChange {
 /// When the change puts a stone off the board or names a field the
 /// snapshot does not have; `snapshot` is then unchanged.
 pub fn apply(snapshot: &mut GameSnapshot, change: &GameChange) -> Result<(), ChangeError> {
-    let values = change.values.clone().unwrap_or_default();
+    let unset = GameSnapshot::default();
+    let values = change.values.as_ref().unwrap_or(&unset);
     let mut next = snapshot.clone();
     for &number in &change.fields {
-        if !copy(&mut next, &values, number) {
+        if !copy(&mut next, values, number) {
             return Err(ChangeError::UnknownField(number));
         }
     }
