@@ -138,8 +138,16 @@ fn install(
             .with_filter(filter())
             .boxed(),
     };
+    // A span is entered on every poll of the future it wraps, a dozen
+    // times a move. Nothing here reads OpenTelemetry's current context
+    // (trace context travels from the span itself), so entering does not
+    // activate it, nor time the span's busy and idle spells, nor name the
+    // thread: each cost a share of a move's CPU.
     let otel = tracing_opentelemetry::layer()
         .with_tracer(tracer)
+        .with_context_activation(false)
+        .with_tracked_inactivity(false)
+        .with_threads(false)
         .with_filter(filter());
     let _ = tracing_subscriber::registry()
         .with(fmt)
