@@ -312,6 +312,17 @@ pub fn policy_move(
     last: Option<Vertex>,
     rng: &mut SplitMix64,
 ) -> Option<Vertex> {
+    policy_move_knowing(board, color, last, rng, &Ataris::of(board))
+}
+
+/// [`policy_move`] with the board's chains that may be in atari known.
+fn policy_move_knowing(
+    board: &Board,
+    color: Color,
+    last: Option<Vertex>,
+    rng: &mut SplitMix64,
+    ataris: &Ataris,
+) -> Option<Vertex> {
     if let Some(last) = last {
         // Capture the stone just played, or a neighbour of it, if in atari.
         let mut around = [last; 5];
@@ -341,16 +352,8 @@ pub fn policy_move(
         }
     }
     // Capture anything in atari anywhere.
-    for &e in board.empty_vertices() {
-        let v = usize::from(e);
-        if board
-            .neighbours(v)
-            .iter()
-            .any(|&n| board.color_at(n) == Some(color.opponent()) && board.in_atari(n))
-            && board.is_playable(v, color, false)
-        {
-            return Some(v);
-        }
+    if let Some(v) = ataris.capture(board, color) {
+        return Some(v);
     }
     // Answer next to the last move with a shape move, when there is one.
     if let Some(last) = last {
@@ -386,6 +389,64 @@ pub fn policy_move(
     random_policy_move(board, color, rng)
 }
 
+/// The chains of a playout that may be in atari, by one stone of each, so
+/// the policy's "capture anything in atari" need not look at every empty
+/// point at every move. A chain comes into atari only by losing a liberty
+/// to a stone played next to it (or by being made with one), and a move
+/// takes liberties from no chain but those next to it: after each move the
+/// chains next to it are added and those no longer in atari dropped, so
+/// every chain in atari is always among them.
+struct Ataris {
+    stones: Vec<Vertex>,
+}
+
+impl Ataris {
+    /// The chains in atari on `board`.
+    fn of(board: &Board) -> Ataris {
+        let mut ataris = Ataris {
+            stones: Vec::with_capacity(16),
+        };
+        for v in board.vertices() {
+            if board.color_at(v).is_some() && board.in_atari(v) {
+                ataris.add(board, v);
+            }
+        }
+        ataris
+    }
+
+    /// Notes the chain on `v`, once.
+    fn add(&mut self, board: &Board, v: Vertex) {
+        let head = board.chain_head(v);
+        if !self.stones.iter().any(|&s| board.chain_head(s) == head) {
+            self.stones.push(v);
+        }
+    }
+
+    /// After a stone was played on `v`: its chain and the chains next to it
+    /// may have come into atari; the ones that are not (or were taken) go.
+    fn after_move(&mut self, board: &Board, v: Vertex) {
+        self.stones
+            .retain(|&s| board.color_at(s).is_some() && board.in_atari(s));
+        for s in std::iter::once(v).chain(board.neighbours(v)) {
+            if board.color_at(s).is_some() && board.in_atari(s) {
+                self.add(board, s);
+            }
+        }
+    }
+
+    /// The first point in the board's empty list where `color` captures a
+    /// chain in atari and may play, as a scan of that list finds it.
+    fn capture(&self, board: &Board, color: Color) -> Option<Vertex> {
+        let enemy = color.opponent();
+        self.stones
+            .iter()
+            .filter(|&&s| board.color_at(s) == Some(enemy))
+            .filter_map(|&s| board.atari_liberty(s))
+            .filter(|&l| board.is_playable(l, color, false))
+            .min_by_key(|&l| board.empty_index(l))
+    }
+}
+
 /// Plays the dead-stone policy from `board` with `to_move` first until both
 /// pass (or the move limit).
 pub fn policy_playout(board: &mut Board, mut to_move: Color, rng: &mut SplitMix64) {
@@ -393,10 +454,12 @@ pub fn policy_playout(board: &mut Board, mut to_move: Color, rng: &mut SplitMix6
     let mut passes = 0;
     let mut last = None;
     let mut moves = 0;
+    let mut ataris = Ataris::of(board);
     while passes < 2 && moves < limit {
-        match policy_move(board, to_move, last, rng) {
+        match policy_move_knowing(board, to_move, last, rng, &ataris) {
             Some(v) => {
                 board.play(v, to_move);
+                ataris.after_move(board, v);
                 last = Some(v);
                 passes = 0;
                 moves += 1;
@@ -457,6 +520,73 @@ pub fn area_margin_by_owner(board: &Board, mut black_owns: impl FnMut(Vertex)) -
 mod tests {
     use super::*;
     use crate::BoardSize;
+
+    /// The first point of the empty list where `color` captures and may
+    /// play, found by looking at every one: what [`Ataris::capture`] answers.
+    fn capture_by_scan(board: &Board, color: Color) -> Option<Vertex> {
+        board
+            .empty_vertices()
+            .iter()
+            .map(|&e| usize::from(e))
+            .find(|&v| {
+                board
+                    .neighbours(v)
+                    .iter()
+                    .any(|&n| board.color_at(n) == Some(color.opponent()) && board.in_atari(n))
+                    && board.is_playable(v, color, false)
+            })
+    }
+
+    /// Along dead-stone playouts from the empty board and from positions
+    /// with many chains in atari, the chains kept as maybe in atari give
+    /// the capture a scan of every empty point finds, for both colours.
+    #[test]
+    fn the_chains_kept_in_atari_find_the_capture_a_scan_finds() {
+        let mut captures = 0;
+        for size in [5, 9, 13] {
+            let size = BoardSize::new(size).expect("board size");
+            for seed in 0..60 {
+                let mut board = Board::new(size);
+                let mut rng = SplitMix64::new(seed);
+                // Some random stones first, so a playout starts with chains
+                // already in atari.
+                light_playout(&mut board, Color::Black, &mut rng);
+                let mut thinned = Board::new(size);
+                for v in board.vertices() {
+                    if let Some(c) = board.color_at(v)
+                        && rng.below(3) == 0
+                        && thinned.is_playable(v, c, false)
+                    {
+                        thinned.play(v, c);
+                    }
+                }
+                let mut board = thinned;
+                let mut ataris = Ataris::of(&board);
+                let mut to_move = Color::Black;
+                let mut last = None;
+                for _ in 0..3 * size.points() {
+                    for c in [Color::Black, Color::White] {
+                        let scanned = capture_by_scan(&board, c);
+                        assert_eq!(ataris.capture(&board, c), scanned, "{c} on\n{board:?}");
+                        captures += usize::from(scanned.is_some());
+                    }
+                    match policy_move_knowing(&board, to_move, last, &mut rng, &ataris) {
+                        Some(v) => {
+                            board.play(v, to_move);
+                            ataris.after_move(&board, v);
+                            last = Some(v);
+                        }
+                        None => {
+                            board.clear_ko();
+                            last = None;
+                        }
+                    }
+                    to_move = to_move.opponent();
+                }
+            }
+        }
+        assert!(captures > 1000, "only {captures} positions had a capture");
+    }
 
     /// Playouts run to the end on several sizes: a side is left with no
     /// move, only single-point eyes are empty, the board is consistent.

@@ -538,6 +538,17 @@ proptest! {
                 game.play(mv).map_err(|e| TestCaseError::fail(format!("{mv}: {e}")))?;
             }
             game.board().check_invariants().map_err(TestCaseError::fail)?;
+            // The playouts' capture test says what the chains say.
+            let board = game.board();
+            for v in board.vertices().filter(|&v| board.is_empty(v)) {
+                for c in [Color::Black, Color::White] {
+                    let captures = board
+                        .neighbours(v)
+                        .iter()
+                        .any(|&n| board.color_at(n) == Some(c.opponent()) && board.in_atari(n));
+                    prop_assert_eq!(board.captures_at(v, c), captures, "{} at {}", c, board.point(v));
+                }
+            }
         }
     }
 }
