@@ -90,8 +90,11 @@ impl Database {
                 .foreign_keys(true)
                 .busy_timeout(std::time::Duration::from_secs(5));
             let in_memory = url.contains(":memory:");
+            // The file's one connection cannot drop as a network one can:
+            // no ping (a trip to sqlx's worker thread) each time it is taken.
             let writer = SqlitePoolOptions::new()
                 .max_connections(1)
+                .test_before_acquire(false)
                 .connect_with(options)
                 .await
                 .with_context(|| format!("opening the SQLite database {url}"))?;

@@ -276,59 +276,48 @@ fn write_on_sqlite(
     now: i64,
 ) -> rusqlite::Result<bool> {
     use rusqlite::named_params;
-    let held = conn.execute(
-        HOLD_GAME,
-        named_params! {
-            "$1": game_id,
-            "$2": write.deadline_at,
-            "$3": write.draw_offered_by.map(codec::color_text),
-            "$4": epoch,
-            "$5": write.counting.as_ref().map(codec::counting_text),
-            "$6": codec::move_counts_text(&write.resumed_after),
-            "$7": codec::away_text(&write.away),
-            "$8": codec::seats_text(&write.stand_ins),
-            "$9": codec::ai_engine_text(write.ai_engine),
-            "$10": write.move_count().map(number_column),
-        },
-    )? > 0;
+    let held = conn.prepare_cached(HOLD_GAME)?.execute(named_params! {
+        "$1": game_id,
+        "$2": write.deadline_at,
+        "$3": write.draw_offered_by.map(codec::color_text),
+        "$4": epoch,
+        "$5": write.counting.as_ref().map(codec::counting_text),
+        "$6": codec::move_counts_text(&write.resumed_after),
+        "$7": codec::away_text(&write.away),
+        "$8": codec::seats_text(&write.stand_ins),
+        "$9": codec::ai_engine_text(write.ai_engine),
+        "$10": write.move_count().map(number_column),
+    })? > 0;
     if !held {
         return Ok(false);
     }
     if let Some(after) = write.truncate_after {
-        conn.execute(
-            TRUNCATE_MOVES,
-            named_params! {"$1": game_id, "$2": number_column(after)},
-        )?;
+        conn.prepare_cached(TRUNCATE_MOVES)?
+            .execute(named_params! {"$1": game_id, "$2": number_column(after)})?;
     }
     if let Some(m) = &write.insert_move {
-        conn.execute(
-            INSERT_MOVE,
-            named_params! {
-                "$1": game_id,
-                "$2": number_column(m.number),
-                "$3": codec::color_text(m.color),
-                "$4": m.point.map(codec::point_text),
-                "$5": now,
-                "$6": m.by_stand_in,
-            },
-        )?;
+        conn.prepare_cached(INSERT_MOVE)?.execute(named_params! {
+            "$1": game_id,
+            "$2": number_column(m.number),
+            "$3": codec::color_text(m.color),
+            "$4": m.point.map(codec::point_text),
+            "$5": now,
+            "$6": m.by_stand_in,
+        })?;
     }
     if let Some(f) = &write.finish {
-        conn.execute(
-            FINISH_GAME,
-            named_params! {
-                "$1": game_id,
-                "$2": codec::end_reason_text(f.reason),
-                "$3": f.result.to_string(),
-                "$4": f.points.map(|(b, _)| i64::from(b)),
-                "$5": f.points.map(|(_, w)| i64::from(w)),
-                "$6": codec::points_text(&f.dead_stones),
-                "$7": &f.sgf,
-                "$8": now,
-            },
-        )?;
+        conn.prepare_cached(FINISH_GAME)?.execute(named_params! {
+            "$1": game_id,
+            "$2": codec::end_reason_text(f.reason),
+            "$3": f.result.to_string(),
+            "$4": f.points.map(|(b, _)| i64::from(b)),
+            "$5": f.points.map(|(_, w)| i64::from(w)),
+            "$6": codec::points_text(&f.dead_stones),
+            "$7": &f.sgf,
+            "$8": now,
+        })?;
     }
-    let mut insert_event = conn.prepare(INSERT_EVENT)?;
+    let mut insert_event = conn.prepare_cached(INSERT_EVENT)?;
     for e in events {
         insert_event.execute(named_params! {
             "$1": game_id,

@@ -8,7 +8,10 @@
 //! rusqlite, on the thread that took it: sqlx would send every statement
 //! to the connection's worker thread and wait for the answer, two thread
 //! switches a statement and seven statements a move. The handle is borrowed
-//! from sqlx's connection (locked out of its worker meanwhile), so the
+//! from sqlx's connection (locked out of its worker meanwhile) for a turn
+//! of batches, while writes keep coming and for at most 20 ms, so its
+//! statements are prepared once a turn and not once a move, and taking
+//! the connection (two more thread switches) is paid once a turn; the
 //! other writes, which stay on sqlx, still take turns on the one
 //! connection.
 
@@ -21,6 +24,14 @@ const MAX_BATCH: usize = 128;
 
 /// Writes waiting for the writer before senders wait too.
 const QUEUE: usize = 1024;
+
+/// The longest the writer keeps the connection for its batches while
+/// writes through sqlx may be waiting for it.
+const TURN: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// How long the writer waits for the next write before it gives the
+/// connection back to the pool.
+const LINGER: std::time::Duration = std::time::Duration::from_millis(2);
 
 /// What a write does in its transaction: `Ok(Ok(_))` keeps what it wrote,
 /// `Ok(Err(_))` undoes it (a refusal of its own), `Err` is a failed
@@ -193,6 +204,39 @@ impl Batches {
 
 async fn write_batches(pool: sqlx::SqlitePool, mut jobs: mpsc::Receiver<Box<dyn Queued>>) {
     while let Some(first) = jobs.recv().await {
+        let mut next = Some(first);
+        if let Err(e) = take_turn(&pool, &mut jobs, &mut next).await {
+            // The connection could not be had: the write waiting for it
+            // fails, and the next one tries again.
+            if let Some(job) = next {
+                job.finish(Err(&e));
+            }
+        }
+    }
+}
+
+/// The writer's turn on the connection: batches run back to back on it,
+/// its statements prepared once, while writes keep coming (one within
+/// [`LINGER`]) and for at most [`TURN`]; then it goes back to the pool,
+/// where the writes made through sqlx wait their turn. `next` is the write
+/// the turn begins with; it is left there if the turn cannot begin.
+async fn take_turn(
+    pool: &sqlx::SqlitePool,
+    jobs: &mut mpsc::Receiver<Box<dyn Queued>>,
+    next: &mut Option<Box<dyn Queued>>,
+) -> Result<(), sqlx::Error> {
+    let mut conn = pool.acquire().await?;
+    let mut handle = conn.lock_handle().await?;
+    let raw = handle.as_raw_handle();
+    // SAFETY: `handle` keeps the connection locked out of sqlx's worker,
+    // and the pool connection keeps it open, until after `db` is dropped
+    // at the end of this function; nothing else uses the handle meanwhile.
+    // Made by `from_handle`, `db` never closes it; dropping it finalizes
+    // the statements it prepared, on the connection that is still open.
+    #[allow(unsafe_code)]
+    let db = unsafe { rusqlite::Connection::from_handle(raw.as_ptr()) }.map_err(failed)?;
+    let ends = tokio::time::Instant::now() + TURN;
+    while let Some(first) = next.take() {
         let mut batch = vec![first];
         while batch.len() < MAX_BATCH {
             match jobs.try_recv() {
@@ -201,43 +245,40 @@ async fn write_batches(pool: sqlx::SqlitePool, mut jobs: mpsc::Receiver<Box<dyn 
             }
         }
         metrics::histogram!("ttakji_sqlite_batch_writes").record(batch.len() as f64);
-        let commit = run_batch(&pool, &mut batch).await;
+        let commit = crate::blocking(|| run_on(&db, &mut batch).map_err(failed));
         for job in batch {
             job.finish(commit.as_ref().map(|_| ()));
         }
+        if tokio::time::Instant::now() >= ends {
+            break;
+        }
+        *next = match jobs.try_recv() {
+            Ok(job) => Some(job),
+            Err(_) => tokio::time::timeout(LINGER, jobs.recv())
+                .await
+                .ok()
+                .flatten(),
+        };
     }
-}
-
-async fn run_batch(
-    pool: &sqlx::SqlitePool,
-    batch: &mut [Box<dyn Queued>],
-) -> Result<(), sqlx::Error> {
-    let mut conn = pool.acquire().await?;
-    let mut handle = conn.lock_handle().await?;
-    let raw = handle.as_raw_handle();
-    crate::blocking(|| {
-        // SAFETY: `handle` keeps the connection locked out of sqlx's
-        // worker, and alive, until after this closure returns, so nothing
-        // else uses the handle meanwhile; the wrapper made here is dropped
-        // inside the closure and, made by `from_handle`, never closes it.
-        #[allow(unsafe_code)]
-        let db = unsafe { rusqlite::Connection::from_handle(raw.as_ptr()) }.map_err(failed)?;
-        run_on(&db, batch).map_err(failed)
-    })
+    drop(db);
+    drop(handle);
+    drop(conn);
+    Ok(())
 }
 
 /// The batch's transaction on `db`: every write in a savepoint of its own.
 fn run_on(db: &rusqlite::Connection, batch: &mut [Box<dyn Queued>]) -> rusqlite::Result<()> {
-    db.execute_batch("BEGIN IMMEDIATE")?;
+    let run = |sql: &str| db.prepare_cached(sql)?.execute([]).map(|_| ());
+    run("BEGIN IMMEDIATE")?;
     let ran = (|| {
         for job in batch.iter_mut() {
-            db.execute_batch("SAVEPOINT write")?;
+            run("SAVEPOINT write")?;
             if !job.run(db) {
-                db.execute_batch("ROLLBACK TO write")?;
+                run("ROLLBACK TO write")?;
             }
-            db.execute_batch("RELEASE write")?;
+            run("RELEASE write")?;
         }
-        db.execute_batch("COMMIT")
+        run("COMMIT")
     })();
     if ran.is_err() {
         let _ = db.execute_batch("ROLLBACK");
@@ -331,6 +372,45 @@ mod tests {
             .await
             .expect("read");
         assert_eq!(kept, [1, 2, 4]);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_write_through_sqlx_gets_the_connection_while_batches_keep_coming() {
+        let (_dir, pool) = file_db().await;
+        let batches = Batches::start(pool.clone());
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        // Four writers that never let the queue go empty for long.
+        let mut writers = Vec::new();
+        for w in 0..4_i64 {
+            let (batches, stop) = (batches.clone(), stop.clone());
+            writers.push(tokio::spawn(async move {
+                let mut k = w;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let written = batches.write(insert(k)).await;
+                    assert!(matches!(written, Ok(Ok(_))), "{written:?}");
+                    k += 4;
+                }
+                k / 4
+            }));
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        // The batches hold the connection for a turn at most, so this
+        // write gets it while they go on.
+        let sqlx_write = tokio::time::timeout(
+            std::time::Duration::from_secs(5),
+            sqlx::query("INSERT INTO t (k) VALUES (-1)").execute(&pool),
+        )
+        .await;
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let mut batched = 0;
+        for writer in writers {
+            batched += writer.await.expect("writer");
+        }
+        assert!(
+            matches!(sqlx_write, Ok(Ok(_))),
+            "the sqlx write waited behind the batches: {sqlx_write:?}"
+        );
+        assert!(batched > 40, "only {batched} batched writes landed");
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
