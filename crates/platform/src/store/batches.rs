@@ -5,9 +5,13 @@
 //! is undone (a fenced writer) leaves the others in the batch standing.
 //!
 //! A batch runs on the writer connection's handle directly, through
-//! rusqlite, on the thread that took it: sqlx would send every statement
+//! rusqlite, on the writer's own thread: sqlx would send every statement
 //! to the connection's worker thread and wait for the answer, two thread
-//! switches a statement and seven statements a move. The handle is borrowed
+//! switches a statement and seven statements a move; and a runtime thread
+//! that blocked on the commit's `fsync` would hand its core to another
+//! thread first (`block_in_place`), a pair of thread switches a batch. The
+//! runtime's threads only queue a write and are woken with its answer.
+//! The handle is borrowed
 //! from sqlx's connection (locked out of its worker meanwhile) for a turn
 //! of batches, while writes keep coming and for at most 20 ms, so its
 //! statements are prepared once a turn and not once a move, and taking
@@ -17,7 +21,7 @@
 
 use std::borrow::Cow;
 
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 
 /// The most writes committed together.
 const MAX_BATCH: usize = 128;
@@ -53,6 +57,8 @@ struct Write<F, T, E> {
     write: Option<F>,
     outcome: Option<Outcome<T, E>>,
     reply: oneshot::Sender<Outcome<T, E>>,
+    /// The write's place in the queue, given back when it is answered.
+    _room: tokio::sync::OwnedSemaphorePermit,
 }
 
 impl<F, T, E> Queued for Write<F, T, E>
@@ -155,7 +161,9 @@ fn failed(e: rusqlite::Error) -> sqlx::Error {
 /// The queue to the writer.
 #[derive(Debug, Clone)]
 pub struct Batches {
-    queue: mpsc::Sender<Box<dyn Queued>>,
+    queue: std::sync::mpsc::Sender<Box<dyn Queued>>,
+    /// Room in the queue: a write waits for a place before it is queued.
+    room: std::sync::Arc<tokio::sync::Semaphore>,
 }
 
 impl std::fmt::Debug for dyn Queued {
@@ -165,13 +173,24 @@ impl std::fmt::Debug for dyn Queued {
 }
 
 impl Batches {
-    /// Starts the writer on `pool`'s one connection; it stops when the
-    /// last [`Batches`] is dropped.
+    /// Starts the writer, a thread of its own, on `pool`'s one
+    /// connection; it stops when the last [`Batches`] is dropped. Called
+    /// inside the runtime whose tasks write.
     #[must_use]
     pub fn start(pool: sqlx::SqlitePool) -> Batches {
-        let (queue, jobs) = mpsc::channel(QUEUE);
-        tokio::spawn(write_batches(pool, jobs));
-        Batches { queue }
+        let (queue, jobs) = std::sync::mpsc::channel();
+        let runtime = tokio::runtime::Handle::current();
+        let started = std::thread::Builder::new()
+            .name("sqlite-writer".to_owned())
+            .spawn(move || write_batches(&runtime, &pool, &jobs));
+        if let Err(e) = started {
+            // Every write is refused as the store being closed.
+            tracing::error!(error = %e, "the SQLite writer's thread could not start");
+        }
+        Batches {
+            queue,
+            room: std::sync::Arc::new(tokio::sync::Semaphore::new(QUEUE)),
+        }
     }
 
     /// Runs `write` in the writer's next transaction, beside whatever else
@@ -188,24 +207,35 @@ impl Batches {
         T: Send + 'static,
         E: Send + 'static,
     {
+        let room = self
+            .room
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(|_| sqlx::Error::PoolClosed)?;
         let (reply, answer) = oneshot::channel();
         let job = Box::new(Write {
             write: Some(write),
             outcome: None,
             reply,
+            _room: room,
         });
-        self.queue
-            .send(job)
-            .await
-            .map_err(|_| sqlx::Error::PoolClosed)?;
+        self.queue.send(job).map_err(|_| sqlx::Error::PoolClosed)?;
         answer.await.map_err(|_| sqlx::Error::WorkerCrashed)?
     }
 }
 
-async fn write_batches(pool: sqlx::SqlitePool, mut jobs: mpsc::Receiver<Box<dyn Queued>>) {
-    while let Some(first) = jobs.recv().await {
+/// The writer's thread: a turn on the connection whenever writes wait.
+fn write_batches(
+    runtime: &tokio::runtime::Handle,
+    pool: &sqlx::SqlitePool,
+    jobs: &std::sync::mpsc::Receiver<Box<dyn Queued>>,
+) {
+    // sqlx gives a connection back to its pool from a task of the runtime.
+    let _runtime = runtime.enter();
+    while let Ok(first) = jobs.recv() {
         let mut next = Some(first);
-        if let Err(e) = take_turn(&pool, &mut jobs, &mut next).await {
+        if let Err(e) = take_turn(runtime, pool, jobs, &mut next) {
             // The connection could not be had: the write waiting for it
             // fails, and the next one tries again.
             if let Some(job) = next {
@@ -220,22 +250,24 @@ async fn write_batches(pool: sqlx::SqlitePool, mut jobs: mpsc::Receiver<Box<dyn 
 /// [`LINGER`]) and for at most [`TURN`]; then it goes back to the pool,
 /// where the writes made through sqlx wait their turn. `next` is the write
 /// the turn begins with; it is left there if the turn cannot begin.
-async fn take_turn(
+fn take_turn(
+    runtime: &tokio::runtime::Handle,
     pool: &sqlx::SqlitePool,
-    jobs: &mut mpsc::Receiver<Box<dyn Queued>>,
+    jobs: &std::sync::mpsc::Receiver<Box<dyn Queued>>,
     next: &mut Option<Box<dyn Queued>>,
 ) -> Result<(), sqlx::Error> {
-    let mut conn = pool.acquire().await?;
-    let mut handle = conn.lock_handle().await?;
+    let mut conn = runtime.block_on(pool.acquire())?;
+    let mut handle = runtime.block_on(conn.lock_handle())?;
     let raw = handle.as_raw_handle();
     // SAFETY: `handle` keeps the connection locked out of sqlx's worker,
     // and the pool connection keeps it open, until after `db` is dropped
-    // at the end of this function; nothing else uses the handle meanwhile.
-    // Made by `from_handle`, `db` never closes it; dropping it finalizes
-    // the statements it prepared, on the connection that is still open.
+    // at the end of this function, on this thread; nothing else uses the
+    // handle meanwhile. Made by `from_handle`, `db` never closes it;
+    // dropping it finalizes the statements it prepared, on the connection
+    // that is still open.
     #[allow(unsafe_code)]
     let db = unsafe { rusqlite::Connection::from_handle(raw.as_ptr()) }.map_err(failed)?;
-    let ends = tokio::time::Instant::now() + TURN;
+    let ends = std::time::Instant::now() + TURN;
     while let Some(first) = next.take() {
         let mut batch = vec![first];
         while batch.len() < MAX_BATCH {
@@ -245,20 +277,14 @@ async fn take_turn(
             }
         }
         metrics::histogram!("ttakji_sqlite_batch_writes").record(batch.len() as f64);
-        let commit = crate::blocking(|| run_on(&db, &mut batch).map_err(failed));
+        let commit = run_on(&db, &mut batch).map_err(failed);
         for job in batch {
             job.finish(commit.as_ref().map(|_| ()));
         }
-        if tokio::time::Instant::now() >= ends {
+        if std::time::Instant::now() >= ends {
             break;
         }
-        *next = match jobs.try_recv() {
-            Ok(job) => Some(job),
-            Err(_) => tokio::time::timeout(LINGER, jobs.recv())
-                .await
-                .ok()
-                .flatten(),
-        };
+        *next = jobs.recv_timeout(LINGER).ok();
     }
     drop(db);
     drop(handle);
