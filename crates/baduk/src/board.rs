@@ -681,26 +681,6 @@ impl Board {
         breathes & 1 == 0
     }
 
-    /// Whether a `color` stone on the empty vertex `v` would capture: an
-    /// enemy chain next to it is in atari (its one liberty is `v`). Asked of
-    /// every empty point at every playout move, so a point without an enemy
-    /// neighbour is answered from its neighbour counts alone.
-    #[inline]
-    #[must_use]
-    pub fn captures_at(&self, v: Vertex, color: Color) -> bool {
-        let enemy = cell_of(color.opponent());
-        if (self.nbrs[v & VERTEX_MASK] >> (4 * u16::from(enemy))) & 0xF == 0 {
-            return false;
-        }
-        let key = LIB_KEY[v & VERTEX_MASK];
-        self.neighbours(v).into_iter().any(|n| {
-            let r = self.libs[self.chain_head(n) & VERTEX_MASK];
-            // `v` is a liberty of every chain next to it: the chain is in
-            // atari when every pseudo-liberty it counts is `v`.
-            self.cells[n & VERTEX_MASK] == enemy && r == lib_count(r) * key
-        })
-    }
-
     /// Whether a playout may put a `color` stone on the empty vertex `v`: not
     /// its own single-point eye shape and not suicide. The common case (an
     /// empty neighbour) is answered from the four neighbours alone.

@@ -306,17 +306,8 @@ fn random_policy_move(board: &Board, color: Color, rng: &mut SplitMix64) -> Opti
 /// the last move left in atari, else save an own chain the last move put in
 /// atari, else a random move that is not a big self-atari. It may fill a
 /// false eye that joins its chains (see [`may_play`]), never a real one.
-pub fn policy_move(
-    board: &Board,
-    color: Color,
-    last: Option<Vertex>,
-    rng: &mut SplitMix64,
-) -> Option<Vertex> {
-    policy_move_knowing(board, color, last, rng, &Ataris::of(board))
-}
-
-/// [`policy_move`] with the board's chains that may be in atari known.
-fn policy_move_knowing(
+/// `ataris` holds the board's chains that may be in atari.
+fn policy_move(
     board: &Board,
     color: Color,
     last: Option<Vertex>,
@@ -456,7 +447,7 @@ pub fn policy_playout(board: &mut Board, mut to_move: Color, rng: &mut SplitMix6
     let mut moves = 0;
     let mut ataris = Ataris::of(board);
     while passes < 2 && moves < limit {
-        match policy_move_knowing(board, to_move, last, rng, &ataris) {
+        match policy_move(board, to_move, last, rng, &ataris) {
             Some(v) => {
                 board.play(v, to_move);
                 ataris.after_move(board, v);
@@ -570,7 +561,7 @@ mod tests {
                         assert_eq!(ataris.capture(&board, c), scanned, "{c} on\n{board:?}");
                         captures += usize::from(scanned.is_some());
                     }
-                    match policy_move_knowing(&board, to_move, last, &mut rng, &ataris) {
+                    match policy_move(&board, to_move, last, &mut rng, &ataris) {
                         Some(v) => {
                             board.play(v, to_move);
                             ataris.after_move(&board, v);
