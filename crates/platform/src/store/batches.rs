@@ -11,13 +11,13 @@
 //! that blocked on the commit's `fsync` would hand its core to another
 //! thread first (`block_in_place`), a pair of thread switches a batch. The
 //! runtime's threads only queue a write and are woken with its answer.
-//! The handle is borrowed
-//! from sqlx's connection (locked out of its worker meanwhile) for a turn
-//! of batches, while writes keep coming and for at most 20 ms, so its
-//! statements are prepared once a turn and not once a move, and taking
-//! the connection (two more thread switches) is paid once a turn; the
-//! other writes, which stay on sqlx, still take turns on the one
-//! connection.
+//!
+//! The handle is borrowed from sqlx's connection (locked out of its worker
+//! meanwhile) for a turn of batches, while writes keep coming and for at
+//! most 20 ms, so its statements are prepared once a turn and not once a
+//! move, and taking the connection (two more thread switches) is paid once
+//! a turn; the other writes, which stay on sqlx, still take turns on the
+//! one connection.
 
 use std::borrow::Cow;
 
