@@ -8,7 +8,7 @@
 use std::net::SocketAddr;
 use std::sync::OnceLock;
 
-use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 
 use crate::shutdown::Shutdown;
 
@@ -49,6 +49,11 @@ pub const CATALOG: &[(&str, Kind, &str)] = &[
         "ttakji_sqlite_batch_writes",
         Kind::Histogram,
         "Writes committed together in one SQLite transaction",
+    ),
+    (
+        "ttakji_postgres_batch_moves",
+        Kind::Histogram,
+        "Moves of different games written together in one PostgreSQL statement and commit",
     ),
     // The authority.
     (
@@ -170,14 +175,29 @@ static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
 
 /// The process's recorder, installed on first use with every metric of the
 /// [`CATALOG`] described. Latency histograms get buckets from 0.5 ms to
-/// 10 s.
+/// 10 s; the sizes of the stores' batches, powers of two from 1 to 1,024.
 pub fn handle() -> &'static PrometheusHandle {
     HANDLE.get_or_init(|| {
+        let batches = [
+            1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0, 1024.0,
+        ];
         let builder = PrometheusBuilder::new()
             .set_buckets(&[
                 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
                 10.0,
             ])
+            .and_then(|b| {
+                b.set_buckets_for_metric(
+                    Matcher::Full("ttakji_sqlite_batch_writes".into()),
+                    &batches,
+                )
+            })
+            .and_then(|b| {
+                b.set_buckets_for_metric(
+                    Matcher::Full("ttakji_postgres_batch_moves".into()),
+                    &batches,
+                )
+            })
             .unwrap_or_else(|_| PrometheusBuilder::new());
         let recorder = builder.build_recorder();
         let handle = recorder.handle();
@@ -261,5 +281,32 @@ pub async fn serve_if(
             .map(Some)
             .map_err(|e| anyhow::anyhow!("binding the {service}'s metrics to {a}: {e}")),
         None => Ok(None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// A batch's size is a count: its histogram's buckets are counts of
+    /// writes, not the seconds the latency histograms use.
+    #[test]
+    fn the_batches_sizes_are_counted_in_writes_not_seconds() {
+        let handle = super::handle();
+        metrics::histogram!("ttakji_postgres_batch_moves").record(40.0);
+        metrics::histogram!("ttakji_sqlite_batch_writes").record(3.0);
+        let page = handle.render();
+        for name in ["ttakji_postgres_batch_moves", "ttakji_sqlite_batch_writes"] {
+            let buckets: Vec<&str> = page
+                .lines()
+                .filter(|l| l.starts_with(&format!("{name}_bucket")))
+                .collect();
+            assert!(
+                buckets.iter().any(|l| l.contains("le=\"64\"")),
+                "{name}: {buckets:?}"
+            );
+            assert!(
+                !buckets.iter().any(|l| l.contains("le=\"0.0005\"")),
+                "{name}: {buckets:?}"
+            );
+        }
     }
 }

@@ -19,7 +19,6 @@ use tracing::Instrument as _;
 use ttakji_platform::bus::{self, Bus};
 use ttakji_platform::now_unix_ms;
 use ttakji_platform::shutdown::Shutdown;
-use ttakji_platform::store::Database;
 use ttakji_proto::UserId;
 use ttakji_proto::v1 as pb;
 
@@ -193,7 +192,7 @@ pub struct Actor {
     ai_player: Option<Box<MctsPlayer>>,
     thinking: bool,
     ai_config: AiConfig,
-    db: Database,
+    writer: store::Writer,
     bus: Bus,
     /// Whether the game's shard is served here, checked before answering.
     ownership: Ownership,
@@ -218,7 +217,7 @@ impl Actor {
         state: OnlineGame,
         epoch: u64,
         ai_config: &AiConfig,
-        db: Database,
+        writer: store::Writer,
         bus: Bus,
         ownership: Ownership,
         mailbox: Mailbox,
@@ -232,7 +231,7 @@ impl Actor {
             ai_player,
             thinking: false,
             ai_config: ai_config.clone(),
-            db,
+            writer,
             bus,
             ownership,
             mailbox,
@@ -530,7 +529,11 @@ impl Actor {
             .collect();
         if let Some(write) = step.write() {
             let id = &self.state.meta().id;
-            match store::apply(&self.db, id, self.epoch, write, &stored, step.at()).await {
+            match self
+                .writer
+                .apply(id, self.epoch, write, &stored, step.at())
+                .await
+            {
                 Ok(()) => {}
                 Err(store::WriteError::Storage(e)) => {
                     return Err(NotStored::Refused(storage_error(&e)));
@@ -572,13 +575,13 @@ impl Actor {
         {
             return true;
         }
-        matches!(store::epoch(&self.db, id).await, Ok(Some(epoch)) if epoch == self.epoch)
+        matches!(store::epoch(self.writer.db(), id).await, Ok(Some(epoch)) if epoch == self.epoch)
     }
 
     /// Whether another authority has taken the game over since this actor
     /// loaded it. A store that cannot be read says nothing either way.
     async fn taken_over(&self) -> bool {
-        match store::epoch(&self.db, &self.state.meta().id).await {
+        match store::epoch(self.writer.db(), &self.state.meta().id).await {
             Ok(Some(epoch)) => epoch != self.epoch,
             Ok(None) | Err(_) => false,
         }

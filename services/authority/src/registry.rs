@@ -42,6 +42,7 @@ pub struct Registry {
 #[derive(Debug)]
 struct Inner {
     db: Database,
+    writer: store::Writer,
     bus: Bus,
     ai: AiConfig,
     shutdown: Shutdown,
@@ -90,6 +91,7 @@ impl Registry {
     ) -> Registry {
         Registry {
             inner: Arc::new(Inner {
+                writer: store::Writer::new(db.clone()),
                 db,
                 bus,
                 ai,
@@ -340,7 +342,7 @@ impl Registry {
             state,
             epoch,
             &self.inner.ai,
-            self.inner.db.clone(),
+            self.inner.writer.clone(),
             self.inner.bus.clone(),
             self.inner.ownership.clone(),
             tx.clone(),

@@ -8,6 +8,8 @@ use ttakji_platform::store::Database;
 use ttakji_platform::{on_pool, on_reader};
 use ttakji_proto::GameId;
 
+mod moves;
+
 use crate::codec;
 use crate::records::{GameMeta, Seat, StoredEvent, StoredGame, StoredMove, Write};
 
@@ -329,82 +331,102 @@ fn write_on_sqlite(
     Ok(true)
 }
 
-/// Writes one accepted action and its events in one transaction, if the
-/// writer still holds the game at `epoch`.
-///
-/// # Errors
-/// [`WriteError::Fenced`] when another authority took the game over; then
-/// nothing was written.
-#[tracing::instrument(skip(db, write, events))]
-pub async fn apply(
-    db: &Database,
-    game_id: &str,
-    epoch: u64,
-    write: &Write,
-    events: &[StoredEvent],
-    now: i64,
-) -> Result<(), WriteError> {
-    let epoch = epoch_column(epoch);
-    let applied = match db {
-        // The usual write, a move and its event, as one statement: one
-        // round trip and its own transaction, instead of five.
-        Database::Postgres(pool) => {
-            let (Some(m), None, None, [event]) = (
-                &write.insert_move,
-                write.truncate_after,
-                &write.finish,
-                events,
-            ) else {
-                return apply_in_transaction(pool, game_id, epoch, write, events, now).await;
-            };
-            let held: i64 = sqlx::query_scalar(
-                "WITH held AS (UPDATE games SET deadline_at = $2, draw_offered_by = $3, \
-                 counting = $11, resumed_after = $12, away = $13, stand_ins = $14, ai_engine = $16, \
-                 move_count = $5 WHERE id = $1 AND epoch = $4 RETURNING id), \
-                 played AS (INSERT INTO moves (game_id, number, color, point, played_at, by_stand_in) \
-                 SELECT id, $5, $6, $7, $10, $15 FROM held), \
-                 told AS (INSERT INTO game_events (game_id, seq, payload, created_at) \
-                 SELECT id, $8, $9, $10 FROM held) \
-                 SELECT COUNT(*) FROM held",
-            )
-            .bind(game_id)
-            .bind(write.deadline_at)
-            .bind(write.draw_offered_by.map(codec::color_text))
-            .bind(epoch)
-            .bind(number_column(m.number))
-            .bind(codec::color_text(m.color))
-            .bind(m.point.map(codec::point_text))
-            .bind(seq_column(event.seq))
-            .bind(&event.payload)
-            .bind(now)
-            .bind(write.counting.as_ref().map(codec::counting_text))
-            .bind(codec::move_counts_text(&write.resumed_after))
-            .bind(codec::away_text(&write.away))
-            .bind(codec::seats_text(&write.stand_ins))
-            .bind(m.by_stand_in)
-            .bind(codec::ai_engine_text(write.ai_engine))
-            .fetch_one(pool)
-            .await?;
-            held > 0
+/// Where the games' actions are written: the store and, on PostgreSQL,
+/// the batches in which the moves of many games share a statement and a
+/// commit ([`moves`]).
+#[derive(Debug, Clone)]
+pub struct Writer {
+    db: Database,
+    moves: Option<moves::Moves>,
+}
+
+impl Writer {
+    /// A writer on `db`. On PostgreSQL this starts the task that writes
+    /// the batches, so it is made inside the runtime.
+    #[must_use]
+    pub fn new(db: Database) -> Writer {
+        let moves = match &db {
+            Database::Postgres(pool) => Some(moves::Moves::start(pool.clone())),
+            Database::Sqlite(_) => None,
+        };
+        Writer { db, moves }
+    }
+
+    /// The store written to.
+    #[must_use]
+    pub fn db(&self) -> &Database {
+        &self.db
+    }
+
+    /// Writes one accepted action and its events in one transaction, if
+    /// the writer still holds the game at `epoch`.
+    ///
+    /// # Errors
+    /// [`WriteError::Fenced`] when another authority took the game over;
+    /// then nothing was written.
+    #[tracing::instrument(skip(self, write, events))]
+    pub async fn apply(
+        &self,
+        game_id: &str,
+        epoch: u64,
+        write: &Write,
+        events: &[StoredEvent],
+        now: i64,
+    ) -> Result<(), WriteError> {
+        let epoch = epoch_column(epoch);
+        let applied = match &self.db {
+            // The usual write, a move and its event, as one statement,
+            // gathered with other games' moves into one commit.
+            Database::Postgres(pool) => {
+                let (Some(m), None, None, [event], Some(batches)) = (
+                    &write.insert_move,
+                    write.truncate_after,
+                    &write.finish,
+                    events,
+                    &self.moves,
+                ) else {
+                    return apply_in_transaction(pool, game_id, epoch, write, events, now).await;
+                };
+                batches
+                    .write(moves::MoveRow {
+                        game_id: game_id.to_owned(),
+                        epoch,
+                        deadline_at: write.deadline_at,
+                        draw_offered_by: write.draw_offered_by.map(codec::color_text),
+                        counting: write.counting.as_ref().map(codec::counting_text),
+                        resumed_after: codec::move_counts_text(&write.resumed_after),
+                        away: codec::away_text(&write.away),
+                        stand_ins: codec::seats_text(&write.stand_ins),
+                        ai_engine: codec::ai_engine_text(write.ai_engine),
+                        number: number_column(m.number),
+                        color: codec::color_text(m.color),
+                        point: m.point.map(codec::point_text),
+                        by_stand_in: m.by_stand_in,
+                        seq: seq_column(event.seq),
+                        payload: event.payload.clone(),
+                        now,
+                    })
+                    .await?
+            }
+            // Queued for the one writer and committed with the writes
+            // queued beside it; a fenced write is undone alone.
+            Database::Sqlite(sqlite) => {
+                let (game_id, write, events) = (game_id.to_owned(), write.clone(), events.to_vec());
+                sqlite
+                    .batches
+                    .write(move |conn| {
+                        let applied = write_on_sqlite(conn, &game_id, epoch, &write, &events, now)?;
+                        Ok(if applied { Ok(()) } else { Err(()) })
+                    })
+                    .await?
+                    .is_ok()
+            }
+        };
+        if applied {
+            Ok(())
+        } else {
+            Err(WriteError::Fenced)
         }
-        // Queued for the one writer and committed with the writes queued
-        // beside it; a fenced write is undone alone.
-        Database::Sqlite(sqlite) => {
-            let (game_id, write, events) = (game_id.to_owned(), write.clone(), events.to_vec());
-            sqlite
-                .batches
-                .write(move |conn| {
-                    let applied = write_on_sqlite(conn, &game_id, epoch, &write, &events, now)?;
-                    Ok(if applied { Ok(()) } else { Err(()) })
-                })
-                .await?
-                .is_ok()
-        }
-    };
-    if applied {
-        Ok(())
-    } else {
-        Err(WriteError::Fenced)
     }
 }
 
@@ -905,12 +927,9 @@ mod tests {
         }
     }
 
-    /// A store holding one new game between `b` and `w`, by its creator.
-    async fn store_with(id: &str) -> ttakji_platform::store::Database {
-        let db = ttakji_platform::store::Database::connect("sqlite::memory:")
-            .await
-            .expect("sqlite");
-        let meta = GameMeta {
+    /// A new game between `b` and `w`.
+    fn meta(id: &str) -> GameMeta {
+        GameMeta {
             id: GameId::parse(id).expect("an id"),
             rules: Rules::ttakji(),
             black: seat("b"),
@@ -922,24 +941,176 @@ mod tests {
             stand_in: true,
             ai_engine: crate::records::AiEngine::Server,
             ladder_rating: 0,
-        };
-        super::insert_game(&db, &meta, Some(30_001), &event(1))
+        }
+    }
+
+    /// A store holding one new game between `b` and `w`, by its creator.
+    async fn store_with(id: &str) -> ttakji_platform::store::Database {
+        let db = ttakji_platform::store::Database::connect("sqlite::memory:")
+            .await
+            .expect("sqlite");
+        super::insert_game(&db, &meta(id), Some(30_001), &event(1))
             .await
             .expect("stored");
         db
     }
 
+    /// A fresh PostgreSQL database holding new games `ids`.
+    async fn postgres_with(ids: &[String]) -> ttakji_platform::store::Database {
+        use sqlx::Executor as _;
+        let name = format!("ttakji_moves_{}", uuid::Uuid::new_v4().simple());
+        let admin = sqlx::PgPool::connect(ttakji_test_support::postgres_admin_url())
+            .await
+            .expect("the tests' PostgreSQL");
+        admin
+            .execute(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+            .await
+            .expect("a database");
+        admin.close().await;
+        let db = ttakji_platform::store::Database::connect(
+            &ttakji_test_support::postgres_database_url(&name),
+        )
+        .await
+        .expect("the store");
+        for id in ids {
+            super::insert_game(&db, &meta(id), Some(30_001), &event(1))
+                .await
+                .expect("stored");
+        }
+        db
+    }
+
+    /// The moves stored, as (game, number), and how many transactions
+    /// wrote them (rows written by one transaction share its `xmin`).
+    async fn stored_moves(db: &ttakji_platform::store::Database) -> (Vec<(String, i64)>, i64) {
+        let ttakji_platform::store::Database::Postgres(pool) = db else {
+            panic!("a PostgreSQL store");
+        };
+        let moves = sqlx::query_as("SELECT game_id, number FROM moves ORDER BY game_id, number")
+            .fetch_all(pool)
+            .await
+            .expect("read");
+        let transactions = sqlx::query_scalar("SELECT COUNT(DISTINCT xmin::text) FROM moves")
+            .fetch_one(pool)
+            .await
+            .expect("read");
+        (moves, transactions)
+    }
+
+    /// Moves of 40 games sent at once share a statement and a commit.
+    /// Of these, a game taken over by another authority is told so and
+    /// writes nothing, and a game's second move (sent before its first was
+    /// answered) is written after the first.
+    #[tokio::test]
+    async fn moves_of_many_games_share_a_commit_and_a_fenced_one_is_told_alone() {
+        let ids: Vec<String> = (0..40).map(|i| format!("game{i:02}")).collect();
+        let db = postgres_with(&ids).await;
+        super::take_over(&db, "game07", 0)
+            .await
+            .expect("taken over");
+        let writer = super::Writer::new(db.clone());
+        let mut sent = Vec::new();
+        for (id, number) in ids
+            .iter()
+            .map(|id| (id.clone(), 1))
+            .chain([("game03".to_owned(), 2)])
+        {
+            let writer = writer.clone();
+            sent.push(tokio::spawn(async move {
+                let seq = u64::try_from(number).expect("small") + 1;
+                let written = writer
+                    .apply(&id, FIRST_EPOCH, &a_move(number), &[event(seq)], 2)
+                    .await;
+                (id, number, written)
+            }));
+        }
+        for task in sent {
+            let (id, number, written) = task.await.expect("joined");
+            if id == "game07" {
+                assert!(matches!(written, Err(WriteError::Fenced)), "{written:?}");
+            } else {
+                assert!(written.is_ok(), "{id} move {number}: {written:?}");
+            }
+        }
+        let (moves, transactions) = stored_moves(&db).await;
+        let mut expected: Vec<(String, i64)> = ids
+            .iter()
+            .filter(|id| *id != "game07")
+            .map(|id| (id.clone(), 1))
+            .collect();
+        expected.push(("game03".to_owned(), 2));
+        expected.sort();
+        assert_eq!(moves, expected);
+        assert!(
+            transactions <= 3,
+            "40 moves sent at once took {transactions} commits"
+        );
+        let (game, _) = super::load_game(&db, "game03")
+            .await
+            .expect("read")
+            .expect("the game");
+        assert_eq!(game.last_seq, 3, "both events of the game moved twice");
+        let (fenced, moves) = super::load_game(&db, "game07")
+            .await
+            .expect("read")
+            .expect("the game");
+        assert_eq!(
+            (fenced.last_seq, moves.len()),
+            (1, 0),
+            "nothing of the fenced move"
+        );
+    }
+
+    /// A move stored already (a retry) makes its batch's statement fail:
+    /// that move alone is refused, and the others are written one by one.
+    #[tokio::test]
+    async fn a_move_stored_twice_is_refused_alone_and_its_batch_is_written() {
+        let ids: Vec<String> = (0..20).map(|i| format!("game{i:02}")).collect();
+        let db = postgres_with(&ids).await;
+        let writer = super::Writer::new(db.clone());
+        writer
+            .apply("game05", FIRST_EPOCH, &a_move(1), &[event(2)], 2)
+            .await
+            .expect("written");
+        let mut sent = Vec::new();
+        for id in &ids {
+            let (writer, id) = (writer.clone(), id.clone());
+            sent.push(tokio::spawn(async move {
+                let written = writer
+                    .apply(&id, FIRST_EPOCH, &a_move(1), &[event(2)], 3)
+                    .await;
+                (id, written)
+            }));
+        }
+        for task in sent {
+            let (id, written) = task.await.expect("joined");
+            if id == "game05" {
+                assert!(
+                    matches!(written, Err(WriteError::Storage(_))),
+                    "{written:?}"
+                );
+            } else {
+                assert!(written.is_ok(), "{id}: {written:?}");
+            }
+        }
+        let (moves, _) = stored_moves(&db).await;
+        assert_eq!(moves.len(), 20, "one move of every game, game05's once");
+    }
+
     #[tokio::test]
     async fn a_write_from_the_epoch_before_a_takeover_changes_nothing() {
         let db = store_with("g1").await;
-        super::apply(&db, "g1", FIRST_EPOCH, &a_move(1), &[event(2)], 2)
+        super::Writer::new(db.clone())
+            .apply("g1", FIRST_EPOCH, &a_move(1), &[event(2)], 2)
             .await
             .expect("the creator holds the game");
 
         let taken = super::take_over(&db, "g1", 0).await.expect("read");
         assert_eq!(taken, Some(FIRST_EPOCH + 1));
         assert_eq!(super::epoch(&db, "g1").await.expect("read"), taken);
-        let stale = super::apply(&db, "g1", FIRST_EPOCH, &a_move(2), &[event(3)], 3).await;
+        let stale = super::Writer::new(db.clone())
+            .apply("g1", FIRST_EPOCH, &a_move(2), &[event(3)], 3)
+            .await;
         assert!(matches!(stale, Err(WriteError::Fenced)), "{stale:?}");
         let (game, moves) = super::load_game(&db, "g1")
             .await
@@ -948,7 +1119,8 @@ mod tests {
         assert_eq!(moves.len(), 1, "the fenced move was not stored");
         assert_eq!(game.last_seq, 2, "nor its event");
 
-        super::apply(&db, "g1", FIRST_EPOCH + 1, &a_move(2), &[event(3)], 3)
+        super::Writer::new(db.clone())
+            .apply("g1", FIRST_EPOCH + 1, &a_move(2), &[event(3)], 3)
             .await
             .expect("the new owner writes");
         assert_eq!(super::take_over(&db, "nope", 0).await.expect("read"), None);
@@ -971,7 +1143,8 @@ mod tests {
             }),
             ..Write::default()
         };
-        super::apply(&db, "g2", FIRST_EPOCH, &resigned, &[event(2)], 2)
+        super::Writer::new(db.clone())
+            .apply("g2", FIRST_EPOCH, &resigned, &[event(2)], 2)
             .await
             .expect("the end is stored");
         assert_eq!(
@@ -1015,7 +1188,8 @@ mod tests {
             ai_engine: crate::records::AiEngine::Client,
             ..Write::default()
         };
-        super::apply(&db, "g4", FIRST_EPOCH, &counted, &[event(2)], 2)
+        super::Writer::new(db.clone())
+            .apply("g4", FIRST_EPOCH, &counted, &[event(2)], 2)
             .await
             .expect("stored");
         let (game, _) = super::load_game(&db, "g4")
@@ -1034,7 +1208,8 @@ mod tests {
             resumed_after: vec![12, 30, 44],
             ..a_move(1)
         };
-        super::apply(&db, "g4", FIRST_EPOCH, &back_to_play, &[event(3)], 3)
+        super::Writer::new(db.clone())
+            .apply("g4", FIRST_EPOCH, &back_to_play, &[event(3)], 3)
             .await
             .expect("stored");
         let (game, moves) = super::load_game(&db, "g4")
