@@ -65,6 +65,33 @@ async fn a_move_is_one_trace_from_the_call_through_the_authority_and_the_bus_to_
         play,
         "the authority's span is not in the caller's trace"
     );
+    // The calls of the move path name the game, the move and (at the
+    // authority) the player on their own spans.
+    let attribute = |rpc: &str, key: &str| -> Option<String> {
+        spans
+            .iter()
+            .find(|s| s.name == rpc)
+            .and_then(|s| s.attributes.iter().find(|kv| kv.key.as_str() == key))
+            .map(|kv| kv.value.to_string())
+    };
+    for rpc in [
+        "ttakji.v1.GameService/PlayMove",
+        "ttakji.internal.v1.AuthorityService/SubmitAction",
+    ] {
+        assert_eq!(
+            attribute(rpc, "game_id"),
+            Some(game.game_id.clone()),
+            "{rpc}"
+        );
+        assert_eq!(attribute(rpc, "move_number").as_deref(), Some("1"), "{rpc}");
+    }
+    assert_eq!(
+        attribute(
+            "ttakji.internal.v1.AuthorityService/SubmitAction",
+            "user_id"
+        ),
+        Some(jin.user_id.clone())
+    );
     let in_trace = |name: &str| {
         spans
             .iter()

@@ -344,12 +344,12 @@ impl AuthorityService for Authority {
         Ok(self.answer(internal::GetGameResponse { game: Some(game) }, owner))
     }
 
-    #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id, user_id = %request.get_ref().user_id, move_number = request.get_ref().move_number))]
     async fn submit_action(
         &self,
         request: Request<internal::SubmitActionRequest>,
     ) -> Result<Response<internal::SubmitActionResponse>, Status> {
         let req = request.into_inner();
+        ttakji_platform::observed::record_move(&req.game_id, Some(&req.user_id), req.move_number);
         let (id, user, owner) = self.by_player(&req.game_id, &req.user_id)?;
         let action = match &req.action {
             None => {

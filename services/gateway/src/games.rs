@@ -157,11 +157,12 @@ impl GameService for Gateway {
         }))
     }
 
-    #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id, move_number = request.get_ref().move_number))]
     async fn play_move(
         &self,
         request: Request<pb::PlayMoveRequest>,
     ) -> Result<Response<pb::PlayMoveResponse>, Status> {
+        let asked = request.get_ref();
+        ttakji_platform::observed::record_move(&asked.game_id, None, asked.move_number);
         let me = Caller::of(&request)?;
         let viewer = me.user_id.clone();
         let play = PlayMove::try_from(request.into_inner())?;
@@ -175,11 +176,12 @@ impl GameService for Gateway {
         }))
     }
 
-    #[tracing::instrument(skip_all, fields(game_id = %request.get_ref().game_id, move_number = request.get_ref().move_number))]
     async fn pass(
         &self,
         request: Request<pb::PassRequest>,
     ) -> Result<Response<pb::PassResponse>, Status> {
+        let asked = request.get_ref();
+        ttakji_platform::observed::record_move(&asked.game_id, None, asked.move_number);
         let me = Caller::of(&request)?;
         let viewer = me.user_id.clone();
         let req = request.into_inner();
