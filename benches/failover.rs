@@ -156,14 +156,11 @@ fn free_port() -> anyhow::Result<u16> {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let name = format!("ttakji_failover_{}", uuid::Uuid::new_v4().simple());
-    {
-        use sqlx::Executor as _;
-        let admin = sqlx::PgPool::connect(ttakji_test_support::postgres_admin_url()).await?;
-        admin
-            .execute(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
-            .await?;
-        admin.close().await;
-    }
+    ttakji_platform::store::create_postgres_database(
+        ttakji_test_support::postgres_admin_url(),
+        &name,
+    )
+    .await?;
     let mut cluster = Cluster {
         db: ttakji_test_support::postgres_database_url(&name),
         namespace: name.clone(),

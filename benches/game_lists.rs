@@ -76,10 +76,11 @@ async fn run() -> anyhow::Result<()> {
         Ok(url) if !url.is_empty() => url,
         _ => {
             let name = format!("ttakji_bench_{}", uuid::Uuid::new_v4().simple());
-            let admin = sqlx::PgPool::connect(ttakji_test_support::postgres_admin_url()).await?;
-            admin
-                .execute(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
-                .await?;
+            ttakji_platform::store::create_postgres_database(
+                ttakji_test_support::postgres_admin_url(),
+                &name,
+            )
+            .await?;
             ttakji_test_support::postgres_database_url(&name)
         }
     };

@@ -202,17 +202,13 @@ pub async fn sqlite_memory() -> Database {
 /// A fresh, empty Postgres database on the tests' server; returns its URL.
 /// The services migrate it when they connect.
 pub async fn fresh_postgres() -> String {
-    use sqlx::Executor as _;
     let name = format!("ttakji_test_{}", uuid::Uuid::new_v4().simple());
-    let admin_url = ttakji_test_support::postgres_admin_url();
-    let admin = sqlx::PgPool::connect(admin_url)
-        .await
-        .unwrap_or_else(|e| panic!("the tests' Postgres at {admin_url} answers: {e}"));
-    admin
-        .execute(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
-        .await
-        .expect("create database");
-    admin.close().await;
+    ttakji_platform::store::create_postgres_database(
+        ttakji_test_support::postgres_admin_url(),
+        &name,
+    )
+    .await
+    .unwrap_or_else(|e| panic!("a database on the tests' Postgres: {e:#}"));
     ttakji_test_support::postgres_database_url(&name)
 }
 

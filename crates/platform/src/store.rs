@@ -248,6 +248,34 @@ pub fn status(e: &sqlx::Error, doing: &str) -> tonic::Status {
     }
 }
 
+/// Creates an empty PostgreSQL database `name` (lower-case letters,
+/// digits and underscores) on the server `admin_url` reaches: a throwaway
+/// database for a test or a measurement, migrated when connected to.
+///
+/// # Errors
+/// When the name is not such a name, the server cannot be reached, or the
+/// database cannot be made.
+pub async fn create_postgres_database(admin_url: &str, name: &str) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    use sqlx::Executor as _;
+    anyhow::ensure!(
+        !name.is_empty()
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_'),
+        "{name:?} is not a database name of lower-case letters, digits and underscores"
+    );
+    let admin = sqlx::PgPool::connect(admin_url)
+        .await
+        .with_context(|| format!("connecting to Postgres at {}", redact(admin_url)))?;
+    let made = admin
+        .execute(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+        .await
+        .with_context(|| format!("creating the database {name}"));
+    admin.close().await;
+    made.map(|_| ())
+}
+
 /// The URL with any password replaced, for messages.
 #[must_use]
 pub fn redact(url: &str) -> String {
@@ -272,6 +300,19 @@ mod tests {
             "postgres://app:***@db:5432/ttakji"
         );
         assert_eq!(super::redact("sqlite://ttakji.db"), "sqlite://ttakji.db");
+    }
+
+    #[tokio::test]
+    async fn a_database_name_that_is_not_a_plain_identifier_is_refused_before_connecting() {
+        for name in ["", "Upper", "a; DROP DATABASE test", "a-b", "\"q\""] {
+            let refused = super::create_postgres_database("postgres://nowhere.invalid/x", name)
+                .await
+                .expect_err(name);
+            assert!(
+                refused.to_string().contains("is not a database name"),
+                "{refused:#}"
+            );
+        }
     }
 
     #[tokio::test]

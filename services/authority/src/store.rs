@@ -957,16 +957,13 @@ mod tests {
 
     /// A fresh PostgreSQL database holding new games `ids`.
     async fn postgres_with(ids: &[String]) -> ttakji_platform::store::Database {
-        use sqlx::Executor as _;
         let name = format!("ttakji_moves_{}", uuid::Uuid::new_v4().simple());
-        let admin = sqlx::PgPool::connect(ttakji_test_support::postgres_admin_url())
-            .await
-            .expect("the tests' PostgreSQL");
-        admin
-            .execute(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
-            .await
-            .expect("a database");
-        admin.close().await;
+        ttakji_platform::store::create_postgres_database(
+            ttakji_test_support::postgres_admin_url(),
+            &name,
+        )
+        .await
+        .expect("a database on the tests' PostgreSQL");
         let db = ttakji_platform::store::Database::connect(
             &ttakji_test_support::postgres_database_url(&name),
         )

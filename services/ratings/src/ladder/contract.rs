@@ -80,15 +80,13 @@ where
     let db = match kind {
         Kind::Sqlite => Database::connect("sqlite::memory:").await,
         Kind::Postgres => {
-            use sqlx::Executor as _;
             let name = format!("ttakji_ladder_{}", random());
-            let admin = sqlx::PgPool::connect(ttakji_test_support::postgres_admin_url())
-                .await
-                .expect("the tests' PostgreSQL");
-            admin
-                .execute(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
-                .await
-                .expect("a database");
+            ttakji_platform::store::create_postgres_database(
+                ttakji_test_support::postgres_admin_url(),
+                &name,
+            )
+            .await
+            .expect("a database on the tests' PostgreSQL");
             Database::connect(&ttakji_test_support::postgres_database_url(&name)).await
         }
     }
