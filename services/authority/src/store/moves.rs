@@ -144,11 +144,9 @@ async fn gather(pool: sqlx::PgPool, mut waiting: mpsc::Receiver<Pending>) {
 
 /// Writes a batch and answers each of its moves.
 async fn write_batch(pool: &sqlx::PgPool, batch: Vec<Pending>) {
-    if let [_] = batch.as_slice() {
-        for p in batch {
-            let written = write_one(pool, &p.row).await;
-            let _ = p.answer.send(written);
-        }
+    if batch.len() == 1 {
+        metrics::histogram!("ttakji_postgres_batch_moves").record(1.0);
+        write_alone(pool, batch).await;
         return;
     }
     // A game's second write in one batch (its writer gave up waiting on
@@ -167,13 +165,16 @@ async fn write_batch(pool: &sqlx::PgPool, batch: Vec<Pending>) {
         }
         Err(e) => {
             tracing::debug!(error = %e, moves = together.len(), "a batch of moves failed; writing them one by one");
-            for p in together {
-                let written = write_one(pool, &p.row).await;
-                let _ = p.answer.send(written);
-            }
+            write_alone(pool, together).await;
         }
     }
-    for p in after {
+    write_alone(pool, after).await;
+}
+
+/// Writes each move in a statement and commit of its own, in order, and
+/// answers it.
+async fn write_alone(pool: &sqlx::PgPool, moves: Vec<Pending>) {
+    for p in moves {
         let written = write_one(pool, &p.row).await;
         let _ = p.answer.send(written);
     }
