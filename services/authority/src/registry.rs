@@ -41,7 +41,7 @@ pub struct Registry {
 
 #[derive(Debug)]
 struct Inner {
-    db: Database,
+    /// The store, and the batches its moves are written in.
     writer: store::Writer,
     bus: Bus,
     ai: AiConfig,
@@ -91,8 +91,7 @@ impl Registry {
     ) -> Registry {
         Registry {
             inner: Arc::new(Inner {
-                writer: store::Writer::new(db.clone()),
-                db,
+                writer: store::Writer::new(db),
                 bus,
                 ai,
                 shutdown,
@@ -118,7 +117,7 @@ impl Registry {
     /// The store the games are kept in.
     #[must_use]
     pub fn db(&self) -> &Database {
-        &self.inner.db
+        self.inner.writer.db()
     }
 
     /// Takes up every game still being played in `shards`, just taken
@@ -138,7 +137,7 @@ impl Registry {
     /// Loads every game still being played that `keep` picks; returns how
     /// many were loaded (one that cannot be is logged and left).
     async fn load_playing(&self, keep: impl Fn(&str) -> bool) -> sqlx::Result<usize> {
-        let ids = store::playing_games(&self.inner.db).await?;
+        let ids = store::playing_games(self.db()).await?;
         let mut loaded = 0;
         for id in ids.iter().filter(|id| keep(id)) {
             let started = match GameId::parse(id) {
@@ -203,8 +202,7 @@ impl Registry {
         let id = state.meta().id.clone();
         let slot = self.loading_slot(&id).await;
         let creating = slot.lock().await;
-        let stored =
-            store::insert_game(&self.inner.db, state.meta(), state.deadline(), &first).await;
+        let stored = store::insert_game(self.db(), state.meta(), state.deadline(), &first).await;
         if let Err(e) = stored {
             drop(creating);
             self.forget_slot(&id, &slot).await;
@@ -300,7 +298,7 @@ impl Registry {
                 first_event: first,
             })
             .collect();
-        let stored = store::insert_games(&self.inner.db, &rows).await;
+        let stored = store::insert_games(self.db(), &rows).await;
         if let Err(e) = stored {
             tracing::warn!(error = %e, games = new.len(), "games not stored together; made one by one");
             for ((_, state, _), (slot, held)) in new.iter().zip(slots) {
@@ -420,15 +418,13 @@ impl Registry {
             // epoch before is fenced off from here, so what is read is
             // final. The time its shard had no owner goes back on its clock.
             Placement::Here { give_back_ms } => {
-                store::take_over(&self.inner.db, game_id, give_back_ms).await
+                store::take_over(self.db(), game_id, give_back_ms).await
             }
-            Placement::Elsewhere(_) | Placement::Nobody => {
-                store::epoch(&self.inner.db, game_id).await
-            }
+            Placement::Elsewhere(_) | Placement::Nobody => store::epoch(self.db(), game_id).await,
         }
         .map_err(|e| ttakji_platform::store::status(&e, &format!("cannot read game {game_id}")))?
         .ok_or_else(|| Status::not_found(format!("there is no game {game_id}")))?;
-        let (stored, moves) = store::load_game(&self.inner.db, game_id)
+        let (stored, moves) = store::load_game(self.db(), game_id)
             .await
             .map_err(|e| match e {
                 store::LoadError::Storage(e) => {
@@ -465,7 +461,7 @@ impl Registry {
     /// from the store. Best effort: a stream reopened reads the store too.
     async fn announce_last_event(&self, game_id: &str, seq: u64) {
         let after = i64::try_from(seq).unwrap_or(i64::MAX).saturating_sub(1);
-        match store::events_after(&self.inner.db, game_id, after, 1).await {
+        match store::events_after(self.db(), game_id, after, 1).await {
             Ok(mut last) => {
                 if let Some(payload) = last.pop() {
                     let topic = ttakji_platform::bus::game_events(game_id);
@@ -487,7 +483,7 @@ impl Registry {
         limit: u32,
     ) -> Result<Vec<pb::GameEvent>, Status> {
         let rows = store::events_after(
-            &self.inner.db,
+            self.db(),
             game_id,
             i64::try_from(after).unwrap_or(i64::MAX),
             i64::from(limit),
