@@ -13,10 +13,11 @@ use ttakji_platform::bus::Bus;
 use ttakji_platform::telemetry::{TelemetryConfig, init_with_exporter};
 use ttakji_proto::v1 as pb;
 
-fn method(span: &SpanData) -> Option<String> {
+/// The value of the attribute `key` on `span`, as text.
+fn attribute(span: &SpanData, key: &str) -> Option<String> {
     span.attributes
         .iter()
-        .find(|kv| kv.key.as_str() == "rpc.method")
+        .find(|kv| kv.key.as_str() == key)
         .map(|kv| kv.value.to_string())
 }
 
@@ -54,7 +55,9 @@ async fn a_move_is_one_trace_from_the_call_through_the_authority_and_the_bus_to_
     let trace_of = |rpc: &str| -> TraceId {
         spans
             .iter()
-            .find(|s| s.name == rpc && method(s).as_deref() == rpc.rsplit('/').next())
+            .find(|s| {
+                s.name == rpc && attribute(s, "rpc.method").as_deref() == rpc.rsplit('/').next()
+            })
             .unwrap_or_else(|| panic!("no server span for {rpc}"))
             .span_context
             .trace_id()
@@ -67,26 +70,21 @@ async fn a_move_is_one_trace_from_the_call_through_the_authority_and_the_bus_to_
     );
     // The calls of the move path name the game, the move and (at the
     // authority) the player on their own spans.
-    let attribute = |rpc: &str, key: &str| -> Option<String> {
+    let on_call = |rpc: &str, key: &str| -> Option<String> {
         spans
             .iter()
             .find(|s| s.name == rpc)
-            .and_then(|s| s.attributes.iter().find(|kv| kv.key.as_str() == key))
-            .map(|kv| kv.value.to_string())
+            .and_then(|s| attribute(s, key))
     };
     for rpc in [
         "ttakji.v1.GameService/PlayMove",
         "ttakji.internal.v1.AuthorityService/SubmitAction",
     ] {
-        assert_eq!(
-            attribute(rpc, "game_id"),
-            Some(game.game_id.clone()),
-            "{rpc}"
-        );
-        assert_eq!(attribute(rpc, "move_number").as_deref(), Some("1"), "{rpc}");
+        assert_eq!(on_call(rpc, "game_id"), Some(game.game_id.clone()), "{rpc}");
+        assert_eq!(on_call(rpc, "move_number").as_deref(), Some("1"), "{rpc}");
     }
     assert_eq!(
-        attribute(
+        on_call(
             "ttakji.internal.v1.AuthorityService/SubmitAction",
             "user_id"
         ),
