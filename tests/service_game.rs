@@ -681,9 +681,10 @@ async fn a_19x19_game_against_easy_is_played_to_the_end() {
 }
 
 /// A watcher that asks for changes gets the game whole once, then what
-/// each event changed, and rebuilds from them the games a watcher of whole
-/// snapshots is sent: through a capture, a pass and a resignation, and
-/// again from the middle of the game after reconnecting.
+/// each event changed (and the game's end whole again), and rebuilds from
+/// them the games a watcher of whole snapshots is sent: through a capture,
+/// a pass and a resignation, and again from the middle of the game after
+/// reconnecting.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stream_of_changes_rebuilds_the_games_a_stream_of_snapshots_shows() {
     use prost::Message as _;
@@ -725,8 +726,11 @@ async fn a_stream_of_changes_rebuilds_the_games_a_stream_of_snapshots_shows() {
         let got = support::next_taken(&mut changed, |m| m.event).await;
         assert_eq!((got.seq, &got.kind), (sent.seq, &sent.kind));
         let snapshot = sent.snapshot.expect("a whole game in every event");
+        let finished = matches!(got.kind, Some(pb::game_event::Kind::Finished(_)));
         match (&mut rebuilt, got.snapshot, got.change) {
             (None, Some(first), None) => rebuilt = Some(first),
+            // The end of the game comes whole: it is taken as it is.
+            (Some(_), Some(end), None) if finished => rebuilt = Some(end),
             (Some(game), None, Some(change)) => {
                 if matches!(got.kind, Some(pb::game_event::Kind::MovePlayed(_))) && got.seq < 9 {
                     assert!(

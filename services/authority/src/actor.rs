@@ -194,6 +194,10 @@ pub struct Actor {
     ai_config: AiConfig,
     writer: store::Writer,
     bus: Bus,
+    /// The game as its last published event showed it, which the next
+    /// event is stored and sent as a change against; `None` after the game
+    /// is taken up here, so the next event goes whole.
+    shown: Option<view::Shown>,
     /// Whether the game's shard is served here, checked before answering.
     ownership: Ownership,
     mailbox: Mailbox,
@@ -216,6 +220,7 @@ impl Actor {
     pub fn new(
         state: OnlineGame,
         epoch: u64,
+        shown: Option<view::Shown>,
         ai_config: &AiConfig,
         writer: store::Writer,
         bus: Bus,
@@ -233,6 +238,7 @@ impl Actor {
             ai_config: ai_config.clone(),
             writer,
             bus,
+            shown,
             ownership,
             mailbox,
             shutdown,
@@ -520,6 +526,12 @@ impl Actor {
         } else {
             view::step_events(&self.state, &step)
         };
+        // Each event is stored and sent as what it changed.
+        let (events, shown) = if events.is_empty() {
+            (events, None)
+        } else {
+            view::as_changes(self.shown.as_deref(), events)
+        };
         let stored: Vec<StoredEvent> = events
             .iter()
             .map(|e| StoredEvent {
@@ -549,6 +561,9 @@ impl Actor {
         }
         let played = step.played();
         self.state.commit(step);
+        if shown.is_some() {
+            self.shown = shown;
+        }
         let outgoing = events
             .iter()
             .zip(stored)

@@ -69,15 +69,22 @@ fn not_here(game_id: &str, placement: &Placement) -> Status {
     }
 }
 
-/// A new game and its first event, as it is stored.
-fn founded(meta: GameMeta) -> (OnlineGame, StoredEvent) {
+/// A new game, its first event as it is stored, and the game that event
+/// shows (the next event's change is made against it).
+fn founded(meta: GameMeta) -> (OnlineGame, StoredEvent, view::Shown) {
     let (state, started) = OnlineGame::new(meta);
     let event = view::event(&state, &started);
+    let shown = event
+        .snapshot
+        .as_ref()
+        .map(prost::Message::encode_to_vec)
+        .unwrap_or_default()
+        .into_boxed_slice();
     let first = StoredEvent {
         seq: started.seq,
         payload: prost::Message::encode_to_vec(&event),
     };
-    (state, first)
+    (state, first, shown)
 }
 
 impl Registry {
@@ -198,7 +205,7 @@ impl Registry {
         if !matches!(placement, Placement::Here { .. }) {
             return Err(not_here(&meta.id, &placement));
         }
-        let (state, first) = founded(meta);
+        let (state, first, shown) = founded(meta);
         let id = state.meta().id.clone();
         let slot = self.loading_slot(&id).await;
         let creating = slot.lock().await;
@@ -223,7 +230,7 @@ impl Registry {
                 "the game could not be stored; try again",
             ));
         }
-        let snapshot = self.go_live(state).await;
+        let snapshot = self.go_live(state, shown).await;
         drop(creating);
         self.forget_slot(&id, &slot).await;
         self.publish_first(&id, first.payload).await;
@@ -232,11 +239,11 @@ impl Registry {
 
     /// Starts the actor of a new game just stored, and counts it live;
     /// returns its first snapshot. The caller holds the game's slot.
-    async fn go_live(&self, state: OnlineGame) -> pb::GameSnapshot {
+    async fn go_live(&self, state: OnlineGame, shown: view::Shown) -> pb::GameSnapshot {
         let snapshot = view::snapshot(&state, false);
         metrics::gauge!("ttakji_live_games").increment(1.0);
         let id = state.meta().id.to_string();
-        let tx = self.start(state, store::FIRST_EPOCH);
+        let tx = self.start(state, store::FIRST_EPOCH, Some(shown));
         self.inner.actors.lock().await.insert(id, tx);
         snapshot
     }
@@ -258,7 +265,7 @@ impl Registry {
     /// each game is made on its own, as [`Registry::create`] makes it.
     pub async fn create_many(&self, metas: Vec<GameMeta>) -> Vec<Result<pb::GameSnapshot, Status>> {
         let mut answers: Vec<Option<Result<pb::GameSnapshot, Status>>> = Vec::new();
-        let mut new: Vec<(usize, OnlineGame, StoredEvent)> = Vec::new();
+        let mut new: Vec<(usize, OnlineGame, StoredEvent, view::Shown)> = Vec::new();
         let mut asked = std::collections::HashSet::new();
         for meta in metas {
             let placement = self.inner.ownership.placement(&meta.id);
@@ -276,8 +283,8 @@ impl Registry {
                 answers.push(Some(Err(refusal)));
                 continue;
             }
-            let (state, first) = founded(meta);
-            new.push((answers.len(), state, first));
+            let (state, first, shown) = founded(meta);
+            new.push((answers.len(), state, first, shown));
             answers.push(None);
         }
         // Each game's slot is held while it is stored and its actor starts,
@@ -285,14 +292,14 @@ impl Registry {
         // other.
         new.sort_by(|a, b| a.1.meta().id.as_str().cmp(b.1.meta().id.as_str()));
         let mut slots = Vec::with_capacity(new.len());
-        for (_, state, _) in &new {
+        for (_, state, _, _) in &new {
             let slot = self.loading_slot(state.meta().id.as_str()).await;
             let held = slot.clone().lock_owned().await;
             slots.push((slot, held));
         }
         let rows: Vec<store::NewGame<'_>> = new
             .iter()
-            .map(|(_, state, first)| store::NewGame {
+            .map(|(_, state, first, _)| store::NewGame {
                 meta: state.meta(),
                 deadline_at: state.deadline(),
                 first_event: first,
@@ -301,11 +308,11 @@ impl Registry {
         let stored = store::insert_games(self.db(), &rows).await;
         if let Err(e) = stored {
             tracing::warn!(error = %e, games = new.len(), "games not stored together; made one by one");
-            for ((_, state, _), (slot, held)) in new.iter().zip(slots) {
+            for ((_, state, _, _), (slot, held)) in new.iter().zip(slots) {
                 drop(held);
                 self.forget_slot(state.meta().id.as_str(), &slot).await;
             }
-            for (i, state, _) in new {
+            for (i, state, _, _) in new {
                 answers[i] = Some(self.create(state.meta().clone()).await);
             }
             return answers
@@ -314,9 +321,9 @@ impl Registry {
                 .collect();
         }
         let mut published = Vec::with_capacity(new.len());
-        for ((i, state, first), (slot, held)) in new.into_iter().zip(slots) {
+        for ((i, state, first, shown), (slot, held)) in new.into_iter().zip(slots) {
             let id = state.meta().id.clone();
-            answers[i] = Some(Ok(self.go_live(state).await));
+            answers[i] = Some(Ok(self.go_live(state, shown).await));
             drop(held);
             self.forget_slot(id.as_str(), &slot).await;
             published.push((id, first.payload));
@@ -334,11 +341,12 @@ impl Registry {
     }
 
     /// Starts the actor of a game; returns its mailbox.
-    fn start(&self, state: OnlineGame, epoch: u64) -> Mailbox {
+    fn start(&self, state: OnlineGame, epoch: u64, shown: Option<view::Shown>) -> Mailbox {
         let (tx, rx) = mpsc::channel(MAILBOX);
         let actor = Actor::new(
             state,
             epoch,
+            shown,
             &self.inner.ai,
             self.inner.writer.clone(),
             self.inner.bus.clone(),
@@ -450,7 +458,9 @@ impl Registry {
             moves = state.game().move_number(),
             "game loaded"
         );
-        Ok(self.start(state, epoch))
+        // Nothing here knows the game its last event showed: the next
+        // event goes whole.
+        Ok(self.start(state, epoch, None))
     }
 
     /// Publishes a game's last stored event again as it is taken up. Its

@@ -2,6 +2,9 @@
 //! client's sequence number, then live events from the bus, with any gap
 //! (a lost pub/sub message, a slow watcher) filled from the authority's
 //! stored events, so the watcher sees each event exactly once and in order.
+//! Events come as what they changed; a client that asked for changes gets
+//! them as they come, and the watcher of a client of whole games keeps the
+//! game to apply them to.
 //!
 //! The stream also carries presence: when a player of the game starts
 //! watching it, their gateway says so on the game's channel, and says
@@ -69,13 +72,20 @@ struct Watcher {
     viewer: String,
     /// The game's players (the computer has no user id and is not here).
     players: Vec<String>,
+    /// The viewer's colour in the game; unspecified for an onlooker.
+    color: i32,
     /// The last event sent to the client.
     last: u64,
-    /// For a client that asked for changes: the game as it was sent last,
-    /// encoded (some 270 bytes on 9×9, where the decoded snapshot holds
-    /// 1.6 KB).
-    shown: Option<Box<[u8]>>,
+    /// The game as of `last`, encoded (some 270 bytes on 9×9, where the
+    /// decoded snapshot holds 1.6 KB), while the stream needs it to make
+    /// whole games from the events' changes: always for a client that
+    /// asked for whole games, and for one that asked for changes until it
+    /// has been sent the game whole.
+    base: Option<Box<[u8]>>,
     changes: bool,
+    /// A client that asked for changes holds the game as of `last`: the
+    /// events' own changes go to it as they are.
+    synced: bool,
     seen: HashMap<String, Seen>,
     /// The authority is told who comes and goes (the computer stands in
     /// for a player who is away).
@@ -142,6 +152,7 @@ pub async fn watch(
         .game
         .unwrap_or_default();
     let stand_in = game.computer_stands_in && game.status == pb::GameStatus::Playing as i32;
+    let color = crate::seen::color_of(&game, &viewer);
     let players: Vec<String> = [game.black, game.white]
         .into_iter()
         .flatten()
@@ -155,13 +166,15 @@ pub async fn watch(
         game_id,
         viewer,
         players,
-        last: from.after_seq,
-        shown: None,
+        color,
+        last: 0,
+        base: None,
         changes: from.changes,
+        synced: false,
         seen: HashMap::new(),
         stand_in,
     };
-    let backlog = watcher.stored_after(from.after_seq).await?;
+    let backlog = watcher.resume_after(from.after_seq).await?;
     let (tx, stream) = streams::channel(WATCHER_BUFFER);
     let counted = Watching::start();
     let shutdown = gateway.shutdown.clone();
@@ -385,20 +398,25 @@ impl Watcher {
             }
             self.last = event.seq;
             let finished = matches!(event.kind, Some(pb::game_event::Kind::Finished(_)));
-            let snapshot = crate::seen::seen_by(event.snapshot, &self.viewer);
-            // The computer took the viewer's seat, but the viewer is here
-            // (a report was lost, or crossed another connection's goodbye):
-            // the seat is theirs again at once.
-            let mine = snapshot.as_ref().map(|s| s.your_color);
-            let (snapshot, change) = self.in_form(snapshot);
+            let (snapshot, change) = match self.in_form(event.seq, event.snapshot, event.change) {
+                Ok(form) => form,
+                Err(status) => {
+                    let _ = tx.send(Err(status)).await;
+                    return false;
+                }
+            };
             let event = pb::GameEvent {
                 snapshot,
                 change,
                 ..event
             };
+            // The computer took the viewer's seat, but the viewer is here
+            // (a report was lost, or crossed another connection's goodbye):
+            // the seat is theirs again at once.
             let seated_here = matches!(
                 &event.kind,
-                Some(pb::game_event::Kind::StandInSeated(s)) if Some(s.color) == mine
+                Some(pb::game_event::Kind::StandInSeated(s))
+                    if s.color == self.color && self.color != pb::Color::Unspecified as i32
             );
             let sent = tx
                 .send(Ok(pb::WatchGameResponse {
@@ -416,31 +434,69 @@ impl Watcher {
         true
     }
 
-    /// The game as the client asked for it: whole, or what changed since
-    /// the game it was sent last.
+    /// An event's game as the client asked for it. Stored and published
+    /// events carry what they changed in the game the event before showed
+    /// (the first of a game, its end, and the first after an authority
+    /// took the game up, carry it whole). A client that asked for changes
+    /// and holds the game gets the change as it is, with the server's time;
+    /// otherwise the stream makes the game whole from its base.
     fn in_form(
         &mut self,
+        seq: u64,
         snapshot: Option<pb::GameSnapshot>,
-    ) -> (Option<pb::GameSnapshot>, Option<pb::GameChange>) {
-        if !self.changes {
-            return (snapshot, None);
-        }
-        let Some(snapshot) = snapshot else {
-            return (None, None);
+        change: Option<pb::GameChange>,
+    ) -> Result<(Option<pb::GameSnapshot>, Option<pb::GameChange>), Status> {
+        let whole = match (snapshot, change) {
+            (Some(whole), _) => whole,
+            (None, Some(mut change)) if self.changes && self.synced => {
+                crate::seen::stamp(&mut change);
+                return Ok((None, Some(change)));
+            }
+            (None, Some(change)) => self.rebuilt(seq, &change)?,
+            (None, None) => return Ok((None, None)),
         };
-        let before = self
-            .shown
-            .as_deref()
-            .and_then(|b| pb::GameSnapshot::decode(b).ok());
-        self.shown = Some(snapshot.encode_to_vec().into_boxed_slice());
-        match before {
-            Some(before) => (
-                None,
-                Some(ttakji_proto::changes::change(&before, &snapshot)),
-            ),
-            // The first event, whole.
-            None => (Some(snapshot), None),
+        if self.changes {
+            self.synced = true;
+            self.base = None;
+        } else {
+            self.base = Some(whole.encode_to_vec().into_boxed_slice());
         }
+        Ok((crate::seen::seen_by(Some(whole), &self.viewer), None))
+    }
+
+    /// The game after event `seq`: its change applied to the base.
+    fn rebuilt(&self, seq: u64, change: &pb::GameChange) -> Result<pb::GameSnapshot, Status> {
+        let Some(mut game) = self
+            .base
+            .as_deref()
+            .and_then(|b| pb::GameSnapshot::decode(b).ok())
+        else {
+            return Err(Status::data_loss(format!(
+                "game {}: event {seq} changes a game this stream was never shown",
+                self.game_id
+            )));
+        };
+        ttakji_proto::changes::apply(&mut game, change)
+            .map_err(|e| Status::data_loss(format!("game {}: event {seq}: {e}", self.game_id)))?;
+        Ok(game)
+    }
+
+    /// The stored events to send first, for a client that has those up to
+    /// `after` (0 for none). One that has some is sent the next event
+    /// whole: the events it has are read again to make the game it holds.
+    async fn resume_after(&mut self, after: u64) -> Result<Vec<pb::GameEvent>, Status> {
+        let mut events = self.stored_after(0).await?;
+        let held = events.partition_point(|e| e.seq <= after);
+        for event in events.drain(..held) {
+            let game = match (event.snapshot, event.change) {
+                (Some(whole), _) => whole,
+                (None, Some(change)) => self.rebuilt(event.seq, &change)?,
+                (None, None) => continue,
+            };
+            self.base = Some(game.encode_to_vec().into_boxed_slice());
+        }
+        self.last = after;
+        Ok(events)
     }
 
     /// The stored events after the last one sent; `None` (after telling

@@ -1120,3 +1120,111 @@ fn the_player_moves_the_computers_thinking_and_the_record_says_where_it_ran() {
     );
     apply(&mut people, |g| g.submit("b", 1, at("E5"), START));
 }
+
+mod stored_changes {
+    use proptest::prelude::*;
+    use prost::Message as _;
+    use ttakji_proto::v1 as pb;
+
+    use super::{START, commit, online};
+    use crate::game::{OnlineGame, Requested};
+    use crate::view;
+
+    /// One player's action in a random game: a point by its index, a
+    /// pass, a draw offered, declined or accepted, a resignation, or the
+    /// clock running out.
+    fn act(game: &OnlineGame, code: u8, at: i64) -> Option<crate::game::Step> {
+        let to_move = game.game().to_move();
+        let (mover, other) = if to_move == baduk::Color::Black {
+            ("b", "w")
+        } else {
+            ("w", "b")
+        };
+        let number = u32::try_from(game.game().move_number()).ok()? + 1;
+        match code {
+            0..=80 => game
+                .submit(
+                    mover,
+                    number,
+                    Requested::Place {
+                        column: u32::from(code % 9),
+                        row: u32::from(code / 9),
+                    },
+                    at,
+                )
+                .ok(),
+            81..=88 => game.submit(mover, number, Requested::Pass, at).ok(),
+            89..=91 => game.offer_draw(mover, at).ok(),
+            92..=93 => game.answer_draw(other, false, at).ok(),
+            94 => game.answer_draw(other, true, at).ok(),
+            95 => game.submit(other, number, Requested::Resign, at).ok(),
+            _ => game.time_out(at + 31_000),
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+        /// What the authority stores and publishes: each event's change
+        /// against the event before it, applied in order from the first
+        /// (whole) event, gives every event's whole game exactly.
+        #[test]
+        fn stored_changes_replay_to_the_events_whole_games(
+            codes in prop::collection::vec(0u8..97, 1..120),
+        ) {
+            let mut game = online();
+            let first = view::snapshot(&game, false);
+            let mut shown = Some(first.encode_to_vec().into_boxed_slice());
+            let mut replayed = first;
+            for (i, code) in codes.into_iter().enumerate() {
+                if !game.is_playing() {
+                    break;
+                }
+                let at = START + i64::try_from(i).unwrap_or(0) * 1_000;
+                let Some(step) = act(&game, code, at) else { continue };
+                let whole = view::step_events(&game, &step);
+                let (stored, next) = view::as_changes(shown.as_deref(), whole.clone());
+                prop_assert_eq!(stored.len(), whole.len());
+                for (stored, whole) in stored.iter().zip(&whole) {
+                    let expected = whole.snapshot.clone().expect("an event shows the game");
+                    let finished = matches!(stored.kind, Some(pb::game_event::Kind::Finished(_)));
+                    match (&stored.snapshot, &stored.change) {
+                        (Some(s), None) => {
+                            prop_assert!(finished, "only a game's end goes whole here");
+                            replayed = s.clone();
+                        }
+                        (None, Some(change)) => {
+                            prop_assert!(!finished, "a game's end goes whole");
+                            ttakji_proto::changes::apply(&mut replayed, change)
+                                .expect("the change applies");
+                        }
+                        other => prop_assert!(false, "event {} holds {:?}", stored.seq, other),
+                    }
+                    prop_assert_eq!(&replayed, &expected, "event {}", stored.seq);
+                    prop_assert!(
+                        stored.encoded_len() <= whole.encoded_len() || finished,
+                        "a change is no larger than the game whole"
+                    );
+                }
+                shown = next;
+                commit(&mut game, Ok(step));
+            }
+        }
+    }
+
+    #[test]
+    fn an_event_with_nothing_to_compare_with_goes_whole() {
+        let game = online();
+        let step = game
+            .submit("b", 1, super::at("E5"), START)
+            .expect("accepted");
+        let whole = view::step_events(&game, &step);
+        let (stored, shown) = view::as_changes(None, whole.clone());
+        assert_eq!(stored, whole, "stored as it is");
+        let shown = shown.expect("the game it shows");
+        assert_eq!(
+            pb::GameSnapshot::decode(&*shown).ok(),
+            whole[0].snapshot.clone()
+        );
+    }
+}
