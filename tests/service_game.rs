@@ -161,6 +161,19 @@ async fn a_watcher_that_reconnects_after_event_n_gets_exactly_the_events_after_n
         seen.push(event.seq);
     }
     assert_eq!(seen, vec![4, 5, 6, 7]);
+    // A stream cannot start after an event the game has not had.
+    let ahead = jin
+        .games
+        .clone()
+        .watch_game(jin.req(pb::WatchGameRequest {
+            game_id: id.clone(),
+            after_seq: latest + 1,
+            changes: true,
+        }))
+        .await
+        .expect_err("no event 8 yet");
+    assert_eq!(ahead.code(), Code::InvalidArgument, "{ahead:?}");
+    assert!(ahead.message().contains("7 events"), "{}", ahead.message());
     // Live events follow on the same stream: the move and the reply.
     jin.play(id, 7, support::free_point(&now))
         .await

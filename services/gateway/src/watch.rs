@@ -484,8 +484,18 @@ impl Watcher {
     /// The stored events to send first, for a client that has those up to
     /// `after` (0 for none). One that has some is sent the next event
     /// whole: the events it has are read again to make the game it holds.
+    /// An event is stored before anyone hears of it, so a client that
+    /// names one past the last stored is refused (INVALID_ARGUMENT): its game
+    /// could not be made.
     async fn resume_after(&mut self, after: u64) -> Result<Vec<pb::GameEvent>, Status> {
         let mut events = self.stored_after(0).await?;
+        let stored = events.last().map_or(0, |e| e.seq);
+        if after > stored {
+            return Err(Status::invalid_argument(format!(
+                "game {} has {stored} events; a stream cannot start after event {after}",
+                self.game_id
+            )));
+        }
         let held = events.partition_point(|e| e.seq <= after);
         for event in events.drain(..held) {
             let game = match (event.snapshot, event.change) {
