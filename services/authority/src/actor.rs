@@ -527,11 +527,7 @@ impl Actor {
             view::step_events(&self.state, &step)
         };
         // Each event is stored and sent as what it changed.
-        let (events, shown) = if events.is_empty() {
-            (events, None)
-        } else {
-            view::as_changes(self.shown.as_deref(), events)
-        };
+        let (events, shown) = view::as_changes(self.shown.as_deref(), events);
         let stored: Vec<StoredEvent> = events
             .iter()
             .map(|e| StoredEvent {

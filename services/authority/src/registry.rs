@@ -71,15 +71,13 @@ fn not_here(game_id: &str, placement: &Placement) -> Status {
 
 /// A new game, its first event as it is stored, and the game that event
 /// shows (the next event's change is made against it).
-fn founded(meta: GameMeta) -> (OnlineGame, StoredEvent, view::Shown) {
+fn founded(meta: GameMeta) -> (OnlineGame, StoredEvent, Option<view::Shown>) {
     let (state, started) = OnlineGame::new(meta);
     let event = view::event(&state, &started);
     let shown = event
         .snapshot
         .as_ref()
-        .map(prost::Message::encode_to_vec)
-        .unwrap_or_default()
-        .into_boxed_slice();
+        .map(|s| prost::Message::encode_to_vec(s).into_boxed_slice());
     let first = StoredEvent {
         seq: started.seq,
         payload: prost::Message::encode_to_vec(&event),
@@ -239,11 +237,11 @@ impl Registry {
 
     /// Starts the actor of a new game just stored, and counts it live;
     /// returns its first snapshot. The caller holds the game's slot.
-    async fn go_live(&self, state: OnlineGame, shown: view::Shown) -> pb::GameSnapshot {
+    async fn go_live(&self, state: OnlineGame, shown: Option<view::Shown>) -> pb::GameSnapshot {
         let snapshot = view::snapshot(&state, false);
         metrics::gauge!("ttakji_live_games").increment(1.0);
         let id = state.meta().id.to_string();
-        let tx = self.start(state, store::FIRST_EPOCH, Some(shown));
+        let tx = self.start(state, store::FIRST_EPOCH, shown);
         self.inner.actors.lock().await.insert(id, tx);
         snapshot
     }
@@ -265,7 +263,7 @@ impl Registry {
     /// each game is made on its own, as [`Registry::create`] makes it.
     pub async fn create_many(&self, metas: Vec<GameMeta>) -> Vec<Result<pb::GameSnapshot, Status>> {
         let mut answers: Vec<Option<Result<pb::GameSnapshot, Status>>> = Vec::new();
-        let mut new: Vec<(usize, OnlineGame, StoredEvent, view::Shown)> = Vec::new();
+        let mut new: Vec<(usize, OnlineGame, StoredEvent, Option<view::Shown>)> = Vec::new();
         let mut asked = std::collections::HashSet::new();
         for meta in metas {
             let placement = self.inner.ownership.placement(&meta.id);

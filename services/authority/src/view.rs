@@ -319,13 +319,17 @@ pub type Shown = Box<[u8]>;
 /// stones and fields it changed. An event goes whole when there is nothing
 /// to compare it with (`shown` is `None`: a game just taken up here) and
 /// when it ends the game, so the finished game's consumers read it alone.
-/// Returns the events and the game the last of them shows.
+/// Returns the events and the game the last of them shows (`None` for no
+/// events: the game is as `shown` was).
 #[must_use]
 pub fn as_changes(
     shown: Option<&[u8]>,
     events: Vec<pb::GameEvent>,
 ) -> (Vec<pb::GameEvent>, Option<Shown>) {
     use prost::Message as _;
+    if events.is_empty() {
+        return (events, None);
+    }
     let mut before = shown.and_then(|b| pb::GameSnapshot::decode(b).ok());
     let mut out = Vec::with_capacity(events.len());
     for mut event in events {

@@ -1206,7 +1206,10 @@ mod stored_changes {
                         "a change is no larger than the game whole"
                     );
                 }
-                shown = next;
+                // As the actor keeps it: a step without events leaves it.
+                if next.is_some() {
+                    shown = next;
+                }
                 commit(&mut game, Ok(step));
             }
         }
