@@ -446,14 +446,20 @@ impl Watcher {
         snapshot: Option<pb::GameSnapshot>,
         change: Option<pb::GameChange>,
     ) -> Result<(Option<pb::GameSnapshot>, Option<pb::GameChange>), Status> {
-        let whole = match (snapshot, change) {
-            (Some(whole), _) => whole,
-            (None, Some(mut change)) if self.changes && self.synced => {
+        if snapshot.is_none() && self.changes && self.synced {
+            let change = change.map(|mut change| {
                 crate::seen::stamp(&mut change);
-                return Ok((None, Some(change)));
-            }
-            (None, Some(change)) => self.rebuilt(seq, &change)?,
-            (None, None) => return Ok((None, None)),
+                change
+            });
+            return Ok((None, change));
+        }
+        let base = || {
+            self.base
+                .as_deref()
+                .and_then(|b| pb::GameSnapshot::decode(b).ok())
+        };
+        let Some(whole) = self.game_after(seq, base, snapshot, change.as_ref())? else {
+            return Ok((None, None));
         };
         if self.changes {
             self.synced = true;
@@ -464,13 +470,22 @@ impl Watcher {
         Ok((crate::seen::seen_by(Some(whole), &self.viewer), None))
     }
 
-    /// The game after event `seq`: its change applied to the base.
-    fn rebuilt(&self, seq: u64, change: &pb::GameChange) -> Result<pb::GameSnapshot, Status> {
-        let Some(mut game) = self
-            .base
-            .as_deref()
-            .and_then(|b| pb::GameSnapshot::decode(b).ok())
-        else {
+    /// The game after event `seq`: whole as the event carries it, or its
+    /// change applied to the game before it (`before`, asked for only
+    /// then); `None` for an event that carries no game.
+    fn game_after(
+        &self,
+        seq: u64,
+        before: impl FnOnce() -> Option<pb::GameSnapshot>,
+        snapshot: Option<pb::GameSnapshot>,
+        change: Option<&pb::GameChange>,
+    ) -> Result<Option<pb::GameSnapshot>, Status> {
+        let change = match (snapshot, change) {
+            (Some(whole), _) => return Ok(Some(whole)),
+            (None, Some(change)) => change,
+            (None, None) => return Ok(None),
+        };
+        let Some(mut game) = before() else {
             return Err(Status::data_loss(format!(
                 "game {}: event {seq} changes a game this stream was never shown",
                 self.game_id
@@ -478,7 +493,7 @@ impl Watcher {
         };
         ttakji_proto::changes::apply(&mut game, change)
             .map_err(|e| Status::data_loss(format!("game {}: event {seq}: {e}", self.game_id)))?;
-        Ok(game)
+        Ok(Some(game))
     }
 
     /// The stored events to send first, for a client that has those up to
@@ -497,14 +512,16 @@ impl Watcher {
             )));
         }
         let held = events.partition_point(|e| e.seq <= after);
+        let mut game = None;
         for event in events.drain(..held) {
-            let game = match (event.snapshot, event.change) {
-                (Some(whole), _) => whole,
-                (None, Some(change)) => self.rebuilt(event.seq, &change)?,
-                (None, None) => continue,
-            };
-            self.base = Some(game.encode_to_vec().into_boxed_slice());
+            let before = || game.take();
+            if let Some(after) =
+                self.game_after(event.seq, before, event.snapshot, event.change.as_ref())?
+            {
+                game = Some(after);
+            }
         }
+        self.base = game.map(|g| g.encode_to_vec().into_boxed_slice());
         self.last = after;
         Ok(events)
     }
